@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * contract.h - the one contract between the BPF programs and flightrecd.
+ *
+ * Every record the BPF side writes into the ring buffer starts with a
+ * struct fr_rec_hdr and is followed by the type's body. Only fixed-width
+ * fields, explicit padding and sizes checked below. Bump FR_CONTRACT_VERSION
+ * on any change; userspace refuses a mismatch at load time.
+ *
+ * Time is CLOCK_BOOTTIME in ns (bpf_ktime_get_boot_ns()). A process
+ * incarnation is (tgid, start) where start is the thread-group leader's
+ * task->start_boottime in ns; /proc/PID/stat field 22 is the same value in
+ * USER_HZ ticks.
+ */
+#ifndef FR_CONTRACT_H
+#define FR_CONTRACT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#define FR_CONTRACT_VERSION	1
+
+#define FR_COMM_LEN		16
+#define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
+#define FR_PATH_LEN		256
+
+enum fr_rec_type {
+	FR_REC_SAMPLE	= 1,	/* CPU sample with stacks */
+	FR_REC_EXIT	= 2,	/* the whole thread group is gone */
+	FR_REC_FORK	= 3,	/* a new process (not a thread) */
+	FR_REC_EXEC	= 4,	/* successful execve */
+	FR_REC_OOM	= 5,	/* oom/mark_victim: the OOM killer chose a victim */
+	FR_REC_TASK	= 6,	/* task iterator: one live task at a snapshot */
+};
+
+/* Sample flags. */
+#define FR_SAMPLE_KTRUNC	0x1	/* kernel stack hit FR_MAX_STACK */
+#define FR_SAMPLE_UTRUNC	0x2	/* user stack hit FR_MAX_STACK */
+#define FR_SAMPLE_KERR		0x4	/* bpf_get_stack failed for the kernel stack */
+#define FR_SAMPLE_UERR		0x8	/* bpf_get_stack failed for the user stack */
+#define FR_SAMPLE_KTHREAD	0x10	/* sampled task is a kernel thread */
+#define FR_SAMPLE_IDLE		0x20	/* the idle task (pid 0) */
+
+struct fr_rec_hdr {
+	__u64 ts;		/* CLOCK_BOOTTIME ns */
+	__u64 start;		/* incarnation: group leader start_boottime ns */
+	__u32 tgid;
+	__u32 tid;
+	__u16 type;		/* enum fr_rec_type */
+	__u16 cpu;
+	__u32 size;		/* whole record in bytes, header included */
+	char comm[FR_COMM_LEN];	/* the thread's comm at the event */
+};
+
+struct fr_rec_sample {
+	struct fr_rec_hdr h;
+	__u16 kn;		/* kernel frames in ips[0..kn) */
+	__u16 un;		/* user frames in ips[kn..kn+un) */
+	__u32 flags;		/* FR_SAMPLE_* */
+	__u64 ips[];		/* leaf first, each part */
+};
+#define FR_SAMPLE_MAX_SIZE \
+	(sizeof(struct fr_rec_sample) + 2 * FR_MAX_STACK * sizeof(__u64))
+
+/* Counters at death. Memory in bytes, times in ns. */
+struct fr_exit_stats {
+	__u64 rss_anon;
+	__u64 rss_file;
+	__u64 rss_shmem;
+	__u64 rss_peak;		/* signal->maxrss: the group's high-water mark */
+	__u64 utime;		/* whole group, user */
+	__u64 stime;		/* whole group, system */
+	__u64 min_flt;
+	__u64 maj_flt;
+};
+
+struct fr_rec_exit {
+	struct fr_rec_hdr h;	/* tid is the last thread to exit */
+	__s32 code;		/* wait(2) status: exit code << 8 | signal */
+	__u32 nr_threads;	/* threads still counted at group death */
+	struct fr_exit_stats st;
+};
+
+struct fr_rec_fork {
+	struct fr_rec_hdr h;	/* the forking thread and its incarnation */
+	__u32 child_pid;
+	__u32 pad;
+	__u64 child_start;	/* the child's start_boottime ns */
+};
+
+struct fr_rec_exec {
+	struct fr_rec_hdr h;	/* incarnation survives exec; comm is the new one */
+	__u32 old_tid;		/* the thread that called execve */
+	__u32 pad;
+	char filename[FR_PATH_LEN];
+};
+
+struct fr_rec_oom {
+	struct fr_rec_hdr h;	/* the victim: tgid, start, comm */
+	__u64 total_vm;		/* bytes */
+	__u64 rss_anon;		/* bytes */
+	__u64 rss_file;
+	__u64 rss_shmem;
+	__u64 pgtables;		/* bytes */
+	__s32 oom_score_adj;
+	__u32 uid;
+};
+
+/* One live task, written by the task iterator (bpf_seq_write, not the ring). */
+struct fr_rec_task {
+	struct fr_rec_hdr h;	/* ts is when the iterator visited it */
+	__u32 ppid;		/* real parent's tgid */
+	__u32 state;		/* task->__state */
+	__u32 flags;		/* task->flags (PF_KTHREAD) */
+	__u32 nr_threads;
+	__u64 leader_start;	/* == h.start; kept for clarity of the record */
+};
+
+/* Per-CPU counters: indexes into the 'counters' per-CPU array map. */
+enum fr_counter {
+	FR_CNT_RESERVE = 0,	/* ring buffer full: record dropped (a loss) */
+	FR_CNT_SCRATCH,		/* per-CPU scratch unavailable (a loss) */
+	FR_CNT_IDLE,		/* samples of the idle task, not recorded */
+	FR_CNT_NR,
+};
+
+#define FR_RING_MIN_BYTES	(256 * 1024)
+
+_Static_assert(sizeof(struct fr_rec_hdr) == 48, "fr_rec_hdr size");
+_Static_assert(sizeof(struct fr_rec_sample) == 56, "fr_rec_sample size");
+_Static_assert(sizeof(struct fr_exit_stats) == 64, "fr_exit_stats size");
+_Static_assert(sizeof(struct fr_rec_exit) == 120, "fr_rec_exit size");
+_Static_assert(sizeof(struct fr_rec_fork) == 64, "fr_rec_fork size");
+_Static_assert(sizeof(struct fr_rec_exec) == 56 + FR_PATH_LEN, "fr_rec_exec size");
+_Static_assert(sizeof(struct fr_rec_oom) == 96, "fr_rec_oom size");
+_Static_assert(sizeof(struct fr_rec_task) == 72, "fr_rec_task size");
+_Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
+
+#endif /* FR_CONTRACT_H */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * flightrec.bpf.c - the kernel half of flightrec.
+ *
+ * A perf_event program samples every CPU and writes the interrupted task's
+ * kernel and user stacks into the ring buffer. Tracepoint programs record
+ * process lifecycle events: group exit with counters at death, process
+ * fork, exec and OOM victim selection. A task iterator lists live tasks for
+ * the snapshot. Records follow bpf/contract.h. Nothing is aggregated here:
+ * the daemon's drain owns ordering, interning and the window.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "contract.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define PF_KTHREAD		0x00200000
+#define SIGNAL_GROUP_EXIT	0x00000004
+
+/* Settings, written by the daemon before load. */
+const volatile __u32 contract_version = FR_CONTRACT_VERSION;
+const volatile __u32 page_shift = 12;
+const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the drain past this */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 << 20);	/* resized by the daemon before load */
+} events SEC(".maps");
+
+/* Scratch for building one sample; perf_event programs do not nest. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[FR_SAMPLE_MAX_SIZE]);
+} scratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FR_CNT_NR);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+/* Since 6.16 the exit tracepoint passes group_dead; older kernels do not. */
+struct trace_event_raw_sched_process_exit___gd {
+	bool group_dead;
+} __attribute__((preserve_access_index));
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline __u64 leader_start(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, group_leader, start_boottime);
+}
+
+static __always_inline void fill_hdr(struct fr_rec_hdr *h, struct task_struct *t,
+				     __u16 type, __u32 size)
+{
+	h->tgid = BPF_CORE_READ(t, tgid);
+	h->tid = BPF_CORE_READ(t, pid);
+	h->start = leader_start(t);
+	h->type = type;
+	h->cpu = bpf_get_smp_processor_id();
+	h->size = size;
+	BPF_CORE_READ_STR_INTO(&h->comm, t, comm);
+}
+
+/* mm counters are percpu_counters; .count is what get_mm_counter() reads. */
+static __always_inline __u64 mm_pages(struct mm_struct *mm, int member)
+{
+	__s64 v = BPF_CORE_READ(mm, rss_stat[member].count);
+
+	return v > 0 ? (__u64)v << page_shift : 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fr_rec_sample *s;
+	__u32 zero = 0, size, flags = 0;
+	long kb, ub = 0;
+	__u32 kn, un;
+
+	if (!BPF_CORE_READ(t, pid)) {
+		count(FR_CNT_IDLE);
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s) {
+		count(FR_CNT_SCRATCH);
+		return 0;
+	}
+
+	kb = bpf_get_stack(ctx, s->ips, FR_MAX_STACK * sizeof(__u64), 0);
+	if (kb < 0) {
+		flags |= FR_SAMPLE_KERR;
+		kb = 0;
+	}
+	kn = (__u32)kb / sizeof(__u64);
+	if (kn >= FR_MAX_STACK) {
+		kn = FR_MAX_STACK;
+		flags |= FR_SAMPLE_KTRUNC;
+	}
+
+	if (BPF_CORE_READ(t, flags) & PF_KTHREAD) {
+		flags |= FR_SAMPLE_KTHREAD;
+	} else {
+		ub = bpf_get_stack(ctx, &s->ips[kn], FR_MAX_STACK * sizeof(__u64),
+				   BPF_F_USER_STACK);
+		if (ub < 0) {
+			flags |= FR_SAMPLE_UERR;
+			ub = 0;
+		}
+	}
+	un = (__u32)ub / sizeof(__u64);
+	if (un >= FR_MAX_STACK) {
+		un = FR_MAX_STACK;
+		flags |= FR_SAMPLE_UTRUNC;
+	}
+
+	size = sizeof(*s) + (kn + un) * sizeof(__u64);
+	if (size > FR_SAMPLE_MAX_SIZE)
+		return 0;
+	fill_hdr(&s->h, t, FR_REC_SAMPLE, size);
+	s->kn = kn;
+	s->un = un;
+	s->flags = flags;
+	/* Stamp last: the watermark relies on a short stamp-to-commit gap. */
+	s->h.ts = bpf_ktime_get_boot_ns();
+	if (bpf_ringbuf_output(&events, s, size, wakeup_flag()))
+		count(FR_CNT_RESERVE);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	struct trace_event_raw_sched_process_exit___gd *gd = NULL;
+	struct signal_struct *sig = p->signal;
+	struct mm_struct *mm = p->mm;
+	struct fr_rec_exit *e;
+	bool group_dead;
+
+	if (bpf_core_field_exists(gd->group_dead))
+		group_dead = (bool)ctx[1];
+	else
+		group_dead = BPF_CORE_READ(sig, live.counter) == 0;
+	if (!group_dead)
+		return 0;
+
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(FR_CNT_RESERVE);
+		return 0;
+	}
+	fill_hdr(&e->h, p, FR_REC_EXIT, sizeof(*e));
+	if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
+		e->code = BPF_CORE_READ(sig, group_exit_code);
+	else
+		e->code = BPF_CORE_READ(p, exit_code);
+	e->nr_threads = BPF_CORE_READ(sig, nr_threads);
+	if (mm) {
+		e->st.rss_anon = mm_pages(mm, MM_ANONPAGES);
+		e->st.rss_file = mm_pages(mm, MM_FILEPAGES);
+		e->st.rss_shmem = mm_pages(mm, MM_SHMEMPAGES);
+	} else {
+		e->st.rss_anon = e->st.rss_file = e->st.rss_shmem = 0;
+	}
+	e->st.rss_peak = BPF_CORE_READ(sig, maxrss) << page_shift;
+	e->st.utime = BPF_CORE_READ(sig, utime) + BPF_CORE_READ(p, utime);
+	e->st.stime = BPF_CORE_READ(sig, stime) + BPF_CORE_READ(p, stime);
+	e->st.min_flt = BPF_CORE_READ(sig, min_flt) + BPF_CORE_READ(p, min_flt);
+	e->st.maj_flt = BPF_CORE_READ(sig, maj_flt) + BPF_CORE_READ(p, maj_flt);
+	e->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct fr_rec_fork *f;
+
+	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
+		return 0;	/* a thread, not a process */
+
+	f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
+	if (!f) {
+		count(FR_CNT_RESERVE);
+		return 0;
+	}
+	fill_hdr(&f->h, cur, FR_REC_FORK, sizeof(*f));
+	f->child_pid = BPF_CORE_READ(child, tgid);
+	f->pad = 0;
+	f->child_start = BPF_CORE_READ(child, start_boottime);
+	f->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(f, wakeup_flag());
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct fr_rec_exec *x;
+
+	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
+	if (!x) {
+		count(FR_CNT_RESERVE);
+		return 0;
+	}
+	fill_hdr(&x->h, p, FR_REC_EXEC, sizeof(*x));
+	x->old_tid = old_pid;
+	x->pad = 0;
+	if (bpf_probe_read_kernel_str(x->filename, sizeof(x->filename),
+				      BPF_CORE_READ(bprm, filename)) < 0)
+		x->filename[0] = 0;
+	x->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(x, wakeup_flag());
+	return 0;
+}
+
+SEC("tp_btf/mark_victim")
+int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
+{
+	struct mm_struct *mm = victim->mm;
+	struct fr_rec_oom *o;
+
+	o = bpf_ringbuf_reserve(&events, sizeof(*o), 0);
+	if (!o) {
+		count(FR_CNT_RESERVE);
+		return 0;
+	}
+	fill_hdr(&o->h, victim, FR_REC_OOM, sizeof(*o));
+	if (mm) {
+		o->total_vm = BPF_CORE_READ(mm, total_vm) << page_shift;
+		o->rss_anon = mm_pages(mm, MM_ANONPAGES);
+		o->rss_file = mm_pages(mm, MM_FILEPAGES);
+		o->rss_shmem = mm_pages(mm, MM_SHMEMPAGES);
+		o->pgtables = BPF_CORE_READ(mm, pgtables_bytes.counter);
+	} else {
+		o->total_vm = o->rss_anon = o->rss_file = o->rss_shmem = 0;
+		o->pgtables = 0;
+	}
+	o->oom_score_adj = BPF_CORE_READ(victim, signal, oom_score_adj);
+	o->uid = uid;
+	o->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(o, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}
+
+SEC("iter/task")
+int list_tasks(struct bpf_iter__task *ctx)
+{
+	struct seq_file *seq = ctx->meta->seq;
+	struct task_struct *t = ctx->task;
+	struct fr_rec_task r = {};
+
+	if (!t)
+		return 0;
+	r.h.ts = bpf_ktime_get_boot_ns();
+	r.h.tgid = t->tgid;
+	r.h.tid = t->pid;
+	r.h.start = BPF_CORE_READ(t, group_leader, start_boottime);
+	r.h.type = FR_REC_TASK;
+	r.h.cpu = bpf_get_smp_processor_id();
+	r.h.size = sizeof(r);
+	BPF_CORE_READ_STR_INTO(&r.h.comm, t, comm);
+	r.ppid = BPF_CORE_READ(t, real_parent, tgid);
+	r.state = BPF_CORE_READ(t, __state);
+	r.flags = t->flags;
+	r.nr_threads = BPF_CORE_READ(t, signal, nr_threads);
+	r.leader_start = r.h.start;
+	bpf_seq_write(seq, &r, sizeof(r));
+	return 0;
+}

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * drain.c - BPF records to window events, with the watermark. See drain.h.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../bpf/contract.h"
+#include "drain.h"
+#include "util.h"
+
+#define FR_STACK_BLOCK		128	/* 16 frames per block */
+#define FR_STR_BLOCK		32
+#define FR_STAGE_MIN		4096
+#define FR_STAGE_MAX		(1u << 20)
+#define FR_MAX_PROCS		65536
+#define FR_MIN_PROCS		1024
+#define FR_BUSY_SPINS		2000
+
+struct drain {
+	struct drain_tables t;
+	struct fr_event *stage;		/* staged events, sorted by ts */
+	size_t nstage;
+	size_t stage_cap;
+	uint64_t watermark;
+	uint64_t last_released;
+	uint64_t budget;
+	struct drain_stats st;
+};
+
+static void on_evict(void *ctx, const struct fr_event *ev);
+
+/*
+ * Split the memory cap between the tables: 3/8 for events, 1/16 for
+ * strings, up to 1/16 for the process table, the rest for stacks.
+ */
+static int make_tables(struct drain *d, uint64_t memory, uint64_t span)
+{
+	size_t nev = memory * 3 / 8 / sizeof(struct fr_event);
+	size_t str_blocks = memory / 16 / (FR_STR_BLOCK + 4 + 16);
+	size_t nprocs = memory / 16 / 128, left;
+	size_t stk_blocks;
+
+	nprocs = FR_MIN(FR_MAX(nprocs, (size_t)FR_MIN_PROCS), (size_t)FR_MAX_PROCS);
+	left = memory - nev * sizeof(struct fr_event) -
+	       intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) -
+	       proctable__budget(nprocs);
+	/* Per stack block: the block, its link, and half an entry + bucket. */
+	stk_blocks = left / (FR_STACK_BLOCK + 4 + 24);
+	if (nev < 64 || str_blocks < 64 || stk_blocks < 64) {
+		errno = EINVAL;
+		return -EINVAL;
+	}
+	d->t.win = window__new(nev, span, on_evict, d);
+	d->t.strs = intern__new(FR_STR_BLOCK, str_blocks, str_blocks / 2);
+	d->t.stacks = intern__new(FR_STACK_BLOCK, stk_blocks, stk_blocks / 2);
+	d->t.procs = proctable__new(nprocs);
+	if (!d->t.win || !d->t.strs || !d->t.stacks || !d->t.procs)
+		return -errno;
+	d->budget = nev * sizeof(struct fr_event) +
+		    intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) +
+		    intern__budget(FR_STACK_BLOCK, stk_blocks, stk_blocks / 2) +
+		    proctable__budget(nprocs);
+	d->stage_cap = FR_MIN(FR_MAX(nev / 64, (size_t)FR_STAGE_MIN), (size_t)FR_STAGE_MAX);
+	d->stage = calloc(d->stage_cap, sizeof(*d->stage));
+	return d->stage ? 0 : -ENOMEM;
+}
+
+/*
+ * drain__new() - set up the window and its tables within @memory_bytes,
+ * keeping @span_ns of history. Everything is reserved here.
+ * Returns NULL and sets errno.
+ */
+struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns)
+{
+	struct drain *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return NULL;
+	err = make_tables(d, memory_bytes, span_ns);
+	if (err) {
+		drain__free(d);
+		errno = -err;
+		return NULL;
+	}
+	return d;
+}
+
+void drain__free(struct drain *d)
+{
+	if (!d)
+		return;
+	free(d->stage);
+	proctable__free(d->t.procs);
+	intern__free(d->t.stacks);
+	intern__free(d->t.strs);
+	window__free(d->t.win);
+	free(d);
+}
+
+/* Drop every reference an event holds. */
+static void put_refs(struct drain *d, const struct fr_event *ev)
+{
+	proctable__unref(d->t.procs, ev->proc);
+	intern__unref(d->t.strs, ev->comm);
+	switch (ev->type) {
+	case FR_EV_SAMPLE:
+		intern__unref(d->t.stacks, ev->ref);
+		break;
+	case FR_EV_FORK:
+		proctable__unref(d->t.procs, ev->ref);
+		break;
+	default:
+		intern__unref(d->t.strs, ev->ref);
+		break;
+	}
+}
+
+static void on_evict(void *ctx, const struct fr_event *ev)
+{
+	put_refs(ctx, ev);
+}
+
+/*
+ * Table operations that may fail for space evict the oldest event and
+ * retry: the memory cap covers events and what they reference alike.
+ */
+static int get_str(struct drain *d, uint32_t tag, const void *p, size_t len,
+		   uint32_t *id)
+{
+	int err;
+
+	while ((err = intern__get(d->t.strs, tag, p, len, id)) == -ENOSPC)
+		if (window__evict_oldest(d->t.win))
+			break;
+	return err;
+}
+
+/*
+ * User addresses mean something only in one address space, so a stack with
+ * user frames is interned per incarnation: its tag carries the process
+ * slot (see FR_STACK_TAG). Kernel-only stacks are shared by all.
+ */
+static int get_stack(struct drain *d, uint32_t kn, uint32_t un, uint32_t proc,
+		     const void *ips, uint32_t *id)
+{
+	uint32_t tag = FR_STACK_TAG(kn, un ? proc : 0);
+	size_t n = (size_t)kn + un;
+	int err;
+
+	*id = 0;
+	if (!n)
+		return 0;
+	while ((err = intern__get(d->t.stacks, tag, ips, n * sizeof(uint64_t), id)) == -ENOSPC)
+		if (window__evict_oldest(d->t.win))
+			break;
+	return err;
+}
+
+static int get_proc(struct drain *d, uint32_t pid, uint64_t start,
+		    const char *comm, uint32_t *slot)
+{
+	int err;
+
+	while ((err = proctable__get(d->t.procs, pid, start, comm, slot)) == -ENOSPC)
+		if (window__evict_oldest(d->t.win))
+			break;
+	return err;
+}
+
+/* Fill the fields every event has: time, incarnation, thread, comm. */
+static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *ev)
+{
+	int err;
+
+	memset(ev, 0, sizeof(*ev));
+	ev->ts = h->ts;
+	ev->tid = h->tid;
+	ev->cpu = h->cpu;
+	err = get_proc(d, h->tgid, h->start, h->comm, &ev->proc);
+	if (err)
+		return err;
+	err = get_str(d, FR_TAG_COMM, h->comm, strnlen(h->comm, FR_COMM_LEN), &ev->comm);
+	if (err)
+		proctable__unref(d->t.procs, ev->proc);
+	return err;
+}
+
+static int make_sample(struct drain *d, const void *data, size_t len,
+		       struct fr_event *ev)
+{
+	const struct fr_rec_sample *s = data;
+	size_t n;
+	int err;
+
+	if (len < sizeof(*s))
+		return -EBADMSG;
+	n = (size_t)s->kn + s->un;
+	if (s->kn > FR_MAX_STACK || s->un > FR_MAX_STACK ||
+	    len < sizeof(*s) + n * sizeof(uint64_t))
+		return -EBADMSG;
+	err = common(d, &s->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_SAMPLE;
+	ev->flags = s->flags & 0xff;
+	err = get_stack(d, s->kn, s->un, ev->proc, s->ips, &ev->ref);
+	if (err)
+		put_refs(d, ev);
+	return err;
+}
+
+static int make_exit(struct drain *d, const void *data, size_t len,
+		     struct fr_event *ev)
+{
+	const struct fr_rec_exit *x = data;
+	int err;
+
+	if (len < sizeof(*x))
+		return -EBADMSG;
+	err = common(d, &x->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_EXIT;
+	ev->arg = (uint32_t)x->code;
+	err = get_str(d, FR_TAG_EXIT, &x->st, sizeof(x->st), &ev->ref);
+	if (err) {
+		ev->ref = 0;
+		put_refs(d, ev);
+	}
+	return err;
+}
+
+static int make_fork(struct drain *d, const void *data, size_t len,
+		     struct fr_event *ev)
+{
+	const struct fr_rec_fork *f = data;
+	int err;
+
+	if (len < sizeof(*f))
+		return -EBADMSG;
+	err = common(d, &f->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_FORK;
+	ev->arg = f->child_pid;
+	err = get_proc(d, f->child_pid, f->child_start, f->h.comm, &ev->ref);
+	if (err) {
+		ev->ref = 0;
+		put_refs(d, ev);
+	}
+	return err;
+}
+
+static int make_exec(struct drain *d, const void *data, size_t len,
+		     struct fr_event *ev)
+{
+	const struct fr_rec_exec *x = data;
+	int err;
+
+	if (len < sizeof(*x))
+		return -EBADMSG;
+	err = common(d, &x->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_EXEC;
+	ev->arg = x->old_tid;
+	err = get_str(d, FR_TAG_PATH, x->filename,
+		      strnlen(x->filename, sizeof(x->filename)), &ev->ref);
+	if (err) {
+		ev->ref = 0;
+		put_refs(d, ev);
+	}
+	return err;
+}
+
+static int make_oom(struct drain *d, const void *data, size_t len,
+		    struct fr_event *ev)
+{
+	const struct fr_rec_oom *o = data;
+	struct fr_oom_info info;
+	int err;
+
+	if (len < sizeof(*o))
+		return -EBADMSG;
+	err = common(d, &o->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_OOM;
+	info = (struct fr_oom_info){
+		.total_vm = o->total_vm, .rss_anon = o->rss_anon,
+		.rss_file = o->rss_file, .rss_shmem = o->rss_shmem,
+		.pgtables = o->pgtables, .oom_score_adj = o->oom_score_adj,
+		.uid = o->uid,
+	};
+	err = get_str(d, FR_TAG_OOM, &info, sizeof(info), &ev->ref);
+	if (err) {
+		ev->ref = 0;
+		put_refs(d, ev);
+	}
+	return err;
+}
+
+/* Insert into the staging area, keeping it sorted (input is nearly sorted). */
+static void stage(struct drain *d, const struct fr_event *ev)
+{
+	size_t i = d->nstage;
+
+	while (i && d->stage[i - 1].ts > ev->ts) {
+		d->stage[i] = d->stage[i - 1];
+		i--;
+	}
+	d->stage[i] = *ev;
+	d->nstage++;
+}
+
+/* Apply an event's meaning to the process table, in watermark order. */
+static void apply(struct drain *d, const struct fr_event *ev)
+{
+	struct fr_proc p;
+
+	switch (ev->type) {
+	case FR_EV_EXIT:
+		if (!proctable__read(d->t.procs, ev->proc, &p) &&
+		    (p.flags & FR_PROC_EXITED)) {
+			d->st.dup_exits++;
+			break;
+		}
+		proctable__mark_exit(d->t.procs, ev->proc, ev->ts, (int32_t)ev->arg);
+		break;
+	case FR_EV_FORK:
+		if (!proctable__read(d->t.procs, ev->proc, &p))
+			proctable__set_parent(d->t.procs, ev->ref, p.pid);
+		break;
+	case FR_EV_EXEC: {
+		char comm[FR_COMM_LEN + 1] = "";
+
+		intern__copy(d->t.strs, ev->comm, comm, FR_COMM_LEN);
+		proctable__mark_exec(d->t.procs, ev->proc, comm);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+static void release_one(struct drain *d, const struct fr_event *ev)
+{
+	if (ev->ts < d->last_released)
+		d->st.late++;
+	else
+		d->last_released = ev->ts;
+	window__append(d->t.win, ev);
+	apply(d, ev);
+	if (ev->type <= FR_EV_TYPE_MAX)
+		d->st.by_type[ev->type]++;
+}
+
+/*
+ * drain__release() - move every staged event stamped at or before
+ * @watermark into the window, oldest first, then age the window out
+ * relative to the newest time the watermark vouches for.
+ */
+void drain__release(struct drain *d, uint64_t watermark)
+{
+	size_t i = 0;
+
+	while (i < d->nstage && d->stage[i].ts <= watermark)
+		release_one(d, &d->stage[i++]);
+	if (i) {
+		memmove(d->stage, d->stage + i, (d->nstage - i) * sizeof(*d->stage));
+		d->nstage -= i;
+	}
+	window__expire(d->t.win, watermark);
+}
+
+/*
+ * drain__record() - turn one BPF record into a staged event. A full
+ * staging area releases up to the last watermark first, then everything
+ * (counted as forced). Returns 0; malformed records and records dropped for
+ * space are counted, not fatal.
+ */
+int drain__record(struct drain *d, const void *data, size_t len)
+{
+	const struct fr_rec_hdr *h = data;
+	struct fr_event ev;
+	int err;
+
+	d->st.records++;
+	if (len < sizeof(*h) || h->size > len) {
+		d->st.bad++;
+		return 0;
+	}
+	if (d->nstage == d->stage_cap) {
+		drain__release(d, d->watermark);
+		if (d->nstage == d->stage_cap) {
+			d->st.forced += d->nstage;
+			drain__release(d, UINT64_MAX);
+		}
+	}
+	switch (h->type) {
+	case FR_REC_SAMPLE:
+		err = make_sample(d, data, len, &ev);
+		break;
+	case FR_REC_EXIT:
+		err = make_exit(d, data, len, &ev);
+		break;
+	case FR_REC_FORK:
+		err = make_fork(d, data, len, &ev);
+		break;
+	case FR_REC_EXEC:
+		err = make_exec(d, data, len, &ev);
+		break;
+	case FR_REC_OOM:
+		err = make_oom(d, data, len, &ev);
+		break;
+	default:
+		err = -EBADMSG;
+		break;
+	}
+	if (err == -EBADMSG)
+		d->st.bad++;
+	else if (err)
+		d->st.dropped++;
+	else
+		stage(d, &ev);
+	return 0;
+}
+
+static int record_cb(void *ctx, const void *data, size_t len)
+{
+	return drain__record(ctx, data, len);
+}
+
+/*
+ * drain__pump() - consume every committed record. When the pass ends with
+ * the ring empty (no record left half-written), every event stamped before
+ * the pass began, less the slack, has been seen: the watermark moves there.
+ * Staged events up to the watermark enter the window.
+ * Returns the number of records consumed, or -errno.
+ */
+int drain__pump(struct drain *d, struct ringbuf *rb)
+{
+	uint64_t t0 = fr_boottime_ns();
+	int n = 0, r, spins = 0;
+	bool busy;
+
+	for (;;) {
+		r = ringbuf__consume(rb, record_cb, d, &busy);
+		if (r < 0)
+			return r;
+		n += r;
+		if (!busy)
+			break;
+		if (++spins > FR_BUSY_SPINS) {
+			d->st.busy_passes++;
+			drain__release(d, d->watermark);
+			return n;
+		}
+		sched_yield();
+	}
+	if (t0 > FR_DRAIN_SLACK_NS && t0 - FR_DRAIN_SLACK_NS > d->watermark)
+		d->watermark = t0 - FR_DRAIN_SLACK_NS;
+	drain__release(d, d->watermark);
+	return n;
+}
+
+/*
+ * drain__sync() - drain until the watermark is at or past @until, without
+ * waiting for the next tick: waits out the slack, then pumps. Returns 0,
+ * -ETIMEDOUT after @timeout_ns, or -errno.
+ */
+int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
+		uint64_t timeout_ns)
+{
+	uint64_t deadline = fr_boottime_ns() + timeout_ns;
+	int r;
+
+	while (d->watermark < until) {
+		uint64_t now = fr_boottime_ns();
+
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		if (now < until + FR_DRAIN_SLACK_NS) {
+			uint64_t wait = until + FR_DRAIN_SLACK_NS - now;
+			struct timespec ts = {
+				.tv_sec = wait / FR_NSEC_PER_SEC,
+				.tv_nsec = wait % FR_NSEC_PER_SEC,
+			};
+
+			nanosleep(&ts, NULL);
+		}
+		r = drain__pump(d, rb);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+uint64_t drain__watermark(const struct drain *d)
+{
+	return d->watermark;
+}
+
+const struct drain_tables *drain__tables(const struct drain *d)
+{
+	return &d->t;
+}
+
+const struct drain_stats *drain__stats(const struct drain *d)
+{
+	return &d->st;
+}
+
+size_t drain__staged(const struct drain *d)
+{
+	return d->nstage;
+}
+
+/* drain__budget() - bytes reserved for the window and its tables. */
+uint64_t drain__budget(const struct drain *d)
+{
+	return d->budget + d->stage_cap * sizeof(struct fr_event);
+}
+
+/* drain__hold() - a reader starts: defer frees in every table. */
+void drain__hold(struct drain *d)
+{
+	intern__hold(d->t.stacks);
+	intern__hold(d->t.strs);
+	proctable__hold(d->t.procs);
+}
+
+void drain__release_hold(struct drain *d)
+{
+	proctable__release(d->t.procs);
+	intern__release(d->t.strs);
+	intern__release(d->t.stacks);
+}

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * drain.h - from BPF records to the window.
+ *
+ * The drain consumes the BPF ring, interns stacks and strings, resolves each
+ * record's incarnation in the process table, and stages the compact events.
+ * It keeps the processed-until watermark W: every event the kernel stamped
+ * at or before W has been consumed. Staged events are released into the
+ * window in timestamp order once W has passed them, so the window is time
+ * ordered and lifecycle changes (exit, exec) apply in watermark order.
+ */
+#ifndef FR_DRAIN_H
+#define FR_DRAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intern.h"
+#include "proctable.h"
+#include "ringbuf.h"
+#include "window.h"
+
+/* Tags of the string table: what kind of bytes an id names. */
+enum fr_str_tag {
+	FR_TAG_COMM	= 1,
+	FR_TAG_PATH	= 2,
+	FR_TAG_EXIT	= 3,	/* struct fr_exit_stats */
+	FR_TAG_OOM	= 4,	/* struct fr_oom_info */
+};
+
+/* Counters of an OOM victim selection, as interned (FR_TAG_OOM). */
+struct fr_oom_info {
+	uint64_t total_vm;
+	uint64_t rss_anon;
+	uint64_t rss_file;
+	uint64_t rss_shmem;
+	uint64_t pgtables;
+	int64_t oom_score_adj;
+	uint64_t uid;
+};
+
+/* Stack tags: kernel frame count, and the owning process slot (0: none). */
+#define FR_STACK_TAG(kn, slot)	((uint32_t)(kn) | (uint32_t)(slot) << 8)
+#define FR_STACK_KN(tag)	((tag) & 0xff)
+#define FR_STACK_SLOT(tag)	((tag) >> 8)
+
+/* A stamp-to-commit gap longer than this would break the watermark. */
+#define FR_DRAIN_SLACK_NS	(2 * 1000 * 1000ULL)
+
+struct drain_stats {
+	uint64_t records;	/* records taken from the BPF ring */
+	uint64_t by_type[8];	/* events released, by enum fr_event_type */
+	uint64_t bad;		/* malformed or unknown records */
+	uint64_t dropped;	/* no space even after evicting the window */
+	uint64_t late;		/* released behind the watermark (slack broken) */
+	uint64_t forced;	/* staged events released early: staging full */
+	uint64_t dup_exits;	/* a second exit for one incarnation */
+	uint64_t busy_passes;	/* passes stopped by an uncommitted record */
+};
+
+struct drain_tables {
+	struct window *win;
+	struct intern *stacks;
+	struct intern *strs;
+	struct proctable *procs;
+};
+
+struct drain;
+
+struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns);
+void drain__free(struct drain *d);
+int drain__record(struct drain *d, const void *data, size_t len);
+void drain__release(struct drain *d, uint64_t watermark);
+int drain__pump(struct drain *d, struct ringbuf *rb);
+int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
+		uint64_t timeout_ns);
+uint64_t drain__watermark(const struct drain *d);
+const struct drain_tables *drain__tables(const struct drain *d);
+const struct drain_stats *drain__stats(const struct drain *d);
+size_t drain__staged(const struct drain *d);
+uint64_t drain__budget(const struct drain *d);
+void drain__hold(struct drain *d);
+void drain__release_hold(struct drain *d);
+
+#endif /* FR_DRAIN_H */

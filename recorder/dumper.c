@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * dumper.c - the dump thread. See dumper.h.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "compress.h"
+#include "dumper.h"
+#include "encoder.h"
+#include "util.h"
+#include "writer.h"
+
+struct dumper {
+	struct drain *drain;
+	struct sampler *sampler;
+	struct symbolizer *sym;
+	int efd;
+	bool busy;
+	pthread_t thread;
+	struct dump_request req;
+	struct dump_result res;
+};
+
+/*
+ * dumper__new() - a dumper for @d's window, snapshotting through @s.
+ * Returns NULL and sets errno.
+ */
+struct dumper *dumper__new(struct drain *d, struct sampler *s)
+{
+	struct dumper *dp = calloc(1, sizeof(*dp));
+
+	if (!dp)
+		return NULL;
+	dp->drain = d;
+	dp->sampler = s;
+	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	dp->sym = symbolizer__new();
+	if (dp->efd < 0 || !dp->sym) {
+		int e = errno;
+
+		dumper__free(dp);
+		errno = e;
+		return NULL;
+	}
+	return dp;
+}
+
+void dumper__free(struct dumper *dp)
+{
+	if (!dp)
+		return;
+	if (dp->busy) {
+		struct dump_result r;
+
+		pthread_join(dp->thread, NULL);
+		dp->busy = false;
+		(void)r;
+	}
+	dump_request__free(&dp->req);
+	symbolizer__free(dp->sym);
+	if (dp->efd >= 0)
+		close(dp->efd);
+	free(dp);
+}
+
+int dumper__fd(const struct dumper *dp)
+{
+	return dp->efd;
+}
+
+bool dumper__busy(const struct dumper *dp)
+{
+	return dp->busy;
+}
+
+void dump_request__free(struct dump_request *req)
+{
+	dump__free(&req->model);
+	free(req->dir);
+	free(req->name_hint);
+	memset(req, 0, sizeof(*req));
+}
+
+struct sink {
+	struct lz4out *z;
+	uint64_t bytes;
+};
+
+static int sink_lz4(void *ctx, const void *buf, size_t len)
+{
+	struct sink *s = ctx;
+
+	s->bytes += len;
+	return lz4out__write(s->z, buf, len);
+}
+
+/* "flightrec-20261129T085432.123Z-<hint>.frd", unique in @dirfd. */
+static void pick_name(int dirfd, const char *hint, char *name, size_t len)
+{
+	struct timespec ts;
+	char stamp[32], tmp[NAME_MAX + 8], tag[48];
+	struct tm tm;
+	size_t i;
+
+	/* The trigger name is config text: keep the file name tame. */
+	for (i = 0; hint[i] && i < sizeof(tag) - 1; i++)
+		tag[i] = isalnum((unsigned char)hint[i]) || strchr("._-", hint[i]) ? hint[i] : '_';
+	tag[i] = 0;
+	hint = tag;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	gmtime_r(&ts.tv_sec, &tm);
+	strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%S", &tm);
+	for (int k = 0; k < 1000; k++) {
+		if (k)
+			snprintf(name, len, "flightrec-%s.%03ldZ-%s-%d%s", stamp,
+				 ts.tv_nsec / 1000000, hint, k, FR_DUMP_SUFFIX);
+		else
+			snprintf(name, len, "flightrec-%s.%03ldZ-%s%s", stamp,
+				 ts.tv_nsec / 1000000, hint, FR_DUMP_SUFFIX);
+		snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+		if (faccessat(dirfd, name, F_OK, AT_SYMLINK_NOFOLLOW) &&
+		    faccessat(dirfd, tmp, F_OK, AT_SYMLINK_NOFOLLOW))
+			return;
+	}
+}
+
+/* Open the output directory, creating it (0700) if missing. */
+static int open_dir(const char *dir, struct dump_result *res)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0 && errno == ENOENT) {
+		if (mkdir(dir, 0700) && errno != EEXIST) {
+			res->err = -errno;
+			snprintf(res->msg, sizeof(res->msg), "failed to create '%s': %s",
+				 dir, strerror(errno));
+			return res->err;
+		}
+		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	}
+	if (fd < 0) {
+		res->err = -errno;
+		snprintf(res->msg, sizeof(res->msg), "failed to open '%s': %s", dir,
+			 strerror(errno));
+	}
+	return fd;
+}
+
+/* Encode, compress and write; fills dp->res. */
+static void write_dump(struct dumper *dp)
+{
+	struct dump_request *req = &dp->req;
+	struct dump_result *res = &dp->res;
+	struct encode_in in = {
+		.t = drain__tables(dp->drain), .sampler = dp->sampler,
+		.sym = dp->sym, .first = req->first, .last = req->last,
+	};
+	struct encoder *enc = NULL;
+	struct dumpfile *f = NULL;
+	struct sink sink = {};
+	char name[NAME_MAX + 1];
+	int dirfd, err;
+
+	dirfd = open_dir(req->dir, res);
+	if (dirfd < 0)
+		return;
+	enc = encoder__new(&in, &req->model);
+	if (!enc) {
+		err = -errno;
+		snprintf(res->msg, sizeof(res->msg), "failed to set up encoder: %s", strerror(-err));
+		goto out;
+	}
+	err = encoder__prepare(enc);
+	if (err) {
+		snprintf(res->msg, sizeof(res->msg), "failed to snapshot and symbolize: %s",
+			 strerror(-err));
+		goto out;
+	}
+	pick_name(dirfd, req->name_hint, name, sizeof(name));
+	f = dumpfile__create(dirfd, name, req->mode, req->writer_flags);
+	if (!f) {
+		err = -errno;
+		snprintf(res->msg, sizeof(res->msg), "failed to create '%s/%s.tmp': %s",
+			 req->dir, name, strerror(-err));
+		goto out;
+	}
+	res->uring = dumpfile__uses_uring(f);
+	sink.z = lz4out__new(f);
+	if (!sink.z) {
+		err = -errno;
+		snprintf(res->msg, sizeof(res->msg), "failed to start LZ4 frame in '%s/%s.tmp': %s",
+			 req->dir, name, strerror(-err));
+		goto out;
+	}
+	err = dump__write(&req->model, encoder__next_event, enc, sink_lz4, &sink, &res->events);
+	if (!err)
+		err = lz4out__finish(sink.z);
+	if (err) {
+		snprintf(res->msg, sizeof(res->msg), "failed to write '%s/%s.tmp': %s",
+			 req->dir, name, strerror(-err));
+		goto out;
+	}
+	res->bytes = dumpfile__bytes(f);
+	err = dumpfile__commit(f);
+	f = NULL;
+	if (err) {
+		snprintf(res->msg, sizeof(res->msg), "failed to commit '%s/%s': %s",
+			 req->dir, name, strerror(-err));
+		goto out;
+	}
+	snprintf(res->path, sizeof(res->path), "%s/%s", req->dir, name);
+	res->raw_bytes = sink.bytes;
+	res->stale = encoder__stats(enc)->stale;
+	res->procs = req->model.nproc;
+	res->stacks = req->model.nstack;
+out:
+	res->err = err;
+	lz4out__free(sink.z);
+	dumpfile__abort(f);
+	encoder__free(enc);
+	close(dirfd);
+}
+
+static void *dump_thread(void *arg)
+{
+	struct dumper *dp = arg;
+	uint64_t one = 1;
+
+	write_dump(dp);
+	dp->res.elapsed_ns = fr_boottime_ns() - dp->req.requested;
+	if (write(dp->efd, &one, sizeof(one)) < 0)
+		dp->res.err = dp->res.err ? dp->res.err : -errno;
+	return NULL;
+}
+
+/*
+ * dumper__start() - take ownership of @req and write it on the dump
+ * thread. The caller keeps the window pinned and the tables held until
+ * dumper__finish(). Returns 0, -EBUSY while a dump runs, or -errno.
+ */
+int dumper__start(struct dumper *dp, struct dump_request *req)
+{
+	int err;
+
+	if (dp->busy)
+		return -EBUSY;
+	dump_request__free(&dp->req);
+	dp->req = *req;
+	memset(req, 0, sizeof(*req));
+	memset(&dp->res, 0, sizeof(dp->res));
+	err = pthread_create(&dp->thread, NULL, dump_thread, dp);
+	if (err)
+		return -err;
+	dp->busy = true;
+	return 0;
+}
+
+/*
+ * dumper__finish() - after dumper__fd() turned readable: join the dump
+ * thread and copy out its result. Returns 0 (see res->err for the dump's
+ * own outcome) or -EAGAIN when no dump has finished.
+ */
+int dumper__finish(struct dumper *dp, struct dump_result *res)
+{
+	uint64_t v;
+
+	if (!dp->busy)
+		return -EAGAIN;
+	if (read(dp->efd, &v, sizeof(v)) != sizeof(v))
+		return -EAGAIN;
+	pthread_join(dp->thread, NULL);
+	dp->busy = false;
+	*res = dp->res;
+	dump_request__free(&dp->req);
+	return 0;
+}

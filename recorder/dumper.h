@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * dumper.h - write one dump on a thread of its own: encode the frozen
+ * window, compress it as an LZ4 frame, write it through io_uring to a
+ * temporary name, fsync, rename to "<name>.frd". The drain keeps
+ * recording meanwhile; the main loop learns of the end through an eventfd.
+ */
+#ifndef FR_DUMPER_H
+#define FR_DUMPER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "drain.h"
+#include "format.h"
+#include "sampler.h"
+
+/* What the main loop froze; the dumper owns it once started. */
+struct dump_request {
+	struct fr_dump model;		/* META, TRIG, WIND and LOSS filled in */
+	uint64_t first;			/* window indexes [first, last) */
+	uint64_t last;
+	uint64_t requested;		/* CLOCK_BOOTTIME ns of the trigger */
+	char *dir;			/* output directory */
+	char *name_hint;		/* short tag for the file name */
+	mode_t mode;
+	unsigned writer_flags;		/* FR_WRITER_* */
+};
+
+struct dump_result {
+	int err;			/* 0 or -errno */
+	char path[PATH_MAX];		/* final path when err == 0 */
+	char msg[512];			/* what failed, when err != 0 */
+	uint64_t bytes;			/* compressed file size */
+	uint64_t raw_bytes;		/* decompressed stream size */
+	uint64_t events;
+	uint64_t stale;			/* frozen events recycled before writing */
+	uint64_t procs;
+	uint64_t stacks;
+	uint64_t elapsed_ns;		/* trigger to durable file */
+	bool uring;			/* written through io_uring */
+};
+
+struct dumper;
+
+struct dumper *dumper__new(struct drain *d, struct sampler *s);
+void dumper__free(struct dumper *dp);
+int dumper__fd(const struct dumper *dp);
+bool dumper__busy(const struct dumper *dp);
+int dumper__start(struct dumper *dp, struct dump_request *req);
+int dumper__finish(struct dumper *dp, struct dump_result *res);
+void dump_request__free(struct dump_request *req);
+
+#endif /* FR_DUMPER_H */

@@ -1,0 +1,720 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * encoder.c - frozen window to dump model. See encoder.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../bpf/contract.h"
+#include "encoder.h"
+#include "idmap.h"
+#include "snapshot.h"
+#include "symbols.h"
+#include "util.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+struct symbolizer {
+	struct kallsyms *ksyms;
+	bool ksyms_tried;
+	struct symcache *cache;
+};
+
+/* Address space of one incarnation, read once per dump (NULL: unknown). */
+struct space {
+	uint32_t pid;
+	struct procmaps *maps;
+};
+
+struct encoder {
+	struct encode_in in;
+	struct fr_dump *d;
+	struct snapshot snap;
+	uint32_t str_cap, proc_cap, bin_cap, frame_cap, stack_cap;
+	struct idmap str_head;		/* hash(string) -> first index */
+	uint32_t *str_next;		/* next string with the same hash */
+	struct idmap proc_of_slot;	/* process table slot -> dump process */
+	struct idmap proc_of_id;	/* hash(pid, start) -> dump process */
+	struct idmap str_of_id;		/* window string id -> dump string */
+	struct idmap stack_of_id;	/* window stack id -> dump stack */
+	struct idmap frame_of;		/* hash(frame) -> dump frame */
+	struct idmap bin_of;		/* hash(path, build-id) -> dump binary */
+	struct idmap space_of_slot;	/* process slot -> spaces[] */
+	struct space *spaces;
+	uint32_t nspaces;
+	uint32_t space_cap;
+	uint32_t *stack_ids;		/* window stack id of each dump stack */
+	uint64_t cursor;
+	uint64_t last_ts;
+	struct encoder_stats st;
+};
+
+/* ----------------------------------------------------------- symbolizer */
+
+struct symbolizer *symbolizer__new(void)
+{
+	struct symbolizer *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->cache = symcache__new();
+	if (!s->cache) {
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+void symbolizer__free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	kallsyms__free(s->ksyms);
+	symcache__free(s->cache);
+	free(s);
+}
+
+static const struct kallsyms *kernel_symbols(struct symbolizer *s)
+{
+	if (!s->ksyms_tried) {
+		s->ksyms = kallsyms__load("/proc/kallsyms");
+		s->ksyms_tried = true;
+	}
+	return s->ksyms;
+}
+
+/* -------------------------------------------------------------- helpers */
+
+static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, (size_t)n * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+/* Intern a string into the dump's string table; *idx gets its index. */
+static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
+{
+	struct fr_dump *d = e->d;
+	uint64_t h = fr_hash64(s, len, 0x737472);
+	uint32_t i, old_cap = e->str_cap;
+	char *copy;
+	int err;
+
+	if (idmap__get(&e->str_head, h, &i)) {
+		for (; i != UINT32_MAX; i = e->str_next[i]) {
+			if (d->str_len[i] == len && !memcmp(d->str[i], s, len)) {
+				*idx = i;
+				return 0;
+			}
+		}
+	}
+	err = grow((void **)&d->str, &e->str_cap, d->nstr + 1, sizeof(*d->str));
+	if (!err) {
+		uint32_t cap = old_cap;
+
+		err = grow((void **)&d->str_len, &cap, d->nstr + 1, sizeof(*d->str_len));
+		cap = old_cap;
+		if (!err)
+			err = grow((void **)&e->str_next, &cap, d->nstr + 1, sizeof(*e->str_next));
+	}
+	if (err)
+		return err;
+	copy = malloc(len + 1);
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, s, len);
+	copy[len] = 0;
+	i = d->nstr;
+	d->str[i] = copy;
+	d->str_len[i] = len;
+	e->str_next[i] = UINT32_MAX;
+	if (!idmap__get(&e->str_head, h, &e->str_next[i]))
+		e->str_next[i] = UINT32_MAX;
+	err = idmap__put(&e->str_head, h, i);
+	if (err) {
+		free(copy);
+		return err;
+	}
+	d->nstr++;
+	*idx = i;
+	return 0;
+}
+
+static int add_cstr(struct encoder *e, const char *s, uint32_t *idx)
+{
+	if (!s) {
+		*idx = 0;
+		return 0;
+	}
+	return add_str(e, s, strlen(s), idx);
+}
+
+/* The dump string of window string @id. */
+static int str_of(struct encoder *e, uint32_t id, uint32_t *idx)
+{
+	char buf[FR_PATH_LEN + 1];
+	size_t len;
+	int err;
+
+	if (!id) {
+		*idx = 0;
+		return 0;
+	}
+	if (idmap__get(&e->str_of_id, id, idx))
+		return 0;
+	len = intern__copy(e->in.t->strs, id, buf, FR_PATH_LEN);
+	err = add_str(e, buf, FR_MIN(len, (size_t)FR_PATH_LEN), idx);
+	return err ? err : idmap__put(&e->str_of_id, id, *idx);
+}
+
+static uint64_t incarnation_key(uint32_t pid, uint64_t start)
+{
+	uint64_t k[2] = { pid, start };
+
+	return fr_hash64(k, sizeof(k), 0x696e63);
+}
+
+/* A new dump process for (@pid, @start). */
+static int new_proc(struct encoder *e, uint32_t pid, uint64_t start, uint32_t *idx)
+{
+	struct fr_dump *d = e->d;
+	int err;
+
+	err = grow((void **)&d->proc, &e->proc_cap, d->nproc + 1, sizeof(*d->proc));
+	if (err)
+		return err;
+	*idx = d->nproc++;
+	memset(&d->proc[*idx], 0, sizeof(d->proc[0]));
+	d->proc[*idx].pid = pid;
+	d->proc[*idx].start = start;
+	return idmap__put(&e->proc_of_id, incarnation_key(pid, start), *idx);
+}
+
+/* The dump process of process table @slot, created from the table entry. */
+static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
+{
+	struct fr_dump_proc *dp;
+	struct fr_proc p;
+	int err;
+
+	if (idmap__get(&e->proc_of_slot, slot, idx))
+		return 0;
+	err = proctable__read(e->in.t->procs, slot, &p);
+	if (err)
+		return err;
+	err = new_proc(e, p.pid, p.start, idx);
+	if (err)
+		return err;
+	dp = &e->d->proc[*idx];
+	dp->ppid = p.ppid;
+	dp->flags = FR_DPROC_EVENTS;
+	if (p.flags & FR_PROC_EXITED) {
+		dp->flags |= FR_DPROC_EXITED;
+		dp->exit_ts = p.exit_ts;
+		dp->exit_code = p.exit_code;
+	}
+	if (p.flags & FR_PROC_EXECED)
+		dp->flags |= FR_DPROC_EXECED;
+	err = add_cstr(e, p.comm, &dp->comm);
+	return err ? err : idmap__put(&e->proc_of_slot, slot, *idx);
+}
+
+static int stack_of(struct encoder *e, uint32_t id, uint32_t *idx)
+{
+	struct fr_dump *d = e->d;
+	uint32_t cap;
+	int err;
+
+	if (idmap__get(&e->stack_of_id, id, idx))
+		return 0;
+	cap = e->stack_cap;
+	err = grow((void **)&d->stack, &e->stack_cap, d->nstack + 1, sizeof(*d->stack));
+	if (!err)
+		err = grow((void **)&e->stack_ids, &cap, d->nstack + 1, sizeof(*e->stack_ids));
+	if (err)
+		return err;
+	*idx = d->nstack++;
+	memset(&d->stack[*idx], 0, sizeof(d->stack[0]));
+	e->stack_ids[*idx] = id;
+	return idmap__put(&e->stack_of_id, id, *idx);
+}
+
+/* ------------------------------------------------------------- snapshot */
+
+/* Fold the live snapshot into the dump's process table. */
+static int merge_snapshot(struct encoder *e)
+{
+	struct fr_dump *d = e->d;
+	int err;
+
+	for (size_t i = 0; i < e->snap.n; i++) {
+		const struct snap_proc *sp = &e->snap.p[i];
+		struct fr_dump_proc *dp;
+		uint32_t idx;
+
+		if (sp->flags & FR_SNAP_GONE)
+			e->st.snapshot_gone++;
+		if (!idmap__get(&e->proc_of_id, incarnation_key(sp->pid, sp->start), &idx) ||
+		    d->proc[idx].pid != sp->pid || d->proc[idx].start != sp->start) {
+			err = new_proc(e, sp->pid, sp->start, &idx);
+			if (err)
+				return err;
+			err = add_cstr(e, sp->comm, &d->proc[idx].comm);
+			if (err)
+				return err;
+			d->proc[idx].ppid = sp->ppid;
+		}
+		dp = &d->proc[idx];
+		if (sp->flags & FR_SNAP_KTHREAD)
+			dp->flags |= FR_DPROC_KTHREAD;
+		if (!(sp->flags & FR_SNAP_GONE) && !(dp->flags & FR_DPROC_EXITED))
+			dp->flags |= FR_DPROC_LIVE;
+		if (!(sp->flags & FR_SNAP_PROC_OK))
+			continue;
+		dp->flags |= FR_DPROC_SNAPSHOT;
+		dp->state = (uint8_t)sp->state;
+		dp->rss = sp->rss;
+		dp->stamp = sp->stamp;
+		dp->ppid = sp->ppid;
+		err = add_cstr(e, sp->exe, &dp->exe);
+		if (!err)
+			err = add_cstr(e, sp->cmdline, &dp->cmdline);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* --------------------------------------------------------------- collect */
+
+static int collect_one(struct encoder *e, const struct fr_event *ev)
+{
+	uint32_t idx, tmp;
+	int err;
+
+	err = proc_of(e, ev->proc, &idx);
+	if (!err)
+		err = str_of(e, ev->comm, &tmp);
+	if (err)
+		return err;
+	switch (ev->type) {
+	case FR_EV_SAMPLE:
+		return ev->ref ? stack_of(e, ev->ref, &tmp) : 0;
+	case FR_EV_FORK:
+		return proc_of(e, ev->ref, &tmp);
+	case FR_EV_EXEC:
+		return str_of(e, ev->ref, &tmp);
+	case FR_EV_EXIT: {
+		struct fr_exit_stats st = {};
+
+		intern__copy(e->in.t->strs, ev->ref, &st, sizeof(st));
+		e->d->proc[idx].rss = st.rss_anon + st.rss_file + st.rss_shmem;
+		return 0;
+	}
+	default:
+		return 0;
+	}
+}
+
+/* Pass 1: learn what the frozen events reference. */
+static int collect(struct encoder *e)
+{
+	struct fr_event ev;
+	int err;
+
+	for (uint64_t i = e->in.first; i < e->in.last; i++) {
+		if (window__read(e->in.t->win, i, &ev))
+			continue;
+		if (!e->d->win.first_event)
+			e->d->win.first_event = ev.ts;
+		err = collect_one(e, &ev);
+		if (err == -ENOENT)
+			continue;	/* slot freed: the event was recycled */
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------ symbolize */
+
+/*
+ * Read the maps of incarnation (@pid, @start) if it is still that
+ * incarnation before and after the read (pidfd + start time), else NULL.
+ */
+static struct procmaps *maps_verified(uint32_t pid, uint64_t start)
+{
+	struct snap_proc probe = { .pid = pid, .start = start };
+	struct procmaps *pm;
+	int pidfd;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return NULL;
+	pm = procmaps__read(pid);
+	if (pm && (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) ||
+		   proc_read_verified(&probe))) {
+		procmaps__free(pm);
+		pm = NULL;
+	}
+	free(probe.exe);
+	free(probe.cmdline);
+	close(pidfd);
+	return pm;
+}
+
+static struct space *space_of(struct encoder *e, uint32_t slot)
+{
+	struct fr_proc p;
+	uint32_t i;
+
+	if (idmap__get(&e->space_of_slot, slot, &i))
+		return &e->spaces[i];
+	if (grow((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces)))
+		return NULL;
+	i = e->nspaces++;
+	e->spaces[i].pid = 0;
+	e->spaces[i].maps = NULL;
+	if (!proctable__read(e->in.t->procs, slot, &p) && !(p.flags & FR_PROC_EXITED)) {
+		e->spaces[i].pid = p.pid;
+		e->spaces[i].maps = maps_verified(p.pid, p.start);
+	}
+	if (idmap__put(&e->space_of_slot, slot, i))
+		return NULL;
+	return &e->spaces[i];
+}
+
+static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *bid,
+		  uint32_t *idx)
+{
+	struct fr_dump *d = e->d;
+	uint64_t h = fr_hash64(path, strlen(path), bid ? bid->len : 0);
+	struct fr_dump_bin *b;
+	uint32_t pidx;
+	int err;
+
+	if (bid && bid->len)
+		h ^= fr_hash64(bid->id, bid->len, 1);
+	if (idmap__get(&e->bin_of, h, idx))
+		return 0;
+	err = add_cstr(e, path, &pidx);
+	if (!err)
+		err = grow((void **)&d->bin, &e->bin_cap, d->nbin + 1, sizeof(*d->bin));
+	if (err)
+		return err;
+	*idx = d->nbin++;
+	b = &d->bin[*idx];
+	memset(b, 0, sizeof(*b));
+	b->path = pidx;
+	if (bid && bid->len) {
+		b->build_id_len = FR_MIN(bid->len, (uint8_t)sizeof(b->build_id));
+		memcpy(b->build_id, bid->id, b->build_id_len);
+	}
+	return idmap__put(&e->bin_of, h, *idx);
+}
+
+/* Find or add a frame equal to @f. */
+static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t *idx)
+{
+	struct fr_dump *d = e->d;
+	uint64_t key[4] = { f->kind, f->addr, f->bin, f->file_off };
+	uint64_t h = fr_hash64(key, sizeof(key), 0x66726d);
+	int err;
+
+	if (idmap__get(&e->frame_of, h, idx)) {
+		const struct fr_dump_frame *o = &d->frame[*idx];
+
+		if (o->kind == f->kind && o->addr == f->addr && o->bin == f->bin &&
+		    o->file_off == f->file_off)
+			return 0;
+	}
+	err = grow((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
+	if (err)
+		return err;
+	*idx = d->nframe++;
+	d->frame[*idx] = *f;
+	return idmap__put(&e->frame_of, h, *idx);
+}
+
+/*
+ * Return addresses point after the call; look up addr - 1 for every frame
+ * but the interrupted one so that the caller's line, not the next, is named.
+ */
+static uint64_t lookup_addr(uint64_t addr, uint32_t pos)
+{
+	return pos && addr ? addr - 1 : addr;
+}
+
+static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t *idx)
+{
+	const struct kallsyms *k = kernel_symbols(e->in.sym);
+	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_KERNEL };
+	const char *name = NULL, *mod = NULL;
+	uint64_t off = 0;
+	int err;
+
+	e->st.kernel_frames++;
+	if (k)
+		name = kallsyms__lookup(k, lookup_addr(addr, pos), &off, &mod);
+	if (name) {
+		char buf[512];
+
+		e->st.kernel_resolved++;
+		if (mod && *mod)
+			snprintf(buf, sizeof(buf), "%s [%s]", name, mod);
+		else
+			snprintf(buf, sizeof(buf), "%s", name);
+		err = add_cstr(e, buf, &f.sym);
+		if (err)
+			return err;
+		f.sym_off = off + (lookup_addr(addr, pos) != addr);
+	}
+	return frame_of(e, &f, idx);
+}
+
+static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
+		      uint32_t pos, uint32_t *idx)
+{
+	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
+	const struct fr_mapping *m = NULL;
+	const struct elfsyms *es = NULL;
+	uint64_t a = lookup_addr(addr, pos);
+	int err;
+
+	e->st.user_frames++;
+	if (sp && sp->maps)
+		m = procmaps__find(sp->maps, a);
+	if (m && m->path) {
+		uint32_t b;
+
+		f.file_off = addr - m->start + m->pgoff;
+		es = symcache__get_mapping(e->in.sym->cache, sp->pid, m);
+		err = bin_of(e, m->path, es ? elfsyms__buildid(es) : NULL, &b);
+		if (err)
+			return err;
+		f.bin = b + 1;
+	}
+	if (es) {
+		uint64_t off = 0;
+		const char *name = elfsyms__lookup(es, a - m->start + m->pgoff, &off);
+
+		if (name) {
+			e->st.user_resolved++;
+			err = add_cstr(e, name, &f.sym);
+			if (err)
+				return err;
+			f.sym_off = off + (a != addr);
+		}
+	}
+	return frame_of(e, &f, idx);
+}
+
+static int symbolize_stack(struct encoder *e, uint32_t sidx)
+{
+	struct fr_dump_stack *s = &e->d->stack[sidx];
+	uint32_t id = e->stack_ids[sidx];
+	uint32_t tag = intern__tag(e->in.t->stacks, id);
+	uint64_t ips[2 * FR_MAX_STACK];
+	size_t len = intern__copy(e->in.t->stacks, id, ips, sizeof(ips));
+	uint32_t n = FR_MIN(len, sizeof(ips)) / sizeof(ips[0]);
+	struct space *sp = NULL;
+	int err;
+
+	s->kn = FR_MIN(FR_STACK_KN(tag), n);
+	s->un = n - s->kn;
+	s->frames = calloc(n ? n : 1, sizeof(*s->frames));
+	if (!s->frames)
+		return -ENOMEM;
+	if (s->un && FR_STACK_SLOT(tag))
+		sp = space_of(e, FR_STACK_SLOT(tag));
+	for (uint32_t i = 0; i < n; i++) {
+		if (i < s->kn)
+			err = kernel_frame(e, ips[i], i, &s->frames[i]);
+		else
+			err = user_frame(e, sp, ips[i], i - s->kn, &s->frames[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- public */
+
+/*
+ * encoder__new() - an encoder for the frozen window in @in, filling
+ * @model (whose META, TRIG, WIND and LOSS the caller has set).
+ * Returns NULL and sets errno.
+ */
+struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
+{
+	struct encoder *e = calloc(1, sizeof(*e));
+	uint32_t empty;
+
+	if (!e)
+		return NULL;
+	e->in = *in;
+	e->d = model;
+	e->cursor = in->first;
+	if (idmap__init(&e->str_head, 1024) || idmap__init(&e->proc_of_slot, 256) ||
+	    idmap__init(&e->proc_of_id, 256) || idmap__init(&e->str_of_id, 256) ||
+	    idmap__init(&e->stack_of_id, 1024) || idmap__init(&e->frame_of, 1024) ||
+	    idmap__init(&e->bin_of, 64) || idmap__init(&e->space_of_slot, 64) ||
+	    add_str(e, "", 0, &empty)) {
+		encoder__free(e);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return e;
+}
+
+void encoder__free(struct encoder *e)
+{
+	if (!e)
+		return;
+	for (uint32_t i = 0; i < e->nspaces; i++)
+		procmaps__free(e->spaces[i].maps);
+	free(e->spaces);
+	free(e->stack_ids);
+	free(e->str_next);
+	idmap__destroy(&e->space_of_slot);
+	idmap__destroy(&e->bin_of);
+	idmap__destroy(&e->frame_of);
+	idmap__destroy(&e->stack_of_id);
+	idmap__destroy(&e->str_of_id);
+	idmap__destroy(&e->proc_of_id);
+	idmap__destroy(&e->proc_of_slot);
+	idmap__destroy(&e->str_head);
+	snapshot__free(&e->snap);
+	free(e);
+}
+
+/*
+ * encoder__prepare() - build the model's tables: snapshot, referenced
+ * processes, strings and stacks, symbolized. Returns 0 or -errno.
+ */
+int encoder__prepare(struct encoder *e)
+{
+	int err;
+
+	err = snapshot__take(&e->snap, e->in.sampler);
+	if (err)
+		return err;
+	e->st.snapshot_procs = e->snap.n;
+	err = collect(e);
+	if (err)
+		return err;
+	err = merge_snapshot(e);
+	if (err)
+		return err;
+	for (uint32_t i = 0; i < e->d->nstack; i++) {
+		err = symbolize_stack(e, i);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Translate window event @ev; -ENOENT if it references what pass 1 missed. */
+static int translate(struct encoder *e, const struct fr_event *ev,
+		     struct fr_dump_event *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->ts = ev->ts;
+	out->tid = ev->tid;
+	out->cpu = ev->cpu;
+	out->type = ev->type;
+	out->flags = ev->flags;
+	if (!idmap__get(&e->proc_of_slot, ev->proc, &out->proc) ||
+	    (ev->comm && !idmap__get(&e->str_of_id, ev->comm, &out->comm)))
+		return -ENOENT;
+	switch (ev->type) {
+	case FR_EV_SAMPLE:
+		if (ev->ref) {
+			if (!idmap__get(&e->stack_of_id, ev->ref, &out->stack))
+				return -ENOENT;
+			out->stack++;
+		}
+		return 0;
+	case FR_EV_FORK:
+		return idmap__get(&e->proc_of_slot, ev->ref, &out->child) ? 0 : -ENOENT;
+	case FR_EV_EXEC:
+		return idmap__get(&e->str_of_id, ev->ref, &out->filename) ? 0 : -ENOENT;
+	case FR_EV_EXIT: {
+		struct fr_exit_stats st = {};
+
+		intern__copy(e->in.t->strs, ev->ref, &st, sizeof(st));
+		out->exit = (struct fr_dump_exit){
+			.code = (int32_t)ev->arg,
+			.rss_anon = st.rss_anon, .rss_file = st.rss_file,
+			.rss_shmem = st.rss_shmem, .rss_peak = st.rss_peak,
+			.utime = st.utime, .stime = st.stime,
+			.min_flt = st.min_flt, .maj_flt = st.maj_flt,
+		};
+		return 0;
+	}
+	case FR_EV_OOM: {
+		struct fr_oom_info o = {};
+
+		intern__copy(e->in.t->strs, ev->ref, &o, sizeof(o));
+		out->oom = (struct fr_dump_oom){
+			.total_vm = o.total_vm, .rss_anon = o.rss_anon,
+			.rss_file = o.rss_file, .rss_shmem = o.rss_shmem,
+			.pgtables = o.pgtables, .oom_score_adj = o.oom_score_adj,
+			.uid = o.uid,
+		};
+		return 0;
+	}
+	default:
+		return -ENOENT;
+	}
+}
+
+/*
+ * encoder__next_event() - pass 2, the event source of dump__write(): the
+ * next frozen event, translated. Events recycled since pass 1, or out of
+ * time order (a broken watermark), are skipped and counted.
+ * Returns 1, 0 at the end, or -errno.
+ */
+int encoder__next_event(void *ctx, struct fr_dump_event *out)
+{
+	struct encoder *e = ctx;
+	struct fr_event ev;
+
+	while (e->cursor < e->in.last) {
+		uint64_t i = e->cursor++;
+
+		if (window__read(e->in.t->win, i, &ev) ||
+		    translate(e, &ev, out) || ev.ts < e->last_ts) {
+			e->st.stale++;
+			continue;
+		}
+		e->last_ts = ev.ts;
+		return 1;
+	}
+	return 0;
+}
+
+const struct encoder_stats *encoder__stats(const struct encoder *e)
+{
+	return &e->st;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * encoder.h - turn a frozen window into the dump model.
+ *
+ * Runs on the dump thread while the drain keeps recording. It takes the
+ * process snapshot, walks the frozen events once to learn which processes,
+ * strings and stacks they reference, symbolizes those stacks, and then
+ * streams the events a second time, translated to dump indexes, into
+ * dump__write(). Events the drain recycled in between are skipped and
+ * counted, never misread.
+ */
+#ifndef FR_ENCODER_H
+#define FR_ENCODER_H
+
+#include <stdint.h>
+
+#include "drain.h"
+#include "format.h"
+#include "sampler.h"
+
+/* Symbol sources kept across dumps: kernel symbols and loaded binaries. */
+struct symbolizer;
+
+struct symbolizer *symbolizer__new(void);
+void symbolizer__free(struct symbolizer *s);
+
+struct encode_in {
+	const struct drain_tables *t;
+	struct sampler *sampler;	/* task iterator for the snapshot */
+	struct symbolizer *sym;
+	uint64_t first;			/* frozen window: indexes [first, last) */
+	uint64_t last;
+};
+
+struct encoder_stats {
+	uint64_t stale;			/* events recycled before they were written */
+	uint64_t user_frames;
+	uint64_t user_resolved;
+	uint64_t kernel_frames;
+	uint64_t kernel_resolved;
+	uint64_t snapshot_procs;
+	uint64_t snapshot_gone;
+};
+
+struct encoder;
+
+struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model);
+void encoder__free(struct encoder *e);
+int encoder__prepare(struct encoder *e);
+int encoder__next_event(void *ctx, struct fr_dump_event *ev);
+const struct encoder_stats *encoder__stats(const struct encoder *e);
+
+#endif /* FR_ENCODER_H */

@@ -1,0 +1,219 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * format.h - the dump format, for the writer (flightrecd) and the reader
+ * (flightrec) alike. docs/FORMAT.md describes the bytes; this header and
+ * format.c are the only code that knows them.
+ *
+ * A dump file is one LZ4 frame. Decompressed, it is a 32-byte file header
+ * followed by sections; each section is a 16-byte header (tag, item count,
+ * payload length), the payload, and a CRC32C of header and payload. List
+ * sections may be split into several chunks of the same tag; item indexes
+ * run on across chunks. Integers in payloads are LEB128 varints (signed
+ * ones zigzag), strings are a varint length and bytes.
+ *
+ * struct fr_dump is the decoded model. The writer fills everything but the
+ * events, which it streams from the frozen window through a callback.
+ */
+#ifndef FR_FORMAT_H
+#define FR_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FR_DUMP_MAGIC		"FLTRDUMP"
+#define FR_DUMP_MAJOR		1
+#define FR_DUMP_MINOR		0
+#define FR_DUMP_HDR_SIZE	32
+#define FR_SECTION_HDR_SIZE	16
+#define FR_DUMP_SUFFIX		".frd"
+#define FR_DUMP_MAX_BYTES	(4ULL << 30)	/* reader's cap on decompressed size */
+
+#define FR_TAG(a, b, c, d)	((uint32_t)(a) | (uint32_t)(b) << 8 | \
+				 (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+enum fr_section {
+	FR_SEC_META	= FR_TAG('M', 'E', 'T', 'A'),	/* key/values: host, clocks, config */
+	FR_SEC_TRIG	= FR_TAG('T', 'R', 'I', 'G'),	/* triggers this dump answers */
+	FR_SEC_WIND	= FR_TAG('W', 'I', 'N', 'D'),	/* window bounds, watermark */
+	FR_SEC_LOSS	= FR_TAG('L', 'O', 'S', 'S'),	/* key/values: loss counters */
+	FR_SEC_STRS	= FR_TAG('S', 'T', 'R', 'S'),	/* string table */
+	FR_SEC_PROC	= FR_TAG('P', 'R', 'O', 'C'),	/* process table (incarnations) */
+	FR_SEC_BINS	= FR_TAG('B', 'I', 'N', 'S'),	/* binaries: path, build-id */
+	FR_SEC_FRAM	= FR_TAG('F', 'R', 'A', 'M'),	/* symbolized frames */
+	FR_SEC_STAK	= FR_TAG('S', 'T', 'A', 'K'),	/* stacks of frame indexes */
+	FR_SEC_EVNT	= FR_TAG('E', 'V', 'N', 'T'),	/* events, time ordered */
+	FR_SEC_END	= FR_TAG('E', 'N', 'D', '.'),	/* totals; marks completeness */
+};
+
+enum fr_kv_type {
+	FR_KV_UINT	= 0,
+	FR_KV_SINT	= 1,
+	FR_KV_STR	= 2,
+	FR_KV_UARRAY	= 3,
+};
+
+struct fr_kv {
+	char *key;
+	uint8_t type;		/* enum fr_kv_type */
+	uint32_t n;		/* FR_KV_UARRAY: number of values */
+	uint64_t u;		/* FR_KV_UINT */
+	int64_t i;		/* FR_KV_SINT */
+	char *s;		/* FR_KV_STR */
+	uint64_t *arr;		/* FR_KV_UARRAY */
+};
+
+struct fr_kvlist {
+	struct fr_kv *kv;
+	uint32_t n;
+	uint32_t cap;
+};
+
+struct fr_dump_trigger {
+	char *name;		/* config section name, or "signal"/"manual" */
+	char *type;		/* signal | psi | oom | command */
+	char *reason;		/* human text */
+	char *detail;		/* e.g. the PSI line; may be "" */
+	uint64_t ts;		/* CLOCK_BOOTTIME ns */
+};
+
+struct fr_dump_window {
+	uint64_t start;		/* ns, CLOCK_BOOTTIME: first instant covered */
+	uint64_t end;		/* ns: the freeze instant (trigger + post) */
+	uint64_t watermark;	/* processed-until when frozen (>= end) */
+	uint64_t span;		/* configured window length */
+	uint64_t first_event;	/* ts of the oldest event kept (0: none) */
+};
+
+/* Where an incarnation's entry came from, and what it went through. */
+#define FR_DPROC_LIVE		0x1	/* alive at the snapshot */
+#define FR_DPROC_EXITED		0x2	/* exit seen; exit_ts/exit_code valid */
+#define FR_DPROC_SNAPSHOT	0x4	/* /proc fields read at the snapshot */
+#define FR_DPROC_EVENTS		0x8	/* has events in the window */
+#define FR_DPROC_KTHREAD	0x10
+#define FR_DPROC_EXECED		0x20
+
+struct fr_dump_proc {
+	uint32_t pid;
+	uint32_t ppid;
+	uint64_t start;		/* ns, CLOCK_BOOTTIME */
+	uint64_t exit_ts;	/* ns, 0 while alive */
+	int32_t exit_code;	/* wait status */
+	uint32_t flags;		/* FR_DPROC_* */
+	uint32_t comm;		/* string indexes */
+	uint32_t exe;
+	uint32_t cmdline;	/* arguments joined by spaces */
+	uint32_t state;		/* /proc state letter, 0 if unknown */
+	uint64_t rss;		/* bytes: at the snapshot, or at death */
+	uint64_t stamp;		/* ns: when the /proc fields were read */
+};
+
+struct fr_dump_bin {
+	uint32_t path;		/* string index */
+	uint8_t build_id_len;
+	uint8_t build_id[20];
+};
+
+enum fr_frame_kind {
+	FR_FRAME_KERNEL = 0,
+	FR_FRAME_USER	= 1,
+};
+
+struct fr_dump_frame {
+	uint64_t addr;		/* the sampled instruction address */
+	uint8_t kind;		/* enum fr_frame_kind */
+	uint32_t sym;		/* string index of the symbol, 0: unresolved */
+	uint64_t sym_off;
+	uint32_t bin;		/* binary index + 1, 0: none (kernel: module name in sym) */
+	uint64_t file_off;	/* user: offset in the binary, for offline symbolization */
+};
+
+struct fr_dump_stack {
+	uint32_t kn;		/* kernel frames first, then user frames */
+	uint32_t un;
+	uint32_t *frames;	/* kn + un frame indexes, leaf first in each part */
+};
+
+struct fr_dump_exit {
+	int32_t code;
+	uint64_t rss_anon, rss_file, rss_shmem, rss_peak;
+	uint64_t utime, stime, min_flt, maj_flt;
+};
+
+struct fr_dump_oom {
+	uint64_t total_vm, rss_anon, rss_file, rss_shmem, pgtables;
+	int64_t oom_score_adj;
+	uint64_t uid;
+};
+
+struct fr_dump_event {
+	uint64_t ts;		/* ns, CLOCK_BOOTTIME */
+	uint32_t proc;		/* process index */
+	uint32_t tid;
+	uint32_t comm;		/* string index */
+	uint32_t cpu;
+	uint8_t type;		/* enum fr_event_type (window.h numbering) */
+	uint8_t flags;
+	uint32_t stack;		/* sample: stack index + 1, 0: no stack */
+	uint32_t child;		/* fork: process index of the child */
+	uint32_t filename;	/* exec: string index */
+	union {
+		struct fr_dump_exit exit;
+		struct fr_dump_oom oom;
+	};
+};
+
+struct fr_dump {
+	uint16_t major;
+	uint16_t minor;
+	struct fr_kvlist meta;
+	struct fr_kvlist loss;
+	struct fr_dump_trigger *trig;
+	uint32_t ntrig;
+	struct fr_dump_window win;
+	char **str;		/* [0] is "" */
+	uint32_t *str_len;
+	uint32_t nstr;
+	struct fr_dump_proc *proc;
+	uint32_t nproc;
+	struct fr_dump_bin *bin;
+	uint32_t nbin;
+	struct fr_dump_frame *frame;
+	uint32_t nframe;
+	struct fr_dump_stack *stack;
+	uint32_t nstack;
+	struct fr_dump_event *ev;	/* reader only */
+	uint32_t nev;
+	uint32_t nsections;
+	void *arena;		/* reader: owns the decompressed bytes */
+};
+
+/* Key/value lists (META, LOSS). */
+int kvlist__add_u64(struct fr_kvlist *l, const char *key, uint64_t v);
+int kvlist__add_s64(struct fr_kvlist *l, const char *key, int64_t v);
+int kvlist__add_str(struct fr_kvlist *l, const char *key, const char *s);
+int kvlist__add_array(struct fr_kvlist *l, const char *key, const uint64_t *v, uint32_t n);
+const struct fr_kv *kvlist__find(const struct fr_kvlist *l, const char *key);
+void kvlist__free(struct fr_kvlist *l);
+
+/* Model helpers. */
+void dump__init(struct fr_dump *d);
+void dump__free(struct fr_dump *d);
+const char *dump__str(const struct fr_dump *d, uint32_t idx);
+const char *dump__meta_str(const struct fr_dump *d, const char *key);
+uint64_t dump__meta_u64(const struct fr_dump *d, const char *key);
+const char *dump__event_type_name(unsigned type);
+
+/* Writer. */
+typedef int (*fr_sink_fn)(void *ctx, const void *buf, size_t len);
+/* fr_event_source_fn - the next event to write into *ev; 1: one given, 0: no more, <0: -errno. */
+typedef int (*fr_event_source_fn)(void *ctx, struct fr_dump_event *ev);
+int dump__write(const struct fr_dump *d, fr_event_source_fn next, void *ectx,
+		fr_sink_fn sink, void *sctx, uint64_t *nevents);
+
+/* Reader. */
+int dump__parse(struct fr_dump *d, void *buf, size_t len, char *err, size_t errlen);
+int dump__load(struct fr_dump *d, const char *path, char *err, size_t errlen);
+
+uint32_t fr_crc32c(uint32_t crc, const void *buf, size_t len);
+
+#endif /* FR_FORMAT_H */

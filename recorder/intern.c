@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * intern.c - refcounted intern table over a fixed block pool. See intern.h.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "intern.h"
+#include "util.h"
+
+#define FR_NIL		UINT32_MAX
+#define FR_MAX_ITEMS	(UINT32_MAX - 1)
+
+struct intern_entry {
+	uint64_t hash;
+	uint32_t len;
+	uint32_t tag;
+	uint32_t first;		/* first block, FR_NIL when len == 0 */
+	uint32_t chain;		/* next in bucket; next free when unused */
+	uint32_t refs;
+	uint32_t queued;	/* on the deferred-free list */
+};
+
+struct intern {
+	size_t bsize;
+	size_t nblocks;
+	size_t nentries;
+	uint8_t *blocks;
+	uint32_t *bnext;
+	struct intern_entry *ent;	/* [0] unused: id 0 is "none" */
+	uint32_t *buckets;
+	uint32_t mask;
+	uint32_t free_ent;		/* free lists of recycled items */
+	uint32_t free_blk;
+	uint32_t fresh_ent;		/* items never handed out start here */
+	uint32_t fresh_blk;
+	uint32_t *deferred;
+	size_t ndeferred;
+	int hold;
+	size_t map_len;
+	void *map;
+	struct intern_stats st;
+};
+
+static size_t bucket_count(size_t nentries)
+{
+	size_t n = 16;
+
+	while (n < nentries)
+		n <<= 1;
+	return n;
+}
+
+/* Layout of the single mapping behind a table, in bytes per part. */
+static size_t layout(size_t bsize, size_t nblocks, size_t nentries, size_t part[5])
+{
+	part[0] = FR_ALIGN(nblocks * bsize, 64);
+	part[1] = FR_ALIGN(nblocks * sizeof(uint32_t), 64);
+	part[2] = FR_ALIGN((nentries + 1) * sizeof(struct intern_entry), 64);
+	part[3] = FR_ALIGN(bucket_count(nentries) * sizeof(uint32_t), 64);
+	part[4] = FR_ALIGN((nentries + 1) * sizeof(uint32_t), 64);
+	return part[0] + part[1] + part[2] + part[3] + part[4];
+}
+
+/* intern__budget() - bytes a table of this shape reserves. */
+size_t intern__budget(size_t block_size, size_t nblocks, size_t nentries)
+{
+	size_t part[5];
+
+	return layout(block_size, nblocks, nentries, part) + sizeof(struct intern);
+}
+
+/*
+ * intern__new() - reserve a table of @nblocks blocks of @block_size bytes
+ * and up to @nentries distinct entries, in one mapping made now.
+ * Returns NULL and sets errno (EINVAL for an impossible shape).
+ */
+struct intern *intern__new(size_t block_size, size_t nblocks, size_t nentries)
+{
+	struct intern *t;
+	size_t part[5];
+	uint8_t *p;
+
+	if (!block_size || block_size % 8 || !nblocks || !nentries ||
+	    nblocks > FR_MAX_ITEMS || nentries > FR_MAX_ITEMS / 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->map_len = layout(block_size, nblocks, nentries, part);
+	t->map = mmap(NULL, t->map_len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (t->map == MAP_FAILED) {
+		free(t);
+		return NULL;
+	}
+	p = t->map;
+	t->blocks = p;
+	t->bnext = (uint32_t *)(p += part[0]);
+	t->ent = (struct intern_entry *)(p += part[1]);
+	t->buckets = (uint32_t *)(p += part[2]);
+	t->deferred = (uint32_t *)(p += part[3]);
+	t->bsize = block_size;
+	t->nblocks = nblocks;
+	t->nentries = nentries;
+	t->mask = bucket_count(nentries) - 1;
+	memset(t->buckets, 0xff, (t->mask + 1) * sizeof(uint32_t));
+	t->free_ent = FR_NIL;
+	t->free_blk = FR_NIL;
+	t->fresh_ent = 1;
+	t->fresh_blk = 0;
+	t->st.blocks_total = nblocks;
+	t->st.entries_total = nentries;
+	t->st.bytes_total = t->map_len + sizeof(*t);
+	return t;
+}
+
+void intern__free(struct intern *t)
+{
+	if (!t)
+		return;
+	munmap(t->map, t->map_len);
+	free(t);
+}
+
+static uint32_t alloc_entry(struct intern *t)
+{
+	uint32_t id = t->free_ent;
+
+	if (id != FR_NIL) {
+		t->free_ent = t->ent[id].chain;
+		return id;
+	}
+	if (t->fresh_ent > t->nentries)
+		return FR_NIL;
+	return t->fresh_ent++;
+}
+
+static uint32_t alloc_block(struct intern *t)
+{
+	uint32_t b = t->free_blk;
+
+	if (b != FR_NIL) {
+		t->free_blk = t->bnext[b];
+		return b;
+	}
+	return t->fresh_blk++;
+}
+
+static inline uint8_t *block(const struct intern *t, uint32_t b)
+{
+	return t->blocks + (size_t)b * t->bsize;
+}
+
+static size_t blocks_for(const struct intern *t, size_t len)
+{
+	return (len + t->bsize - 1) / t->bsize;
+}
+
+/* Compare entry @id's bytes with @data (same length already checked). */
+static bool entry_equals(const struct intern *t, uint32_t id, const uint8_t *data)
+{
+	const struct intern_entry *e = &t->ent[id];
+	size_t left = e->len;
+	uint32_t b = e->first;
+
+	while (left) {
+		size_t n = FR_MIN(left, t->bsize);
+
+		if (memcmp(block(t, b), data, n))
+			return false;
+		data += n;
+		left -= n;
+		b = t->bnext[b];
+	}
+	return true;
+}
+
+static uint32_t lookup(const struct intern *t, uint64_t hash, uint32_t tag,
+		       const void *data, size_t len)
+{
+	uint32_t id = t->buckets[hash & t->mask];
+
+	for (; id != FR_NIL; id = t->ent[id].chain) {
+		const struct intern_entry *e = &t->ent[id];
+
+		if (e->hash == hash && e->len == len && e->tag == tag &&
+		    entry_equals(t, id, data))
+			return id;
+	}
+	return FR_NIL;
+}
+
+/* Store a new entry; the caller checked that space exists. */
+static uint32_t insert(struct intern *t, uint64_t hash, uint32_t tag,
+		       const uint8_t *data, size_t len)
+{
+	uint32_t id = alloc_entry(t), prev = FR_NIL;
+	struct intern_entry *e = &t->ent[id];
+	size_t left = len;
+
+	e->hash = hash;
+	e->len = (uint32_t)len;
+	e->tag = tag;
+	e->refs = 1;
+	e->queued = 0;
+	e->first = FR_NIL;
+	while (left) {
+		uint32_t b = alloc_block(t);
+		size_t n = FR_MIN(left, t->bsize);
+
+		memcpy(block(t, b), data, n);
+		t->bnext[b] = FR_NIL;
+		if (prev == FR_NIL)
+			e->first = b;
+		else
+			t->bnext[prev] = b;
+		prev = b;
+		data += n;
+		left -= n;
+	}
+	t->st.blocks_used += blocks_for(t, len);
+	e->chain = t->buckets[hash & t->mask];
+	t->buckets[hash & t->mask] = id;
+	t->st.live++;
+	return id;
+}
+
+static bool has_space(const struct intern *t, size_t len)
+{
+	bool entry = t->free_ent != FR_NIL || t->fresh_ent <= t->nentries;
+
+	return entry && t->st.blocks_used + blocks_for(t, len) <= t->nblocks;
+}
+
+/*
+ * intern__get() - find or store (@tag, @data, @len) and take a reference.
+ * Stores the id in *@id. Returns 0, -ENOSPC when the table is full (evict
+ * and retry), or -E2BIG when @len can never fit.
+ */
+int intern__get(struct intern *t, uint32_t tag, const void *data, size_t len,
+		uint32_t *id)
+{
+	uint64_t hash = fr_hash64(data, len, tag);
+	uint32_t found;
+
+	if (blocks_for(t, len) > t->nblocks || len > UINT32_MAX)
+		return -E2BIG;
+	found = lookup(t, hash, tag, data, len);
+	if (found != FR_NIL) {
+		if (!t->ent[found].refs++)
+			t->st.live++;
+		t->st.hits++;
+		*id = found;
+		return 0;
+	}
+	if (!has_space(t, len)) {
+		t->st.full++;
+		return -ENOSPC;
+	}
+	*id = insert(t, hash, tag, data, len);
+	t->st.inserts++;
+	return 0;
+}
+
+void intern__ref(struct intern *t, uint32_t id)
+{
+	if (id && id <= t->nentries && !t->ent[id].refs++)
+		t->st.live++;
+}
+
+/* Unlink @id from its bucket and return its entry and blocks. */
+static void release_entry(struct intern *t, uint32_t id)
+{
+	struct intern_entry *e = &t->ent[id];
+	uint32_t *pp = &t->buckets[e->hash & t->mask];
+	uint32_t b = e->first;
+
+	while (*pp != id)
+		pp = &t->ent[*pp].chain;
+	*pp = e->chain;
+	while (b != FR_NIL) {
+		uint32_t next = t->bnext[b];
+
+		t->bnext[b] = t->free_blk;
+		t->free_blk = b;
+		b = next;
+	}
+	t->st.blocks_used -= blocks_for(t, e->len);
+	e->chain = t->free_ent;
+	t->free_ent = id;
+}
+
+/*
+ * intern__unref() - drop a reference. The last one frees the entry, or
+ * queues it while the table is held by a reader.
+ */
+void intern__unref(struct intern *t, uint32_t id)
+{
+	struct intern_entry *e;
+
+	if (!id || id > t->nentries)
+		return;
+	e = &t->ent[id];
+	if (!e->refs || --e->refs)
+		return;
+	t->st.live--;
+	if (!t->hold) {
+		release_entry(t, id);
+	} else if (!e->queued) {
+		e->queued = 1;
+		t->deferred[t->ndeferred++] = id;
+	}
+}
+
+/* intern__hold() - a reader starts: defer frees. Nests. */
+void intern__hold(struct intern *t)
+{
+	t->hold++;
+}
+
+/* intern__release() - a reader is done; free what was deferred. */
+void intern__release(struct intern *t)
+{
+	if (!t->hold || --t->hold)
+		return;
+	for (size_t i = 0; i < t->ndeferred; i++) {
+		uint32_t id = t->deferred[i];
+
+		t->ent[id].queued = 0;
+		if (!t->ent[id].refs)
+			release_entry(t, id);
+	}
+	t->ndeferred = 0;
+}
+
+void intern__stats(const struct intern *t, struct intern_stats *st)
+{
+	*st = t->st;
+}
+
+size_t intern__len(const struct intern *t, uint32_t id)
+{
+	return id && id <= t->nentries ? t->ent[id].len : 0;
+}
+
+uint32_t intern__tag(const struct intern *t, uint32_t id)
+{
+	return id && id <= t->nentries ? t->ent[id].tag : 0;
+}
+
+/*
+ * intern__copy() - copy up to @cap bytes of entry @id into @buf.
+ * Returns the entry's full length (0 for id 0).
+ */
+size_t intern__copy(const struct intern *t, uint32_t id, void *buf, size_t cap)
+{
+	const struct intern_entry *e;
+	uint8_t *out = buf;
+	size_t left;
+	uint32_t b;
+
+	if (!id || id > t->nentries)
+		return 0;
+	e = &t->ent[id];
+	left = FR_MIN((size_t)e->len, cap);
+	for (b = e->first; left; b = t->bnext[b]) {
+		size_t n = FR_MIN(left, t->bsize);
+
+		memcpy(out, block(t, b), n);
+		out += n;
+		left -= n;
+	}
+	return e->len;
+}

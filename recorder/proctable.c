@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * proctable.c - incarnation-keyed process table. See proctable.h.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "proctable.h"
+#include "util.h"
+
+#define FR_NIL	UINT32_MAX
+
+struct proc_slot {
+	struct fr_proc p;
+	uint32_t refs;
+	uint32_t chain;		/* bucket chain; free list when unused */
+	uint8_t used;
+	uint8_t queued;		/* on the deferred-free list */
+};
+
+struct proctable {
+	pthread_mutex_t lock;
+	struct proc_slot *slots;	/* [0] unused: slot 0 is "none" */
+	uint32_t *buckets;
+	uint32_t *deferred;
+	size_t ndeferred;
+	uint32_t mask;
+	uint32_t max;
+	uint32_t free_slot;
+	uint32_t fresh;
+	int hold;
+	size_t map_len;
+	void *map;
+	struct proctable_stats st;
+};
+
+static size_t nbuckets(size_t n)
+{
+	size_t b = 16;
+
+	while (b < n)
+		b <<= 1;
+	return b;
+}
+
+static size_t layout(size_t n, size_t part[3])
+{
+	part[0] = FR_ALIGN((n + 1) * sizeof(struct proc_slot), 64);
+	part[1] = FR_ALIGN(nbuckets(n) * sizeof(uint32_t), 64);
+	part[2] = FR_ALIGN((n + 1) * sizeof(uint32_t), 64);
+	return part[0] + part[1] + part[2];
+}
+
+size_t proctable__budget(size_t max_entries)
+{
+	size_t part[3];
+
+	return layout(max_entries, part) + sizeof(struct proctable);
+}
+
+/*
+ * proctable__new() - reserve a table for @max_entries incarnations.
+ * Returns NULL and sets errno.
+ */
+struct proctable *proctable__new(size_t max_entries)
+{
+	struct proctable *pt;
+	size_t part[3];
+	uint8_t *p;
+
+	if (!max_entries || max_entries > (1u << 30)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pt = calloc(1, sizeof(*pt));
+	if (!pt)
+		return NULL;
+	pt->map_len = layout(max_entries, part);
+	pt->map = mmap(NULL, pt->map_len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (pt->map == MAP_FAILED) {
+		free(pt);
+		return NULL;
+	}
+	p = pt->map;
+	pt->slots = (struct proc_slot *)p;
+	pt->buckets = (uint32_t *)(p + part[0]);
+	pt->deferred = (uint32_t *)(p + part[0] + part[1]);
+	pt->mask = nbuckets(max_entries) - 1;
+	memset(pt->buckets, 0xff, (pt->mask + 1) * sizeof(uint32_t));
+	pt->max = max_entries;
+	pt->free_slot = FR_NIL;
+	pt->fresh = 1;
+	pt->st.capacity = max_entries;
+	pthread_mutex_init(&pt->lock, NULL);
+	return pt;
+}
+
+void proctable__free(struct proctable *pt)
+{
+	if (!pt)
+		return;
+	pthread_mutex_destroy(&pt->lock);
+	munmap(pt->map, pt->map_len);
+	free(pt);
+}
+
+static inline uint32_t bucket_of(const struct proctable *pt, uint32_t pid,
+				 uint64_t start)
+{
+	uint64_t key[2] = { pid, start };
+
+	return fr_hash64(key, sizeof(key), 0x70726f63) & pt->mask;
+}
+
+/*
+ * proctable__find() - the slot of incarnation (@pid, @start).
+ * Returns 0 or -ENOENT.
+ */
+int proctable__find(const struct proctable *pt, uint32_t pid, uint64_t start,
+		    uint32_t *slot)
+{
+	uint32_t s = pt->buckets[bucket_of(pt, pid, start)];
+
+	for (; s != FR_NIL; s = pt->slots[s].chain) {
+		if (pt->slots[s].p.pid == pid && pt->slots[s].p.start == start) {
+			*slot = s;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static uint32_t alloc_slot(struct proctable *pt)
+{
+	uint32_t s = pt->free_slot;
+
+	if (s != FR_NIL) {
+		pt->free_slot = pt->slots[s].chain;
+		return s;
+	}
+	if (pt->fresh > pt->max)
+		return FR_NIL;
+	return pt->fresh++;
+}
+
+/*
+ * proctable__get() - find or create the entry of (@pid, @start) and take a
+ * reference. @comm (may be NULL) names a new entry. Returns 0, or -ENOSPC
+ * when the table is full (evict events and retry).
+ */
+int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
+		   const char *comm, uint32_t *slot)
+{
+	struct proc_slot *ps;
+	uint32_t s, b;
+
+	if (!proctable__find(pt, pid, start, slot)) {
+		proctable__ref(pt, *slot);
+		return 0;
+	}
+	s = alloc_slot(pt);
+	if (s == FR_NIL) {
+		pt->st.full++;
+		return -ENOSPC;
+	}
+	ps = &pt->slots[s];
+	b = bucket_of(pt, pid, start);
+	pthread_mutex_lock(&pt->lock);
+	memset(&ps->p, 0, sizeof(ps->p));
+	ps->p.pid = pid;
+	ps->p.start = start;
+	if (comm)
+		fr_strlcpy(ps->p.comm, comm, sizeof(ps->p.comm));
+	ps->refs = 1;
+	ps->used = 1;
+	ps->queued = 0;
+	ps->chain = pt->buckets[b];
+	pt->buckets[b] = s;
+	pthread_mutex_unlock(&pt->lock);
+	pt->st.live++;
+	pt->st.created++;
+	*slot = s;
+	return 0;
+}
+
+void proctable__ref(struct proctable *pt, uint32_t slot)
+{
+	if (slot && slot <= pt->max)
+		pt->slots[slot].refs++;
+}
+
+static void release_slot(struct proctable *pt, uint32_t s)
+{
+	struct proc_slot *ps = &pt->slots[s];
+	uint32_t *pp = &pt->buckets[bucket_of(pt, ps->p.pid, ps->p.start)];
+
+	while (*pp != s)
+		pp = &pt->slots[*pp].chain;
+	pthread_mutex_lock(&pt->lock);
+	*pp = ps->chain;
+	ps->used = 0;
+	ps->chain = pt->free_slot;
+	pt->free_slot = s;
+	pthread_mutex_unlock(&pt->lock);
+	pt->st.live--;
+	pt->st.freed++;
+}
+
+static void maybe_release(struct proctable *pt, uint32_t s)
+{
+	struct proc_slot *ps = &pt->slots[s];
+
+	if (ps->refs || !(ps->p.flags & FR_PROC_EXITED))
+		return;
+	if (!pt->hold) {
+		release_slot(pt, s);
+	} else if (!ps->queued) {
+		ps->queued = 1;
+		pt->deferred[pt->ndeferred++] = s;
+	}
+}
+
+/*
+ * proctable__unref() - an event referencing @slot left the window. An
+ * exited incarnation with no events left is freed (or queued while held).
+ */
+void proctable__unref(struct proctable *pt, uint32_t slot)
+{
+	if (!slot || slot > pt->max || !pt->slots[slot].refs)
+		return;
+	if (!--pt->slots[slot].refs)
+		maybe_release(pt, slot);
+}
+
+void proctable__set_comm(struct proctable *pt, uint32_t slot, const char *comm)
+{
+	pthread_mutex_lock(&pt->lock);
+	fr_strlcpy(pt->slots[slot].p.comm, comm, sizeof(pt->slots[slot].p.comm));
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proctable__set_parent(struct proctable *pt, uint32_t slot, uint32_t ppid)
+{
+	pthread_mutex_lock(&pt->lock);
+	pt->slots[slot].p.ppid = ppid;
+	pt->slots[slot].p.flags |= FR_PROC_FORKED;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+void proctable__mark_exec(struct proctable *pt, uint32_t slot, const char *comm)
+{
+	pthread_mutex_lock(&pt->lock);
+	fr_strlcpy(pt->slots[slot].p.comm, comm, sizeof(pt->slots[slot].p.comm));
+	pt->slots[slot].p.flags |= FR_PROC_EXECED;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/*
+ * proctable__mark_exit() - the incarnation's exit was released to the
+ * window at @ts. The entry now lives until its last event is evicted.
+ */
+void proctable__mark_exit(struct proctable *pt, uint32_t slot, uint64_t ts,
+			  int32_t code)
+{
+	struct proc_slot *ps = &pt->slots[slot];
+
+	pthread_mutex_lock(&pt->lock);
+	ps->p.exit_ts = ts;
+	ps->p.exit_code = code;
+	ps->p.flags |= FR_PROC_EXITED;
+	pthread_mutex_unlock(&pt->lock);
+	maybe_release(pt, slot);
+}
+
+void proctable__hold(struct proctable *pt)
+{
+	pt->hold++;
+}
+
+/* proctable__release() - a reader is done; free what was deferred. */
+void proctable__release(struct proctable *pt)
+{
+	if (!pt->hold || --pt->hold)
+		return;
+	for (size_t i = 0; i < pt->ndeferred; i++) {
+		uint32_t s = pt->deferred[i];
+
+		pt->slots[s].queued = 0;
+		maybe_release(pt, s);
+	}
+	pt->ndeferred = 0;
+}
+
+void proctable__stats(const struct proctable *pt, struct proctable_stats *st)
+{
+	*st = pt->st;
+}
+
+/*
+ * proctable__read() - copy entry @slot. Any thread. Returns 0, or -ENOENT
+ * for a free slot.
+ */
+int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out)
+{
+	int err = 0;
+
+	if (!slot || slot > pt->max)
+		return -ENOENT;
+	pthread_mutex_lock(&pt->lock);
+	if (pt->slots[slot].used)
+		*out = pt->slots[slot].p;
+	else
+		err = -ENOENT;
+	pthread_mutex_unlock(&pt->lock);
+	return err;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * proctable.h - the process table: one entry per incarnation (pid, start),
+ * never per PID.
+ *
+ * Entries are referenced by the window's events. An entry whose process
+ * exited is freed when its last event leaves the window; since an exit is
+ * marked only when the drain releases the exit event (in watermark order),
+ * that is exactly "the watermark passed its exit and none of its events
+ * remain". One writer thread (the drain). Readers copy entries under the
+ * table's lock and hold the table while they keep slot numbers, which
+ * defers frees.
+ */
+#ifndef FR_PROCTABLE_H
+#define FR_PROCTABLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FR_PROC_EXITED		0x1	/* exit event released to the window */
+#define FR_PROC_FORKED		0x2	/* fork seen */
+#define FR_PROC_EXECED		0x4	/* exec seen */
+
+struct fr_proc {
+	uint64_t start;		/* group leader start_boottime, ns */
+	uint64_t exit_ts;	/* CLOCK_BOOTTIME ns, 0 while alive */
+	uint32_t pid;
+	uint32_t ppid;		/* 0 when unknown */
+	int32_t exit_code;
+	uint32_t flags;		/* FR_PROC_* */
+	char comm[16];
+};
+
+struct proctable_stats {
+	uint64_t live;		/* entries in use */
+	uint64_t capacity;
+	uint64_t created;
+	uint64_t freed;
+	uint64_t full;		/* creations refused: table full */
+};
+
+struct proctable;
+
+struct proctable *proctable__new(size_t max_entries);
+void proctable__free(struct proctable *pt);
+size_t proctable__budget(size_t max_entries);
+
+/* Writer side. */
+int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
+		   const char *comm, uint32_t *slot);
+int proctable__find(const struct proctable *pt, uint32_t pid, uint64_t start,
+		    uint32_t *slot);
+void proctable__ref(struct proctable *pt, uint32_t slot);
+void proctable__unref(struct proctable *pt, uint32_t slot);
+void proctable__set_comm(struct proctable *pt, uint32_t slot, const char *comm);
+void proctable__set_parent(struct proctable *pt, uint32_t slot, uint32_t ppid);
+void proctable__mark_exec(struct proctable *pt, uint32_t slot, const char *comm);
+void proctable__mark_exit(struct proctable *pt, uint32_t slot, uint64_t ts,
+			  int32_t code);
+void proctable__hold(struct proctable *pt);
+void proctable__release(struct proctable *pt);
+void proctable__stats(const struct proctable *pt, struct proctable_stats *st);
+
+/* Reader side: copy an entry under the table lock. */
+int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out);
+
+#endif /* FR_PROCTABLE_H */

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * sampler.c - load, configure and attach the BPF programs. See sampler.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "flightrec.skel.h"
+#include "sampler.h"
+#include "util.h"
+
+#define FR_MAX_CPUS		4096
+#define FR_RING_MAX_BYTES	(256u << 20)
+#define FR_RING_DEF_BYTES	(4u << 20)
+
+struct sampler {
+	struct flightrec_bpf *skel;
+	struct bpf_link **links;	/* one per online CPU */
+	int *pfds;
+	int ncpus;
+	int nposs;
+	bool hw;
+	size_t ring_bytes;
+	struct bpf_link *iter;
+};
+
+/*
+ * fr_online_cpus() - parse /sys/devices/system/cpu/online ("0-3,6") into
+ * @cpus. Returns the count, or -errno.
+ */
+int fr_online_cpus(int *cpus, int max)
+{
+	char buf[4096], *p, *tok, *save = NULL;
+	int n = 0, fd;
+	ssize_t len;
+
+	fd = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return len < 0 ? -errno : -EINVAL;
+	buf[len] = 0;
+	for (p = buf; (tok = strtok_r(p, ",\n", &save)); p = NULL) {
+		unsigned a, b;
+
+		if (sscanf(tok, "%u-%u", &a, &b) != 2) {
+			if (sscanf(tok, "%u", &a) != 1)
+				return -EINVAL;
+			b = a;
+		}
+		for (; a <= b; a++) {
+			if (n == max)
+				return -E2BIG;
+			cpus[n++] = a;
+		}
+	}
+	return n;
+}
+
+static size_t ring_size(uint32_t hz, int ncpus)
+{
+	/* Half a second of samples of ~512 bytes each, at least 4 MiB. */
+	uint64_t want = (uint64_t)hz * ncpus * 512 / 2;
+	size_t sz = FR_RING_DEF_BYTES;
+
+	while (sz < want && sz < FR_RING_MAX_BYTES)
+		sz <<= 1;
+	return sz;
+}
+
+static int perf_open(bool hw, uint32_t hz, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = hw ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+		.config = hw ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int fd;
+
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * Open a sampling event on every online CPU: hardware cycles when the CPU
+ * has a PMU, software cpu-clock otherwise (VMs without PMU pass-through).
+ */
+static int attach_perf(struct sampler *s, uint32_t hz, char *err, size_t errlen)
+{
+	int cpus[FR_MAX_CPUS];
+	int n = fr_online_cpus(cpus, FR_MAX_CPUS);
+
+	if (n < 0) {
+		snprintf(err, errlen, "failed to read '/sys/devices/system/cpu/online': %s",
+			 strerror(-n));
+		return n;
+	}
+	s->links = calloc(n, sizeof(*s->links));
+	s->pfds = malloc(n * sizeof(*s->pfds));
+	if (!s->links || !s->pfds)
+		return -ENOMEM;
+	for (int i = 0; i < n; i++)
+		s->pfds[i] = -1;
+	s->ncpus = n;
+	s->hw = true;
+	for (int i = 0; i < n; i++) {
+		int fd = perf_open(s->hw, hz, cpus[i]);
+
+		if (fd < 0 && s->hw && i == 0 &&
+		    (fd == -ENOENT || fd == -EOPNOTSUPP || fd == -ENODEV || fd == -EINVAL)) {
+			s->hw = false;
+			fd = perf_open(false, hz, cpus[i]);
+		}
+		if (fd < 0) {
+			snprintf(err, errlen, "failed to open perf event '%s' at %u Hz on CPU %d: %s%s",
+				 s->hw ? "cycles" : "cpu-clock", hz, cpus[i], strerror(-fd),
+				 fd == -EINVAL ? " (above kernel.perf_event_max_sample_rate?)" : "");
+			return fd;
+		}
+		s->pfds[i] = fd;
+		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		if (!s->links[i]) {
+			int e = -errno;
+
+			snprintf(err, errlen, "failed to attach BPF program to CPU %d: %s",
+				 cpus[i], strerror(-e));
+			s->links[i] = NULL;
+			return e;
+		}
+	}
+	return 0;
+}
+
+/*
+ * sampler__open() - load the BPF object with our settings, attach the
+ * lifecycle tracepoints and sample every online CPU at o->frequency Hz.
+ * On failure returns NULL, sets errno and describes the step in @err.
+ */
+struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int e, cpus[FR_MAX_CPUS];
+
+	if (!s)
+		return NULL;
+	e = fr_online_cpus(cpus, FR_MAX_CPUS);
+	if (e < 0) {
+		snprintf(err, errlen, "failed to read '/sys/devices/system/cpu/online': %s",
+			 strerror(-e));
+		goto fail;
+	}
+	s->nposs = libbpf_num_possible_cpus();
+	s->skel = flightrec_bpf__open();
+	if (!s->skel) {
+		e = -errno;
+		snprintf(err, errlen, "failed to open BPF object: %s", strerror(-e));
+		goto fail;
+	}
+	s->ring_bytes = o->ring_bytes ? o->ring_bytes : ring_size(o->frequency, e);
+	s->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
+	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
+	e = bpf_map__set_max_entries(s->skel->maps.events, s->ring_bytes);
+	if (e) {
+		snprintf(err, errlen, "failed to size ring buffer to %zu bytes: %s",
+			 s->ring_bytes, strerror(-e));
+		goto fail;
+	}
+	if (s->skel->rodata->contract_version != FR_CONTRACT_VERSION) {
+		e = -EPROTO;
+		snprintf(err, errlen, "BPF contract version %u, daemon expects %u",
+			 s->skel->rodata->contract_version, FR_CONTRACT_VERSION);
+		goto fail;
+	}
+	e = flightrec_bpf__load(s->skel);
+	if (e) {
+		snprintf(err, errlen, "failed to load BPF programs: %s (root and a kernel with BTF are needed)",
+			 strerror(-e));
+		goto fail;
+	}
+	e = flightrec_bpf__attach(s->skel);
+	if (e) {
+		snprintf(err, errlen, "failed to attach tracepoints: %s", strerror(-e));
+		goto fail;
+	}
+	s->iter = bpf_program__attach_iter(s->skel->progs.list_tasks, NULL);
+	if (!s->iter) {
+		e = -errno;
+		snprintf(err, errlen, "failed to attach task iterator: %s", strerror(-e));
+		goto fail;
+	}
+	e = attach_perf(s, o->frequency, err, errlen);
+	if (e)
+		goto fail;
+	return s;
+
+fail:
+	sampler__close(s);
+	errno = e < 0 ? -e : EINVAL;
+	return NULL;
+}
+
+void sampler__close(struct sampler *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; s->links && i < s->ncpus; i++)
+		bpf_link__destroy(s->links[i]);
+	for (int i = 0; s->pfds && i < s->ncpus; i++)
+		if (s->pfds[i] >= 0)
+			close(s->pfds[i]);
+	bpf_link__destroy(s->iter);
+	flightrec_bpf__destroy(s->skel);
+	free(s->pfds);
+	free(s->links);
+	free(s);
+}
+
+int sampler__ring_fd(const struct sampler *s)
+{
+	return bpf_map__fd(s->skel->maps.events);
+}
+
+size_t sampler__ring_bytes(const struct sampler *s)
+{
+	return s->ring_bytes;
+}
+
+/* sampler__source() - the perf event behind the samples. */
+const char *sampler__source(const struct sampler *s)
+{
+	return s->hw ? "cycles" : "cpu-clock";
+}
+
+int sampler__ncpus(const struct sampler *s)
+{
+	return s->ncpus;
+}
+
+/*
+ * sampler__set_frequency() - change the sampling rate of every CPU's event
+ * in place (frequency-mode events take the new rate as their period).
+ * Returns 0 or -errno.
+ */
+int sampler__set_frequency(struct sampler *s, uint32_t hz)
+{
+	uint64_t v = hz;
+
+	for (int i = 0; i < s->ncpus; i++)
+		if (ioctl(s->pfds[i], PERF_EVENT_IOC_PERIOD, &v))
+			return -errno;
+	return 0;
+}
+
+/*
+ * sampler__counters() - per-CPU values of one BPF counter, for up to
+ * @ncpus possible CPUs. Returns the number of CPUs filled, or -errno.
+ */
+int sampler__counters(const struct sampler *s, enum fr_counter which,
+		      uint64_t *per_cpu, int ncpus)
+{
+	uint32_t key = which;
+	uint64_t *vals;
+	int n, e;
+
+	if (s->nposs <= 0)
+		return -EINVAL;
+	vals = calloc(s->nposs, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	e = bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &key, vals);
+	if (e) {
+		e = -errno;
+		free(vals);
+		return e;
+	}
+	n = FR_MIN(ncpus, s->nposs);
+	memcpy(per_cpu, vals, n * sizeof(*vals));
+	free(vals);
+	return n;
+}
+
+/*
+ * sampler__list_tasks() - run the task iterator: @fn sees every live task
+ * of the system, stamped with the trace clock. Returns 0 or -errno.
+ */
+int sampler__list_tasks(struct sampler *s, fr_task_fn fn, void *ctx)
+{
+	struct fr_rec_task buf[64];
+	size_t have = 0;
+	int fd, err = 0;
+
+	fd = bpf_iter_create(bpf_link__fd(s->iter));
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		ssize_t n = read(fd, (char *)buf + have, sizeof(buf) - have);
+
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			err = -errno;
+			break;
+		}
+		if (n == 0)
+			break;
+		have += n;
+		for (size_t i = 0; i < have / sizeof(buf[0]) && !err; i++)
+			err = fn(ctx, &buf[i]);
+		if (err)
+			break;
+		memmove(buf, (char *)buf + have / sizeof(buf[0]) * sizeof(buf[0]),
+			have % sizeof(buf[0]));
+		have %= sizeof(buf[0]);
+	}
+	close(fd);
+	return err;
+}

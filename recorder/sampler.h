@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * sampler.h - the BPF side, loaded and attached: perf_event sampling on
+ * every online CPU, lifecycle tracepoints, the ring buffer, per-CPU loss
+ * counters and the task iterator.
+ */
+#ifndef FR_SAMPLER_H
+#define FR_SAMPLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../bpf/contract.h"
+
+struct sampler_opts {
+	uint32_t frequency;	/* Hz per CPU */
+	size_t ring_bytes;	/* 0: sized from frequency and CPUs */
+};
+
+struct sampler;
+
+struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen);
+void sampler__close(struct sampler *s);
+int sampler__ring_fd(const struct sampler *s);
+size_t sampler__ring_bytes(const struct sampler *s);
+const char *sampler__source(const struct sampler *s);
+int sampler__ncpus(const struct sampler *s);
+int sampler__set_frequency(struct sampler *s, uint32_t hz);
+int sampler__counters(const struct sampler *s, enum fr_counter which,
+		      uint64_t *per_cpu, int ncpus);
+/* fr_task_fn - one live task from the iterator; return 0 or -errno to stop. */
+typedef int (*fr_task_fn)(void *ctx, const struct fr_rec_task *t);
+int sampler__list_tasks(struct sampler *s, fr_task_fn fn, void *ctx);
+int fr_online_cpus(int *cpus, int max);
+
+#endif /* FR_SAMPLER_H */

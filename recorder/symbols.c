@@ -1,0 +1,1377 @@
+// SPDX-License-Identifier: MIT
+/*
+ * symbols.c - turn sampled instruction addresses into function names.
+ *
+ * Every table is built once, sorted, and then only read: lookups are binary
+ * searches. Names live in one string pool per table and are referenced by
+ * 32-bit offsets, so the pool can grow while loading.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "symbols.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+/* Bounds that keep malformed input from driving allocations. */
+#define FR_ELF_MAX_PHDRS	4096
+#define FR_SYM_NAME_MAX		4096
+#define FR_NO_MODULE		UINT32_MAX
+
+/* ---------------------------------------------------------------- helpers */
+
+/*
+ * fr_grow() - make room for @need elements of @size bytes in *@p, which
+ * holds *@cap. Returns 0 or -ENOMEM (also on size overflow).
+ */
+static int fr_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return -ENOMEM;
+	np = realloc(*p, ncap * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* A growable pool of NUL-terminated names referenced by offset. */
+struct fr_strpool {
+	char *buf;
+	size_t len, cap;
+};
+
+/*
+ * strpool__add() - copy the first @len bytes of @s (cut at FR_SYM_NAME_MAX)
+ * into @p and store its offset in *@off. Returns 0, -ENOMEM or -E2BIG when
+ * the pool would outgrow 32-bit offsets.
+ */
+static int strpool__add(struct fr_strpool *p, const char *s, size_t len,
+			uint32_t *off)
+{
+	int r;
+
+	if (len > FR_SYM_NAME_MAX)
+		len = FR_SYM_NAME_MAX;
+	if (p->len + len + 1 > UINT32_MAX)
+		return -E2BIG;
+	r = fr_grow((void **)&p->buf, &p->cap, p->len + len + 1, 1);
+	if (r)
+		return r;
+	memcpy(p->buf + p->len, s, len);
+	p->buf[p->len + len] = '\0';
+	*off = (uint32_t)p->len;
+	p->len += len + 1;
+	return 0;
+}
+
+/* fr_underscores() - the number of leading underscores of @s, at most 15. */
+static unsigned int fr_underscores(const char *s)
+{
+	unsigned int n = 0;
+
+	while (s[n] == '_' && n < 15)
+		n++;
+	return n;
+}
+
+/*
+ * fr_parse_hex() - parse an unsigned hex number, with or without "0x", at
+ * *@p; on success advance *@p past it. Returns true if digits were read.
+ */
+static bool fr_parse_hex(const char **p, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!isxdigit((unsigned char)**p))
+		return false;
+	errno = 0;
+	v = strtoull(*p, &end, 16);
+	if (errno || end == *p)
+		return false;
+	*out = v;
+	*p = end;
+	return true;
+}
+
+/* fr_chomp() - strip trailing newline characters from @s of length @len. */
+static size_t fr_chomp(char *s, size_t len)
+{
+	while (len && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+		s[--len] = '\0';
+	return len;
+}
+
+/* --------------------------------------------------------------- procmaps */
+
+/*
+ * mapping__parse() - fill @m from one maps line; @line is modified.
+ * Returns 0, -EINVAL if the line does not parse, or -ENOMEM.
+ */
+static int mapping__parse(char *line, struct fr_mapping *m)
+{
+	static const char deleted[] = " (deleted)";
+	const size_t dlen = sizeof(deleted) - 1;
+	unsigned long long start, end, pgoff, ino;
+	unsigned int maj, min;
+	char perms[8];
+	size_t len;
+	int n = -1;
+	char *path;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %x:%x %llu%n", &start, &end,
+		   perms, &pgoff, &maj, &min, &ino, &n) != 7 || n < 0)
+		return -EINVAL;
+	if (start >= end || strlen(perms) != 4)
+		return -EINVAL;
+
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->dev = makedev(maj, min);
+	m->inode = ino;
+	if (perms[0] == 'r')
+		m->prot |= PROT_READ;
+	if (perms[1] == 'w')
+		m->prot |= PROT_WRITE;
+	if (perms[2] == 'x')
+		m->prot |= PROT_EXEC;
+
+	path = line + n;
+	while (*path == ' ' || *path == '\t')
+		path++;
+	len = fr_chomp(path, strlen(path));
+	if (!len)
+		return 0;
+	if (len > dlen && !strcmp(path + len - dlen, deleted)) {
+		path[len - dlen] = '\0';
+		m->deleted = true;
+	}
+	m->path = strdup(path);
+	return m->path ? 0 : -ENOMEM;
+}
+
+static int mapping__cmp(const void *a, const void *b)
+{
+	const struct fr_mapping *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+void procmaps__free(struct procmaps *pm)
+{
+	if (!pm)
+		return;
+	for (size_t i = 0; i < pm->n; i++)
+		free(pm->m[i].path);
+	free(pm->m);
+	free(pm);
+}
+
+struct procmaps *procmaps__parse(FILE *f)
+{
+	struct procmaps *pm;
+	char *line = NULL;
+	size_t lcap = 0, cap = 0;
+	int r = 0;
+
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		return NULL;
+	errno = 0;
+	while (getline(&line, &lcap, f) >= 0) {
+		r = fr_grow((void **)&pm->m, &cap, pm->n + 1, sizeof(*pm->m));
+		if (r)
+			goto out;
+		r = mapping__parse(line, &pm->m[pm->n]);
+		if (r == -EINVAL) {
+			r = 0;
+			continue;
+		}
+		if (r)
+			goto out;
+		pm->n++;
+	}
+	if (ferror(f))
+		r = errno ? -errno : -EIO;
+	else if (pm->n)
+		qsort(pm->m, pm->n, sizeof(*pm->m), mapping__cmp);
+out:
+	free(line);
+	if (r) {
+		procmaps__free(pm);
+		errno = -r;
+		return NULL;
+	}
+	return pm;
+}
+
+struct procmaps *procmaps__read(int pid)
+{
+	struct procmaps *pm;
+	char path[64];
+	FILE *f;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	pm = procmaps__parse(f);
+	err = errno;
+	fclose(f);
+	errno = err;
+	return pm;
+}
+
+const struct fr_mapping *procmaps__find(const struct procmaps *pm,
+					uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!pm)
+		return NULL;
+	hi = pm->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pm->m[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= pm->m[lo - 1].end)
+		return NULL;
+	return &pm->m[lo - 1];
+}
+
+/* ---------------------------------------------------------------- elfsyms */
+
+struct fr_sym {
+	uint64_t start, end;	/* [start, end) in virtual addresses */
+	uint32_t name;		/* offset into the pool */
+};
+
+struct fr_load {
+	uint64_t offset, vaddr, filesz;
+};
+
+struct elfsyms {
+	struct fr_buildid buildid;
+	size_t nsyms, nloads;
+	struct fr_sym *syms;
+	struct fr_load *loads;
+	struct fr_strpool names;
+};
+
+/* A symbol candidate while loading; @name points into libelf's data. */
+struct fr_elfcand {
+	uint64_t start, size, limit;
+	const char *name;
+	unsigned int rank;	/* lower wins among aliases */
+};
+
+static pthread_once_t fr_elf_once = PTHREAD_ONCE_INIT;
+static bool fr_elf_ready;
+
+static void fr_elf_init_once(void)
+{
+	fr_elf_ready = elf_version(EV_CURRENT) != EV_NONE;
+}
+
+/*
+ * fr_elf_begin() - open @fd read-only with libelf. Returns 0 and the handle
+ * in *@out, -ENOEXEC if the file is not a readable ELF object, -ENOSYS if
+ * libelf cannot be initialized.
+ */
+static int fr_elf_begin(int fd, Elf **out)
+{
+	GElf_Ehdr eh;
+	Elf *e;
+
+	pthread_once(&fr_elf_once, fr_elf_init_once);
+	if (!fr_elf_ready)
+		return -ENOSYS;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e)
+		return -ENOEXEC;
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
+		elf_end(e);
+		return -ENOEXEC;
+	}
+	*out = e;
+	return 0;
+}
+
+/*
+ * fr_note_buildid() - scan the notes in @d for NT_GNU_BUILD_ID. Returns 0
+ * with *@out filled, or -ENOENT.
+ */
+static int fr_note_buildid(Elf_Data *d, struct fr_buildid *out)
+{
+	size_t off = 0, next, name_off, desc_off;
+	GElf_Nhdr nh;
+
+	while (off < d->d_size &&
+	       (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+		const char *base = d->d_buf;
+
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    !memcmp(base + name_off, "GNU", 4) && nh.n_descsz) {
+			out->len = nh.n_descsz < FR_BUILDID_MAX ?
+				   nh.n_descsz : FR_BUILDID_MAX;
+			memcpy(out->id, base + desc_off, out->len);
+			return 0;
+		}
+		off = next;
+	}
+	return -ENOENT;
+}
+
+/*
+ * fr_elf_buildid() - find the build-id of @e in its PT_NOTE segments, then
+ * in its SHT_NOTE sections. Returns 0 or -ENOENT; unreadable notes count as
+ * absent.
+ */
+static int fr_elf_buildid(Elf *e, struct fr_buildid *out)
+{
+	Elf_Scn *scn = NULL;
+	size_t phnum;
+
+	memset(out, 0, sizeof(*out));
+	if (!elf_getphdrnum(e, &phnum) && phnum <= FR_ELF_MAX_PHDRS) {
+		for (size_t i = 0; i < phnum; i++) {
+			Elf_Type t;
+			Elf_Data *d;
+			GElf_Phdr ph;
+
+			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			t = ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
+			d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, t);
+			if (d && !fr_note_buildid(d, out))
+				return 0;
+		}
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && !fr_note_buildid(d, out))
+			return 0;
+	}
+	return -ENOENT;
+}
+
+int elf_read_buildid(int fd, struct fr_buildid *out)
+{
+	Elf *e;
+	int r;
+
+	r = fr_elf_begin(fd, &e);
+	if (r)
+		return r;
+	r = fr_elf_buildid(e, out);
+	elf_end(e);
+	return r;
+}
+
+/*
+ * elfsyms__load_segments() - record the PT_LOAD segments of @e.
+ * Returns 0, -ENOEXEC for unreadable program headers, or -ENOMEM.
+ */
+static int elfsyms__load_segments(struct elfsyms *s, Elf *e)
+{
+	size_t phnum, cap = 0;
+	int r;
+
+	if (elf_getphdrnum(e, &phnum) || phnum > FR_ELF_MAX_PHDRS)
+		return -ENOEXEC;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, i, &ph))
+			return -ENOEXEC;
+		if (ph.p_type != PT_LOAD || !ph.p_filesz)
+			continue;
+		r = fr_grow((void **)&s->loads, &cap, s->nloads + 1,
+			    sizeof(*s->loads));
+		if (r)
+			return r;
+		s->loads[s->nloads++] = (struct fr_load){
+			.offset = ph.p_offset,
+			.vaddr = ph.p_vaddr,
+			.filesz = ph.p_filesz,
+		};
+	}
+	return 0;
+}
+
+/* A growable array of candidates plus the section limits of the file. */
+struct fr_elfload {
+	struct fr_elfcand *c;
+	size_t n, cap;
+	uint64_t *sec_end;	/* per section: sh_addr + sh_size */
+	size_t shnum;
+	bool arm;		/* clear the Thumb bit of addresses */
+};
+
+/*
+ * elfload__table() - add the function symbols of symbol table @scn.
+ * Returns 0, -ENOEXEC if the table or its strings are unreadable, -ENOMEM.
+ */
+static int elfload__table(struct fr_elfload *b, Elf *e, Elf_Scn *scn,
+			  const GElf_Shdr *sh)
+{
+	size_t entsz = gelf_fsize(e, ELF_T_SYM, 1, EV_CURRENT);
+	Elf_Scn *strscn;
+	Elf_Data *d;
+	size_t n;
+	int r;
+
+	if (!sh->sh_link || sh->sh_link >= b->shnum || !entsz)
+		return -ENOEXEC;
+	strscn = elf_getscn(e, sh->sh_link);
+	d = elf_getdata(scn, NULL);
+	if (!strscn || !d || !elf_getdata(strscn, NULL))
+		return -ENOEXEC;
+	n = d->d_size / entsz;
+	if (n > INT_MAX)
+		n = INT_MAX;
+	for (size_t i = 1; i < n; i++) {
+		struct fr_elfcand *c;
+		const char *name;
+		unsigned int bind, type;
+		uint64_t limit = UINT64_MAX;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, (int)i, &sym))
+			break;
+		type = GELF_ST_TYPE(sym.st_info);
+		bind = GELF_ST_BIND(sym.st_info);
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+		    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+			continue;
+		name = elf_strptr(e, sh->sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		if (sym.st_shndx < b->shnum)
+			limit = b->sec_end[sym.st_shndx];
+		if (b->arm)
+			sym.st_value &= ~(GElf_Addr)1;
+
+		r = fr_grow((void **)&b->c, &b->cap, b->n + 1, sizeof(*b->c));
+		if (r)
+			return r;
+		c = &b->c[b->n++];
+		c->start = sym.st_value;
+		c->size = sym.st_size;
+		c->limit = limit;
+		c->name = name;
+		c->rank = (sym.st_size ? 0 : 64) +
+			  (bind == STB_LOCAL ? 32 : bind == STB_WEAK ? 16 : 0) +
+			  fr_underscores(name);
+	}
+	return 0;
+}
+
+static int elfcand__cmp(const void *a, const void *b)
+{
+	const struct fr_elfcand *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/*
+ * elfsyms__finish() - sort and deduplicate the candidates of @b, compute
+ * every symbol's end and copy the winners' names into @s.
+ * Returns 0, -ENOMEM or -E2BIG.
+ */
+static int elfsyms__finish(struct elfsyms *s, struct fr_elfload *b)
+{
+	size_t n = 0;
+	int r;
+
+	if (!b->n)
+		return 0;
+	qsort(b->c, b->n, sizeof(*b->c), elfcand__cmp);
+	for (size_t i = 0; i < b->n; i++)
+		if (!n || b->c[i].start != b->c[n - 1].start)
+			b->c[n++] = b->c[i];
+	if (!n)
+		return 0;
+	s->syms = calloc(n, sizeof(*s->syms));
+	if (!s->syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const struct fr_elfcand *c = &b->c[i];
+		uint64_t next = i + 1 < n ? b->c[i + 1].start : UINT64_MAX;
+		uint64_t end;
+
+		if (c->size)
+			end = c->start + c->size < c->start ?
+			      UINT64_MAX : c->start + c->size;
+		else
+			end = next < c->limit ? next : c->limit;
+		if (end <= c->start)
+			continue;
+		r = strpool__add(&s->names, c->name, strlen(c->name),
+				 &s->syms[s->nsyms].name);
+		if (r)
+			return r;
+		s->syms[s->nsyms].start = c->start;
+		s->syms[s->nsyms].end = end;
+		s->nsyms++;
+	}
+	return 0;
+}
+
+/*
+ * fr_elf_check_tables() - whether the program and section header tables
+ * of @e lie within its @fsize bytes. libelf reads them lazily and hides a
+ * section header table past EOF as "no sections", so check up front.
+ */
+static bool fr_elf_check_tables(Elf *e, uint64_t fsize)
+{
+	size_t phnum, shnum;
+	GElf_Ehdr eh;
+
+	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &phnum) ||
+	    elf_getshdrnum(e, &shnum))
+		return false;
+	if (phnum && (eh.e_phoff >= fsize || !eh.e_phentsize ||
+		      (fsize - eh.e_phoff) / eh.e_phentsize < phnum))
+		return false;
+	if (eh.e_shoff && !shnum)
+		return false;
+	if (shnum && (eh.e_shoff >= fsize || !eh.e_shentsize ||
+		      (fsize - eh.e_shoff) / eh.e_shentsize < shnum))
+		return false;
+	return true;
+}
+
+/*
+ * elfsyms__load_symbols() - load .symtab and .dynsym of @e into @s.
+ * Returns 0, -ENOEXEC for unreadable section headers or tables, -ENOMEM.
+ */
+static int elfsyms__load_symbols(struct elfsyms *s, Elf *e)
+{
+	struct fr_elfload b = { 0 };
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	int r = -ENOEXEC;
+
+	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &b.shnum))
+		goto out;
+	b.arm = eh.e_machine == EM_ARM;
+	if (b.shnum) {
+		b.sec_end = calloc(b.shnum, sizeof(*b.sec_end));
+		if (!b.sec_end) {
+			r = -ENOMEM;
+			goto out;
+		}
+	}
+	/* Section limits first: symbols may point at any section. */
+	for (size_t i = 1; i < b.shnum; i++) {
+		GElf_Shdr sh;
+
+		scn = elf_getscn(e, i);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			goto out;
+		b.sec_end[i] = sh.sh_addr + sh.sh_size < sh.sh_addr ?
+			       UINT64_MAX : sh.sh_addr + sh.sh_size;
+	}
+	for (size_t i = 1; i < b.shnum; i++) {
+		GElf_Shdr sh;
+
+		scn = elf_getscn(e, i);
+		if (!scn || !gelf_getshdr(scn, &sh))
+			goto out;
+		if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
+		    (sh.sh_flags & SHF_COMPRESSED))
+			continue;
+		r = elfload__table(&b, e, scn, &sh);
+		if (r)
+			goto out;
+	}
+	r = elfsyms__finish(s, &b);
+out:
+	free(b.sec_end);
+	free(b.c);
+	return r;
+}
+
+void elfsyms__free(struct elfsyms *s)
+{
+	if (!s)
+		return;
+	free(s->names.buf);
+	free(s->loads);
+	free(s->syms);
+	free(s);
+}
+
+struct elfsyms *elfsyms__open_fd(int fd)
+{
+	struct elfsyms *s;
+	struct stat st;
+	Elf *e = NULL;
+	int r;
+
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	if (fstat(fd, &st)) {
+		r = -errno;
+		goto out;
+	}
+	r = fr_elf_begin(fd, &e);
+	if (r)
+		goto out;
+	if (!fr_elf_check_tables(e, (uint64_t)st.st_size)) {
+		r = -ENOEXEC;
+		goto out;
+	}
+	r = elfsyms__load_segments(s, e);
+	if (r)
+		goto out;
+	r = elfsyms__load_symbols(s, e);
+	if (r)
+		goto out;
+	fr_elf_buildid(e, &s->buildid);
+out:
+	elf_end(e);
+	if (r) {
+		elfsyms__free(s);
+		errno = -r;
+		return NULL;
+	}
+	return s;
+}
+
+struct elfsyms *elfsyms__open(const char *path)
+{
+	struct elfsyms *s;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	s = elfsyms__open_fd(fd);
+	err = errno;
+	close(fd);
+	errno = err;
+	return s;
+}
+
+const struct fr_buildid *elfsyms__buildid(const struct elfsyms *s)
+{
+	return &s->buildid;
+}
+
+size_t elfsyms__count(const struct elfsyms *s)
+{
+	return s->nsyms;
+}
+
+/*
+ * elfsyms__segment() - the first PT_LOAD segment whose file range holds
+ * offset @off, or NULL. Binaries have a handful of segments.
+ */
+static const struct fr_load *elfsyms__segment(const struct elfsyms *s,
+					      uint64_t off)
+{
+	for (size_t i = 0; i < s->nloads; i++) {
+		const struct fr_load *l = &s->loads[i];
+
+		if (off >= l->offset && off - l->offset < l->filesz)
+			return l;
+	}
+	return NULL;
+}
+
+const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
+			    uint64_t *sym_off)
+{
+	const struct fr_load *l;
+	const struct fr_sym *sym;
+	size_t lo = 0, hi;
+	uint64_t vaddr;
+
+	if (!s)
+		return NULL;
+	l = elfsyms__segment(s, file_off);
+	if (!l)
+		return NULL;
+	vaddr = file_off - l->offset + l->vaddr;
+	hi = s->nsyms;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->syms[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	sym = &s->syms[lo - 1];
+	if (vaddr >= sym->end)
+		return NULL;
+	if (sym_off)
+		*sym_off = vaddr - sym->start;
+	return s->names.buf + sym->name;
+}
+
+/* --------------------------------------------------------------- kallsyms */
+
+struct fr_ksym {
+	uint64_t start, end;
+	uint32_t name, module;	/* pool offsets; module may be FR_NO_MODULE */
+	uint32_t rank, seq;	/* alias preference, then file order */
+};
+
+struct kallsyms {
+	size_t n;
+	struct fr_ksym *syms;
+	struct fr_strpool names;
+};
+
+/* kallsyms__type_rank() - preference of a text type, -1 for other types. */
+static int kallsyms__type_rank(char type)
+{
+	switch (type) {
+	case 'T': return 0;
+	case 't': return 1;
+	case 'W': return 2;
+	case 'w': return 3;
+	default: return -1;
+	}
+}
+
+/* Parser state: the last module interned, reused for its next symbols. */
+struct fr_kload {
+	size_t cap, text_seen;
+	uint32_t last_mod;	/* pool offset, FR_NO_MODULE before any */
+};
+
+/*
+ * kallsyms__add_line() - add the text symbol of @line, if any, to @k.
+ * Returns 0 (also for lines that are ignored) or -ENOMEM / -E2BIG.
+ */
+static int kallsyms__add_line(struct kallsyms *k, struct fr_kload *st,
+			      char *line)
+{
+	const char *p = line;
+	struct fr_ksym *ks;
+	char *name, *mod, *end;
+	uint64_t addr;
+	int trank, r;
+
+	if (!fr_parse_hex(&p, &addr) || p[0] != ' ' || !p[1] || p[2] != ' ')
+		return 0;
+	trank = kallsyms__type_rank(p[1]);
+	if (trank < 0)
+		return 0;
+	name = line + (p + 3 - line);
+	end = name + strcspn(name, " \t\r\n");
+	if (end == name)
+		return 0;
+	st->text_seen++;
+	if (!addr)
+		return 0;
+
+	r = fr_grow((void **)&k->syms, &st->cap, k->n + 1, sizeof(*k->syms));
+	if (r)
+		return r;
+	ks = &k->syms[k->n];
+	ks->module = FR_NO_MODULE;
+	mod = strchr(end, '[');
+	if (mod && strchr(mod, ']')) {
+		size_t mlen = strchr(mod, ']') - mod - 1;
+
+		mod[mlen + 1] = '\0';
+		mod++;
+		if (st->last_mod != FR_NO_MODULE &&
+		    !strcmp(k->names.buf + st->last_mod, mod)) {
+			ks->module = st->last_mod;
+		} else {
+			r = strpool__add(&k->names, mod, mlen, &ks->module);
+			if (r)
+				return r;
+			st->last_mod = ks->module;
+		}
+	}
+	r = strpool__add(&k->names, name, end - name, &ks->name);
+	if (r)
+		return r;
+	ks->start = addr;
+	ks->rank = trank * 16 + fr_underscores(name);
+	ks->seq = (uint32_t)k->n;
+	k->n++;
+	return 0;
+}
+
+static int ksym__cmp(const void *a, const void *b)
+{
+	const struct fr_ksym *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank < y->rank ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* kallsyms__same_module() - whether two symbols belong to one module. */
+static bool kallsyms__same_module(const struct kallsyms *k,
+				  const struct fr_ksym *a,
+				  const struct fr_ksym *b)
+{
+	if (a->module == FR_NO_MODULE || b->module == FR_NO_MODULE)
+		return a->module == b->module;
+	return !strcmp(k->names.buf + a->module, k->names.buf + b->module);
+}
+
+/*
+ * kallsyms__finish() - sort, keep the best alias per address and set every
+ * symbol's end.
+ */
+static void kallsyms__finish(struct kallsyms *k)
+{
+	size_t n = 0;
+
+	if (!k->n)
+		return;
+	qsort(k->syms, k->n, sizeof(*k->syms), ksym__cmp);
+	for (size_t i = 0; i < k->n; i++)
+		if (!n || k->syms[i].start != k->syms[n - 1].start)
+			k->syms[n++] = k->syms[i];
+	k->n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct fr_ksym *s = &k->syms[i];
+		uint64_t tail = s->start + FR_KSYM_TAIL < s->start ?
+				UINT64_MAX : s->start + FR_KSYM_TAIL;
+
+		if (i + 1 < n && kallsyms__same_module(k, s, s + 1))
+			s->end = s[1].start;
+		else if (i + 1 < n && s[1].start < tail)
+			s->end = s[1].start;
+		else
+			s->end = tail;
+	}
+}
+
+void kallsyms__free(struct kallsyms *k)
+{
+	if (!k)
+		return;
+	free(k->names.buf);
+	free(k->syms);
+	free(k);
+}
+
+struct kallsyms *kallsyms__load(const char *path)
+{
+	struct fr_kload st = { .last_mod = FR_NO_MODULE };
+	struct kallsyms *k;
+	char *line = NULL;
+	size_t lcap = 0;
+	FILE *f = NULL;
+	int r = 0;
+
+	k = calloc(1, sizeof(*k));
+	if (!k)
+		return NULL;
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		goto out;
+	}
+	errno = 0;
+	while (getline(&line, &lcap, f) >= 0) {
+		r = kallsyms__add_line(k, &st, line);
+		if (r)
+			goto out;
+	}
+	if (ferror(f)) {
+		r = errno ? -errno : -EIO;
+		goto out;
+	}
+	if (st.text_seen && !k->n) {
+		r = -EPERM;
+		goto out;
+	}
+	kallsyms__finish(k);
+out:
+	free(line);
+	if (f)
+		fclose(f);
+	if (r) {
+		kallsyms__free(k);
+		errno = -r;
+		return NULL;
+	}
+	return k;
+}
+
+const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
+			     uint64_t *sym_off, const char **module)
+{
+	const struct fr_ksym *s;
+	size_t lo = 0, hi;
+
+	if (!k)
+		return NULL;
+	hi = k->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	s = &k->syms[lo - 1];
+	if (addr >= s->end)
+		return NULL;
+	if (sym_off)
+		*sym_off = addr - s->start;
+	if (module)
+		*module = s->module == FR_NO_MODULE ?
+			  NULL : k->names.buf + s->module;
+	return k->names.buf + s->name;
+}
+
+size_t kallsyms__count(const struct kallsyms *k)
+{
+	return k->n;
+}
+
+/* ---------------------------------------------------------------- perfmap */
+
+struct fr_pentry {
+	uint64_t start, size;
+	uint32_t name, seq;
+};
+
+struct perfmap {
+	size_t n;
+	struct fr_pentry *e;
+	struct fr_strpool names;
+};
+
+/*
+ * perfmap__add_line() - add the entry of @line to @p unless the line is
+ * malformed. Returns 0, -ENOMEM or -E2BIG.
+ */
+static int perfmap__add_line(struct perfmap *p, size_t *cap, char *line)
+{
+	const char *s = line;
+	struct fr_pentry *e;
+	uint64_t start, size;
+	size_t len;
+	int r;
+
+	if (!fr_parse_hex(&s, &start) || (*s != ' ' && *s != '\t'))
+		return 0;
+	s += strspn(s, " \t");
+	if (!fr_parse_hex(&s, &size) || (*s != ' ' && *s != '\t'))
+		return 0;
+	s += strspn(s, " \t");
+	len = fr_chomp(line + (s - line), strlen(s));
+	if (!len || !size || start + size < start)
+		return 0;
+
+	r = fr_grow((void **)&p->e, cap, p->n + 1, sizeof(*p->e));
+	if (r)
+		return r;
+	e = &p->e[p->n];
+	r = strpool__add(&p->names, s, len, &e->name);
+	if (r)
+		return r;
+	e->start = start;
+	e->size = size;
+	e->seq = (uint32_t)p->n;
+	p->n++;
+	return 0;
+}
+
+static int pentry__cmp(const void *a, const void *b)
+{
+	const struct fr_pentry *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void perfmap__free(struct perfmap *p)
+{
+	if (!p)
+		return;
+	free(p->names.buf);
+	free(p->e);
+	free(p);
+}
+
+struct perfmap *perfmap__load(const char *path)
+{
+	struct perfmap *p;
+	char *line = NULL;
+	size_t lcap = 0, cap = 0, n = 0;
+	FILE *f = NULL;
+	int r = 0;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	f = fopen(path, "re");
+	if (!f) {
+		r = -errno;
+		goto out;
+	}
+	errno = 0;
+	while (getline(&line, &lcap, f) >= 0) {
+		r = perfmap__add_line(p, &cap, line);
+		if (r)
+			goto out;
+	}
+	if (ferror(f)) {
+		r = errno ? -errno : -EIO;
+		goto out;
+	}
+	/* Sorted by (start, line); the last line for one start wins. */
+	if (p->n)
+		qsort(p->e, p->n, sizeof(*p->e), pentry__cmp);
+	for (size_t i = 0; i < p->n; i++) {
+		if (n && p->e[n - 1].start == p->e[i].start)
+			n--;
+		p->e[n++] = p->e[i];
+	}
+	p->n = n;
+out:
+	free(line);
+	if (f)
+		fclose(f);
+	if (r) {
+		perfmap__free(p);
+		errno = -r;
+		return NULL;
+	}
+	return p;
+}
+
+const char *perfmap__lookup(const struct perfmap *p, uint64_t addr,
+			    uint64_t *sym_off)
+{
+	const struct fr_pentry *e;
+	size_t lo = 0, hi;
+
+	if (!p)
+		return NULL;
+	hi = p->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (p->e[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	e = &p->e[lo - 1];
+	if (addr - e->start >= e->size)
+		return NULL;
+	if (sym_off)
+		*sym_off = addr - e->start;
+	return p->names.buf + e->name;
+}
+
+/* --------------------------------------------------------------- symcache */
+
+/* A cache key; padding-free so that it compares and hashes as bytes. */
+struct fr_cachekey {
+	uint64_t w[6];
+};
+
+#define FR_KEY_BUILDID	1
+#define FR_KEY_FILE	2
+
+struct fr_cacheent {
+	struct elfsyms *syms;	/* NULL: remembered failure */
+	int err;		/* errno of the failure */
+	unsigned int refs;	/* number of keys that point here */
+};
+
+struct fr_cacheslot {
+	struct fr_cachekey key;
+	struct fr_cacheent *ent;	/* NULL: empty slot */
+};
+
+struct symcache {
+	struct fr_cacheslot *slots;
+	size_t cap, n;		/* cap is a power of two */
+};
+
+static struct fr_cachekey fr_key_buildid(const struct fr_buildid *id)
+{
+	struct fr_cachekey k = { .w = { FR_KEY_BUILDID, id->len } };
+
+	memcpy(&k.w[2], id->id, id->len);
+	return k;
+}
+
+static struct fr_cachekey fr_key_file(const struct stat *st)
+{
+	return (struct fr_cachekey){ .w = {
+		FR_KEY_FILE, st->st_dev, st->st_ino, (uint64_t)st->st_size,
+		(uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec,
+	} };
+}
+
+static uint64_t fr_key_hash(const struct fr_cachekey *k)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+
+	for (size_t i = 0; i < 6; i++) {
+		h ^= k->w[i];
+		h *= 0xff51afd7ed558ccdULL;
+		h ^= h >> 33;
+	}
+	return h;
+}
+
+/* symcache__slot() - the slot holding @k, or the empty slot it would use. */
+static struct fr_cacheslot *symcache__slot(const struct symcache *c,
+					   const struct fr_cachekey *k)
+{
+	size_t i = fr_key_hash(k) & (c->cap - 1);
+
+	while (c->slots[i].ent && memcmp(&c->slots[i].key, k, sizeof(*k)))
+		i = (i + 1) & (c->cap - 1);
+	return &c->slots[i];
+}
+
+static struct fr_cacheent *symcache__find(const struct symcache *c,
+					  const struct fr_cachekey *k)
+{
+	return symcache__slot(c, k)->ent;
+}
+
+/*
+ * symcache__insert() - map @k to @e, taking a reference on @e; the table
+ * stays at most half full. Returns 0 or -ENOMEM.
+ */
+static int symcache__insert(struct symcache *c, const struct fr_cachekey *k,
+			    struct fr_cacheent *e)
+{
+	struct fr_cacheslot *slot;
+
+	if ((c->n + 1) * 2 > c->cap) {
+		struct symcache bigger = { .cap = c->cap * 2, .n = c->n };
+
+		bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
+		if (!bigger.slots)
+			return -ENOMEM;
+		for (size_t i = 0; i < c->cap; i++)
+			if (c->slots[i].ent)
+				*symcache__slot(&bigger, &c->slots[i].key) =
+					c->slots[i];
+		free(c->slots);
+		*c = bigger;
+	}
+	slot = symcache__slot(c, k);
+	slot->key = *k;
+	slot->ent = e;
+	e->refs++;
+	c->n++;
+	return 0;
+}
+
+struct symcache *symcache__new(void)
+{
+	struct symcache *c;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cap = 64;
+	c->slots = calloc(c->cap, sizeof(*c->slots));
+	if (!c->slots) {
+		free(c);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return c;
+}
+
+void symcache__free(struct symcache *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->cap; i++) {
+		struct fr_cacheent *e = c->slots[i].ent;
+
+		if (e && !--e->refs) {
+			elfsyms__free(e->syms);
+			free(e);
+		}
+	}
+	free(c->slots);
+	free(c);
+}
+
+/*
+ * symcache__add() - cache @syms (or failure @err when @syms is NULL) under
+ * @fkey and, if @bkey is not NULL, under @bkey too. On -ENOMEM @syms is
+ * freed. Returns the entry or NULL with errno set.
+ */
+static struct fr_cacheent *symcache__add(struct symcache *c,
+					 const struct fr_cachekey *fkey,
+					 const struct fr_cachekey *bkey,
+					 struct elfsyms *syms, int err)
+{
+	const struct fr_cachekey *first = bkey ? bkey : fkey;
+	struct fr_cacheent *e;
+
+	e = calloc(1, sizeof(*e));
+	if (!e || symcache__insert(c, first, e)) {
+		free(e);
+		elfsyms__free(syms);
+		errno = ENOMEM;
+		return NULL;
+	}
+	e->syms = syms;
+	e->err = err;
+	/* A missing file alias only costs a build-id read next time. */
+	if (bkey)
+		symcache__insert(c, fkey, e);
+	return e;
+}
+
+const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
+{
+	struct fr_cachekey fkey, bkey;
+	struct fr_cacheent *e;
+	struct fr_buildid id;
+	struct elfsyms *syms;
+	struct stat st;
+	int r;
+
+	if (fstat(fd, &st))
+		return NULL;
+	if (!S_ISREG(st.st_mode)) {
+		errno = ENOEXEC;
+		return NULL;
+	}
+	fkey = fr_key_file(&st);
+	e = symcache__find(c, &fkey);
+	if (e)
+		goto found;
+
+	r = elf_read_buildid(fd, &id);
+	if (r == -ENOEXEC) {
+		e = symcache__add(c, &fkey, NULL, NULL, ENOEXEC);
+		goto found;
+	}
+	if (r && r != -ENOENT) {
+		errno = -r;
+		return NULL;
+	}
+	if (!r) {
+		bkey = fr_key_buildid(&id);
+		e = symcache__find(c, &bkey);
+		if (e) {
+			symcache__insert(c, &fkey, e);
+			goto found;
+		}
+	}
+
+	syms = elfsyms__open_fd(fd);
+	if (!syms && errno != ENOEXEC)
+		return NULL;
+	/* Failures are remembered per file only, never per build-id. */
+	e = symcache__add(c, &fkey, !r && syms ? &bkey : NULL, syms,
+			  syms ? 0 : ENOEXEC);
+found:
+	if (!e)
+		return NULL;
+	if (!e->syms)
+		errno = e->err;
+	return e->syms;
+}
+
+const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
+					    const struct fr_mapping *m)
+{
+	const struct elfsyms *s;
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd, err;
+
+	if (!m->path || m->path[0] != '/') {
+		errno = ENOENT;
+		return NULL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
+		 pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 && !m->deleted) {
+		if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s",
+				     pid, m->path) >= sizeof(path)) {
+			errno = ENAMETOOLONG;
+			return NULL;
+		}
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && (fstat(fd, &st) ||
+				(m->inode && st.st_ino != m->inode))) {
+			close(fd);
+			errno = ESTALE;
+			return NULL;
+		}
+	}
+	if (fd < 0)
+		return NULL;
+	s = symcache__get_fd(c, fd);
+	err = errno;
+	close(fd);
+	errno = err;
+	return s;
+}

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * symbols.h - symbolization of sampled instruction addresses.
+ *
+ * Used when a dump is written: user-space addresses are resolved through the
+ * mappings of /proc/PID/maps and the ELF symbol tables of the mapped
+ * binaries (or a JIT perf map), kernel addresses through /proc/kallsyms.
+ *
+ * All lookups are binary searches over sorted arrays built once at load
+ * time. Loaded tables are immutable, so lookups may run concurrently; the
+ * symcache itself is not thread-safe.
+ */
+#ifndef FR_SYMBOLS_H
+#define FR_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define FR_BUILDID_MAX 20
+
+/* A GNU build-id; longer ids are truncated to FR_BUILDID_MAX bytes. */
+struct fr_buildid {
+	uint8_t len;
+	uint8_t id[FR_BUILDID_MAX];
+};
+
+/* One mapping line of /proc/PID/maps. */
+struct fr_mapping {
+	uint64_t start, end, pgoff;
+	uint64_t dev;		/* makedev(major, minor) */
+	uint64_t inode;
+	uint32_t prot;		/* PROT_READ/WRITE/EXEC bits */
+	char *path;		/* NULL for anonymous; "[vdso]", "[heap]" kept */
+	bool deleted;		/* " (deleted)" was stripped from path */
+};
+
+struct procmaps {
+	size_t n;
+	struct fr_mapping *m;	/* sorted by start */
+};
+
+/*
+ * procmaps__read() - read /proc/@pid/maps.
+ * Returns a new table, or NULL with errno set (ENOENT: no such process).
+ */
+struct procmaps *procmaps__read(int pid);
+
+/*
+ * procmaps__parse() - parse text in the /proc/PID/maps format from @f.
+ * Lines that do not parse are skipped. Returns a new table sorted by start,
+ * or NULL with errno set.
+ */
+struct procmaps *procmaps__parse(FILE *f);
+
+/*
+ * procmaps__find() - the mapping with start <= @addr < end, or NULL.
+ */
+const struct fr_mapping *procmaps__find(const struct procmaps *pm,
+					uint64_t addr);
+
+void procmaps__free(struct procmaps *pm);
+
+/*
+ * Symbols of one ELF binary: STT_FUNC and STT_GNU_IFUNC entries of .symtab
+ * and .dynsym. Unsized symbols extend to the next symbol (at most to the end
+ * of their section). At one address the best alias wins: sized, then
+ * global over weak over local, then fewer leading underscores.
+ */
+struct elfsyms;
+
+/*
+ * elfsyms__open_fd() - load the symbols of the ELF file open at @fd.
+ * Does not take ownership of @fd and keeps no reference to it. A valid ELF
+ * without symbols gives an empty table. Returns NULL with errno set:
+ * ENOEXEC for a non-ELF, truncated or malformed file.
+ */
+struct elfsyms *elfsyms__open_fd(int fd);
+
+/* elfsyms__open() - elfsyms__open_fd() on @path. */
+struct elfsyms *elfsyms__open(const char *path);
+
+/* elfsyms__buildid() - the binary's build-id; len is 0 if it has none. */
+const struct fr_buildid *elfsyms__buildid(const struct elfsyms *s);
+
+/* elfsyms__count() - the number of distinct symbols loaded. */
+size_t elfsyms__count(const struct elfsyms *s);
+
+/*
+ * elfsyms__lookup() - symbolize a FILE OFFSET (addr - mapping.start +
+ * mapping.pgoff). The offset is converted to a virtual address through the
+ * PT_LOAD segment that holds it. Returns the symbol name (owned by @s) and
+ * stores the offset into the symbol in *@sym_off (if not NULL), or NULL.
+ */
+const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
+			    uint64_t *sym_off);
+
+void elfsyms__free(struct elfsyms *s);
+
+/*
+ * elf_read_buildid() - read the GNU build-id from the PT_NOTE segments (or
+ * SHT_NOTE sections) of the ELF file at @fd, without loading symbols.
+ * Returns 0, -ENOENT if there is none, -ENOEXEC for a non-ELF file, or
+ * another -errno.
+ */
+int elf_read_buildid(int fd, struct fr_buildid *out);
+
+/* Text symbols of /proc/kallsyms. */
+struct kallsyms;
+
+/*
+ * kallsyms__load() - load the text symbols (types t, T, w, W) of a file in
+ * the /proc/kallsyms format, keeping the [module] name. Symbols extend to
+ * the next one; the last symbol of the kernel or of a module extends at
+ * most FR_KSYM_TAIL bytes. Returns NULL with errno set; EPERM when every
+ * address reads as zero (kptr_restrict or no privilege).
+ */
+#define FR_KSYM_TAIL 0x10000
+struct kallsyms *kallsyms__load(const char *path);
+
+/*
+ * kallsyms__lookup() - the text symbol containing @addr, or NULL. Stores the
+ * offset into it in *@sym_off and its module name (NULL for the core
+ * kernel) in *@module, each if not NULL.
+ */
+const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
+			     uint64_t *sym_off, const char **module);
+
+/* kallsyms__count() - the number of text symbols loaded. */
+size_t kallsyms__count(const struct kallsyms *k);
+
+void kallsyms__free(struct kallsyms *k);
+
+/* A JIT perf map: /tmp/perf-PID.map, lines "START SIZE name" in hex. */
+struct perfmap;
+
+/*
+ * perfmap__load() - load a perf map. Malformed lines and zero sizes are
+ * ignored; when several entries start at one address the last line wins.
+ * Returns NULL with errno set.
+ */
+struct perfmap *perfmap__load(const char *path);
+
+/*
+ * perfmap__lookup() - the entry with start <= @addr < start + size, or
+ * NULL; the offset into it goes to *@sym_off if not NULL.
+ */
+const char *perfmap__lookup(const struct perfmap *p, uint64_t addr,
+			    uint64_t *sym_off);
+
+void perfmap__free(struct perfmap *p);
+
+/*
+ * Shared cache of loaded binaries, keyed by build-id when the binary has
+ * one, else by (dev, inode, size, mtime). An entry is referenced by each of
+ * its keys. Files that are not ELF are remembered as such.
+ */
+struct symcache;
+
+struct symcache *symcache__new(void);
+void symcache__free(struct symcache *c);
+
+/*
+ * symcache__get_fd() - the symbols of the binary open at @fd, loaded once
+ * per distinct binary. The reference is borrowed and valid until
+ * symcache__free(). Returns NULL with errno set: ENOEXEC if not ELF.
+ */
+const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
+
+/*
+ * symcache__get_mapping() - the symbols of the binary behind mapping @m of
+ * live process @pid. Opens /proc/PID/map_files/START-END (works for deleted
+ * or replaced files; needs root), falling back for files not deleted to
+ * /proc/PID/root/<path> if its inode matches. Costs a few syscalls: call it
+ * once per mapping, not per address. Returns NULL with errno set: ENOENT for
+ * anonymous and pseudo ("[vdso]", "[heap]") mappings, ESTALE if the file on
+ * disk is no longer the mapped one.
+ */
+const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
+					    const struct fr_mapping *m);
+
+#endif /* FR_SYMBOLS_H */

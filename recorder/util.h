@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * util.h - small helpers shared by the recorder, the CLI and the tests.
+ */
+#ifndef FR_UTIL_H
+#define FR_UTIL_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <time.h>
+
+#define FR_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define FR_MIN(a, b)		((a) < (b) ? (a) : (b))
+#define FR_MAX(a, b)		((a) > (b) ? (a) : (b))
+#define FR_ALIGN(x, a)		(((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
+#define FR_NSEC_PER_SEC		((uint64_t)1000000000)
+#define FR_NSEC_PER_MSEC	((uint64_t)1000000)
+#define FR_UNUSED		__attribute__((unused))
+#define FR_LIKELY(x)		__builtin_expect(!!(x), 1)
+#define FR_UNLIKELY(x)		__builtin_expect(!!(x), 0)
+
+static inline uint64_t fr_clock_ns(clockid_t clk)
+{
+	struct timespec ts;
+
+	clock_gettime(clk, &ts);
+	return (uint64_t)ts.tv_sec * FR_NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+/* The trace clock: what bpf_ktime_get_boot_ns() returns. */
+static inline uint64_t fr_boottime_ns(void)
+{
+	return fr_clock_ns(CLOCK_BOOTTIME);
+}
+
+/*
+ * fr_hash64() - a fast 64-bit hash of @len bytes (not cryptographic).
+ * Mixes 8 bytes at a time; used to intern stacks and strings.
+ */
+static inline uint64_t fr_hash64(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ (len * 0x9e3779b97f4a7c15ULL);
+	uint64_t v;
+
+	while (len >= 8) {
+		memcpy(&v, p, 8);
+		v *= 0xff51afd7ed558ccdULL;
+		v ^= v >> 32;
+		h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+		h ^= h >> 29;
+		p += 8;
+		len -= 8;
+	}
+	if (len) {
+		v = 0;
+		memcpy(&v, p, len);
+		v *= 0xff51afd7ed558ccdULL;
+		v ^= v >> 32;
+		h = (h ^ v) * 0xc4ceb9fe1a85ec53ULL;
+	}
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* Copy a possibly unterminated fixed-size string into a C string. */
+static inline void fr_strlcpy(char *dst, const char *src, size_t size)
+{
+	size_t n;
+
+	if (!size)
+		return;
+	n = strnlen(src, size - 1);
+	memcpy(dst, src, n);
+	dst[n] = 0;
+}
+
+#endif /* FR_UTIL_H */

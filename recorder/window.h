@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * window.h - the in-memory window: a single-writer, lock-free ring of
+ * fixed-size events, bounded by time (span) and by slots (bytes).
+ *
+ * The drain is the only writer. Readers (the dump thread) copy events out
+ * and validate each copy against the tail, seqlock style: a copy is good
+ * only if the slot was not recycled while it was read. A reader pins the
+ * oldest event it needs; time-based eviction stops at the pin, eviction for
+ * space does not (the writer never waits), and the reader sees the loss.
+ */
+#ifndef FR_WINDOW_H
+#define FR_WINDOW_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum fr_event_type {
+	FR_EV_SAMPLE	= 1,
+	FR_EV_EXIT	= 2,
+	FR_EV_FORK	= 3,
+	FR_EV_EXEC	= 4,
+	FR_EV_OOM	= 5,
+	FR_EV_TYPE_MAX	= FR_EV_OOM,
+};
+
+/*
+ * One window slot. References point into the drain's tables and hold a
+ * reference there until the event is evicted:
+ *   proc:  process table slot of the incarnation (every event)
+ *   comm:  string id of the thread's comm (every event)
+ *   ref:   sample: stack id (0: none); exec: filename string id;
+ *          exit: string id of the struct fr_exit_stats blob;
+ *          fork: process table slot of the child; oom: blob id.
+ *   arg:   exit: wait status; fork: child pid; otherwise 0.
+ */
+struct fr_event {
+	uint64_t ts;		/* CLOCK_BOOTTIME ns */
+	uint32_t proc;
+	uint32_t tid;
+	uint32_t ref;
+	uint32_t comm;
+	uint32_t arg;
+	uint16_t cpu;
+	uint8_t type;		/* enum fr_event_type */
+	uint8_t flags;		/* sample: FR_SAMPLE_* truncation bits */
+};
+_Static_assert(sizeof(struct fr_event) == 32, "window event must stay 32 bytes");
+
+struct window_stats {
+	uint64_t appended;
+	uint64_t evicted_time;	/* aged out: normal */
+	uint64_t evicted_space;	/* pushed out because the window was full */
+	uint64_t evicted_pinned;	/* pushed out from under a pinned reader */
+};
+
+struct window;
+
+/* fr_event_evict_fn - called by the writer for each event leaving the window. */
+typedef void (*fr_event_evict_fn)(void *ctx, const struct fr_event *ev);
+
+struct window *window__new(size_t nslots, uint64_t span_ns,
+			   fr_event_evict_fn evict, void *ctx);
+void window__free(struct window *w);
+
+/* Writer side (one thread). */
+void window__append(struct window *w, const struct fr_event *ev);
+void window__expire(struct window *w, uint64_t now);
+int window__evict_oldest(struct window *w);
+void window__set_span(struct window *w, uint64_t span_ns);
+uint64_t window__span(const struct window *w);
+void window__pin(struct window *w, uint64_t idx);
+void window__unpin(struct window *w);
+uint64_t window__lower_bound(const struct window *w, uint64_t ts);
+const struct window_stats *window__stats(const struct window *w);
+
+/* Reader side (any thread). */
+uint64_t window__head(const struct window *w);
+uint64_t window__tail(const struct window *w);
+size_t window__capacity(const struct window *w);
+int window__read(const struct window *w, uint64_t idx, struct fr_event *out);
+
+#endif /* FR_WINDOW_H */

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cmd_events.c - "flightrec events": every event, in time order.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "view.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flightrec events [--json] [--pid PID] [--type TYPE] DUMP\n"
+		"\n"
+		"Print one line per event, in time order. Times and process start\n"
+		"times are CLOCK_BOOTTIME; a process is its (pid, start) incarnation.\n"
+		"\n"
+		"  --json       JSON Lines: ts, type, pid, tid, start, comm on every\n"
+		"               event; samples add stack (leaf first), exits add code,\n"
+		"               execs add filename, forks add child_pid and child_start\n"
+		"  --pid PID    only events of processes with this PID\n"
+		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom\n"
+		"  --help       show this help\n"
+		"  --version    show the version\n");
+}
+
+static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	const struct fr_dump_proc *p = &d->proc[e->proc];
+	struct json j;
+	char buf[512];
+
+	json__init(&j, stdout);
+	json__obj(&j, NULL);
+	json__u64(&j, "ts", e->ts);
+	json__str(&j, "type", dump__event_type_name(e->type));
+	json__u64(&j, "pid", p->pid);
+	json__u64(&j, "tid", e->tid);
+	json__u64(&j, "start", p->start);
+	json__str(&j, "comm", dump__str(d, e->comm));
+	json__u64(&j, "cpu", e->cpu);
+	switch (e->type) {
+	case 1:
+		json__arr(&j, "stack");
+		if (e->stack) {
+			const struct fr_dump_stack *s = &d->stack[e->stack - 1];
+
+			for (uint32_t k = 0; k < s->kn + s->un; k++)
+				json__str(&j, NULL, view_frame(d, s->frames[k], buf, sizeof(buf)));
+		}
+		json__end_arr(&j);
+		json__u64(&j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
+		json__u64(&j, "flags", e->flags);
+		break;
+	case 2:
+		json__i64(&j, "code", e->exit.code);
+		json__str(&j, "status", view_status(e->exit.code, buf, sizeof(buf)));
+		json__u64(&j, "rss_anon", e->exit.rss_anon);
+		json__u64(&j, "rss_file", e->exit.rss_file);
+		json__u64(&j, "rss_shmem", e->exit.rss_shmem);
+		json__u64(&j, "rss_peak", e->exit.rss_peak);
+		json__u64(&j, "utime", e->exit.utime);
+		json__u64(&j, "stime", e->exit.stime);
+		json__u64(&j, "min_flt", e->exit.min_flt);
+		json__u64(&j, "maj_flt", e->exit.maj_flt);
+		break;
+	case 3:
+		json__u64(&j, "child_pid", d->proc[e->child].pid);
+		json__u64(&j, "child_start", d->proc[e->child].start);
+		break;
+	case 4:
+		json__str(&j, "filename", dump__str(d, e->filename));
+		break;
+	case 5:
+		json__u64(&j, "total_vm", e->oom.total_vm);
+		json__u64(&j, "rss_anon", e->oom.rss_anon);
+		json__u64(&j, "rss_file", e->oom.rss_file);
+		json__u64(&j, "rss_shmem", e->oom.rss_shmem);
+		json__u64(&j, "pgtables", e->oom.pgtables);
+		json__i64(&j, "oom_score_adj", e->oom.oom_score_adj);
+		json__u64(&j, "uid", e->oom.uid);
+		break;
+	}
+	json__end_obj(&j);
+	putchar('\n');
+}
+
+static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	const struct fr_dump_proc *p = &d->proc[e->proc];
+	char buf[512], b2[64], b3[64];
+
+	printf("%" PRIu64 ".%09" PRIu64 " %-6s %u/%u start=%" PRIu64 ".%09" PRIu64 " %-16s cpu%u",
+	       e->ts / 1000000000, e->ts % 1000000000, dump__event_type_name(e->type),
+	       p->pid, e->tid, p->start / 1000000000, p->start % 1000000000,
+	       dump__str(d, e->comm), e->cpu);
+	switch (e->type) {
+	case 1:
+		if (!e->stack) {
+			printf(" (no stack)");
+			break;
+		}
+		for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
+			printf("%s%s", k ? " <- " : " ",
+			       view_frame(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
+		break;
+	case 2:
+		printf(" %s rss=%s peak=%s user=%.3fs sys=%.3fs", view_status(e->exit.code, buf, sizeof(buf)),
+		       view_bytes(e->exit.rss_anon + e->exit.rss_file + e->exit.rss_shmem, b2, sizeof(b2)),
+		       view_bytes(e->exit.rss_peak, b3, sizeof(b3)),
+		       e->exit.utime / 1e9, e->exit.stime / 1e9);
+		break;
+	case 3:
+		printf(" child %u start=%" PRIu64 ".%09" PRIu64, d->proc[e->child].pid,
+		       d->proc[e->child].start / 1000000000, d->proc[e->child].start % 1000000000);
+		break;
+	case 4:
+		printf(" %s", dump__str(d, e->filename));
+		break;
+	case 5:
+		printf(" OOM victim rss=%s",
+		       view_bytes(e->oom.rss_anon + e->oom.rss_file + e->oom.rss_shmem, b2, sizeof(b2)));
+		break;
+	}
+	putchar('\n');
+}
+
+static int type_of(const char *name)
+{
+	for (unsigned t = 1; t <= 5; t++)
+		if (!strcmp(name, dump__event_type_name(t)))
+			return t;
+	return -1;
+}
+
+int cmd_events(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "type", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	uint32_t pid = 0;
+	bool json = false, by_pid = false;
+	int c, rc, type = 0;
+	struct fr_dump d;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'p':
+			if (cli_parse_u32(optarg, &pid))
+				return cli_usage_error("events", "--pid needs a process ID, not '%s'", optarg);
+			by_pid = true;
+			break;
+		case 't':
+			type = type_of(optarg);
+			if (type < 0)
+				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom",
+						       optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return FR_EXIT_OK;
+		case 'V':
+			printf("flightrec %s\n", FR_VERSION);
+			return FR_EXIT_OK;
+		default:
+			return cli_usage_error("events", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("events", "missing DUMP");
+	if (optind != argc - 1)
+		return cli_usage_error("events", "one DUMP only, not '%s'", argv[argc - 1]);
+	rc = cli_load(argv[optind], &d);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < d.nev; i++) {
+		const struct fr_dump_event *e = &d.ev[i];
+
+		if ((by_pid && d.proc[e->proc].pid != pid) || (type && e->type != type))
+			continue;
+		if (json)
+			json_event(&d, e);
+		else
+			text_event(&d, e);
+	}
+	dump__free(&d);
+	return fflush(stdout) ? FR_EXIT_FAIL : FR_EXIT_OK;
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cmd_folded.c - "flightrec folded": collapsed stacks, root first, one
+ * "comm;root;...;leaf COUNT" line per distinct stack, the input of
+ * flamegraph.pl and speedscope.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "view.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flightrec folded [--pid] DUMP\n"
+		"\n"
+		"Print the window's CPU samples as collapsed stacks, root first:\n"
+		"  comm;root;...;leaf COUNT\n"
+		"Kernel frames end in _[k]; unresolved frames are hex addresses.\n"
+		"\n"
+		"  --pid       prefix each stack with comm-PID instead of comm\n"
+		"  --help      show this help\n"
+		"  --version   show the version\n");
+}
+
+struct line {
+	char *text;
+	uint64_t count;
+};
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
+}
+
+/* "comm[-pid];root;...;leaf" for one sample, malloc'd. */
+static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool pid)
+{
+	const struct fr_dump_proc *p = &d->proc[e->proc];
+	char *out = NULL, name[600];
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+
+	if (!f)
+		return NULL;
+	fputs(dump__str(d, e->comm)[0] ? dump__str(d, e->comm) : dump__str(d, p->comm), f);
+	if (pid)
+		fprintf(f, "-%u", p->pid);
+	if (!e->stack) {
+		fputs(";[no_stack]", f);
+	} else {
+		const struct fr_dump_stack *s = &d->stack[e->stack - 1];
+
+		for (uint32_t k = s->kn + s->un; k-- > 0;)
+			fprintf(f, ";%s", view_folded_frame(d, s->frames[k], name, sizeof(name)));
+	}
+	if (fclose(f)) {
+		free(out);
+		return NULL;
+	}
+	for (char *c = out; *c; c++)
+		if (*c == ' ')
+			*c = '_';
+	return out;
+}
+
+/* Fold every sample, sort, and print each distinct line with its count. */
+static int print_folded(const struct fr_dump *d, bool pid)
+{
+	struct line *lines = calloc(d->nev + 1, sizeof(*lines));
+	uint32_t n = 0;
+	int rc = FR_EXIT_OK;
+
+	if (!lines)
+		return FR_EXIT_FAIL;
+	for (uint32_t i = 0; i < d->nev; i++) {
+		if (d->ev[i].type != 1)
+			continue;
+		lines[n].text = fold(d, &d->ev[i], pid);
+		if (!lines[n].text) {
+			rc = FR_EXIT_FAIL;
+			goto out;
+		}
+		lines[n++].count = 1;
+	}
+	qsort(lines, n, sizeof(*lines), cmp_line);
+	for (uint32_t i = 0; i < n;) {
+		uint32_t j = i + 1;
+
+		while (j < n && !strcmp(lines[i].text, lines[j].text))
+			j++;
+		printf("%s %u\n", lines[i].text, j - i);
+		i = j;
+	}
+out:
+	for (uint32_t i = 0; i < n; i++)
+		free(lines[i].text);
+	free(lines);
+	return rc;
+}
+
+int cmd_folded(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pid", no_argument, NULL, 'p' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	bool pid = false;
+	struct fr_dump d;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			pid = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return FR_EXIT_OK;
+		case 'V':
+			printf("flightrec %s\n", FR_VERSION);
+			return FR_EXIT_OK;
+		default:
+			return cli_usage_error("folded", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("folded", "missing DUMP");
+	if (optind != argc - 1)
+		return cli_usage_error("folded", "one DUMP only, not '%s'", argv[argc - 1]);
+	rc = cli_load(argv[optind], &d);
+	if (rc)
+		return rc;
+	rc = print_folded(&d, pid);
+	if (rc)
+		fprintf(stderr, "flightrec: out of memory\n");
+	dump__free(&d);
+	return rc;
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cmd_processes.c - "flightrec processes": the dump's process table, one
+ * row per incarnation (pid, start).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "view.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flightrec processes [--json] DUMP\n"
+		"\n"
+		"List every process incarnation in the dump: the live processes at\n"
+		"the snapshot and every incarnation with events in the window.\n"
+		"START is the incarnation's start (CLOCK_BOOTTIME, seconds); RSS is\n"
+		"at the snapshot for live processes, at death for exited ones.\n"
+		"\n"
+		"  --json      one JSON array of objects\n"
+		"  --help      show this help\n"
+		"  --version   show the version\n");
+}
+
+static const char *state_of(const struct fr_dump_proc *p, char *buf, size_t len)
+{
+	if (p->flags & FR_DPROC_EXITED)
+		snprintf(buf, len, "exited");
+	else if (p->state)
+		snprintf(buf, len, "%c", (char)p->state);
+	else
+		snprintf(buf, len, "%s", p->flags & FR_DPROC_LIVE ? "live" : "?");
+	return buf;
+}
+
+static void text_procs(const struct fr_dump *d, const struct view *v)
+{
+	char st[16], rss[32], code[64];
+
+	printf("%8s %20s %8s %-7s %10s %8s %-22s %-16s %s\n", "PID", "START", "PPID", "STATE",
+	       "RSS", "SAMPLES", "EXIT", "COMM", "EXE / CMDLINE");
+	for (uint32_t i = 0; i < d->nproc; i++) {
+		const struct fr_dump_proc *p = &d->proc[i];
+
+		printf("%8u %10" PRIu64 ".%09" PRIu64 " %8u %-7s %10s %8" PRIu64 " %-22s %-16s %s%s%s\n",
+		       p->pid, p->start / 1000000000, p->start % 1000000000, p->ppid,
+		       state_of(p, st, sizeof(st)), view_bytes(p->rss, rss, sizeof(rss)),
+		       v->proc_samples[i],
+		       p->flags & FR_DPROC_EXITED ? view_status(p->exit_code, code, sizeof(code)) : "-",
+		       dump__str(d, p->comm), dump__str(d, p->exe),
+		       *dump__str(d, p->cmdline) ? "  " : "", dump__str(d, p->cmdline));
+	}
+}
+
+static void json_procs(const struct fr_dump *d, const struct view *v)
+{
+	struct json j;
+	char buf[64];
+
+	json__init(&j, stdout);
+	json__arr(&j, NULL);
+	for (uint32_t i = 0; i < d->nproc; i++) {
+		const struct fr_dump_proc *p = &d->proc[i];
+
+		json__obj(&j, NULL);
+		json__u64(&j, "pid", p->pid);
+		json__u64(&j, "start", p->start);
+		json__u64(&j, "ppid", p->ppid);
+		json__str(&j, "comm", dump__str(d, p->comm));
+		json__str(&j, "exe", dump__str(d, p->exe));
+		json__str(&j, "cmdline", dump__str(d, p->cmdline));
+		json__str(&j, "state", state_of(p, buf, sizeof(buf)));
+		json__bool(&j, "live", p->flags & FR_DPROC_LIVE);
+		json__bool(&j, "exited", p->flags & FR_DPROC_EXITED);
+		json__bool(&j, "kernel_thread", p->flags & FR_DPROC_KTHREAD);
+		json__bool(&j, "in_window", p->flags & FR_DPROC_EVENTS);
+		if (p->flags & FR_DPROC_EXITED) {
+			json__u64(&j, "exit_ts", p->exit_ts);
+			json__i64(&j, "exit_code", p->exit_code);
+			json__str(&j, "exit_status", view_status(p->exit_code, buf, sizeof(buf)));
+		}
+		json__u64(&j, "rss", p->rss);
+		json__u64(&j, "stamp", p->stamp);
+		json__u64(&j, "samples", v->proc_samples[i]);
+		json__end_obj(&j);
+	}
+	json__end_arr(&j);
+	putchar('\n');
+}
+
+int cmd_processes(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	bool json = false;
+	struct fr_dump d;
+	struct view v;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return FR_EXIT_OK;
+		case 'V':
+			printf("flightrec %s\n", FR_VERSION);
+			return FR_EXIT_OK;
+		default:
+			return cli_usage_error("processes", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("processes", "missing DUMP");
+	if (optind != argc - 1)
+		return cli_usage_error("processes", "one DUMP only, not '%s'", argv[argc - 1]);
+	rc = cli_load(argv[optind], &d);
+	if (rc)
+		return rc;
+	if (view__init(&v, &d)) {
+		dump__free(&d);
+		fprintf(stderr, "flightrec: out of memory\n");
+		return FR_EXIT_FAIL;
+	}
+	if (json)
+		json_procs(&d, &v);
+	else
+		text_procs(&d, &v);
+	view__fini(&v);
+	dump__free(&d);
+	return FR_EXIT_OK;
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cmd_show.c - "flightrec show": the summary of a dump.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "json.h"
+#include "view.h"
+
+#define FR_TOP_DEFAULT	10
+#define FR_STACK_SHOWN	6	/* frames shown per top stack in text */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flightrec show [--json] [--top N] DUMP\n"
+		"\n"
+		"Summarize a dump: trigger, window, event counts, losses, the\n"
+		"processes with most samples and the most frequent stacks.\n"
+		"\n"
+		"  --json      print one JSON object instead of text\n"
+		"  --top N     list N processes and stacks (default %d)\n"
+		"  --help      show this help\n"
+		"  --version   show the version\n", FR_TOP_DEFAULT);
+}
+
+/* Indexes of the @n largest of @counts[0..len), largest first. */
+static uint32_t top(const uint64_t *counts, uint32_t len, uint32_t *out, uint32_t n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < len; i++) {
+		uint32_t j;
+
+		if (!counts[i])
+			continue;
+		if (k < n)
+			k++;
+		else if (counts[i] <= counts[out[k - 1]])
+			continue;
+		for (j = k - 1; j > 0 && counts[out[j - 1]] < counts[i]; j--)
+			out[j] = out[j - 1];
+		out[j] = i;
+	}
+	return k;
+}
+
+static uint64_t loss_total(const struct fr_kv *kv)
+{
+	uint64_t t = 0;
+
+	if (kv->type == FR_KV_UINT)
+		return kv->u;
+	if (kv->type == FR_KV_UARRAY)
+		for (uint32_t i = 0; i < kv->n; i++)
+			t += kv->arr[i];
+	return t;
+}
+
+/* Losses, not bookkeeping: time-based eviction is the window working. */
+static bool is_loss(const char *key)
+{
+	return strcmp(key, "window_evicted_time") && strcmp(key, "drain_busy_passes");
+}
+
+static void text_losses(const struct fr_dump *d)
+{
+	bool any = false;
+
+	printf("losses:    ");
+	for (uint32_t i = 0; i < d->loss.n; i++) {
+		const struct fr_kv *kv = &d->loss.kv[i];
+		uint64_t t = loss_total(kv);
+
+		if (!t || !is_loss(kv->key))
+			continue;
+		printf("%s%s %" PRIu64, any ? ", " : "", kv->key, t);
+		if (kv->type == FR_KV_UARRAY) {
+			printf(" (per CPU:");
+			for (uint32_t c = 0; c < kv->n; c++)
+				printf(" %" PRIu64, kv->arr[c]);
+			printf(")");
+		}
+		any = true;
+	}
+	printf("%s\n", any ? "" : "none");
+}
+
+static void text_stack(const struct fr_dump *d, uint32_t s)
+{
+	const struct fr_dump_stack *st = &d->stack[s];
+	uint32_t n = st->kn + st->un;
+	char buf[512];
+
+	for (uint32_t i = 0; i < n && i < FR_STACK_SHOWN; i++)
+		printf("%s%s", i ? " <- " : "", view_frame(d, st->frames[i], buf, sizeof(buf)));
+	if (n > FR_STACK_SHOWN)
+		printf(" <- ... (%u frames)", n);
+	printf("\n");
+}
+
+/* The process a stack was sampled in (first sample wins). */
+static uint32_t stack_owner(const struct fr_dump *d, uint32_t s)
+{
+	for (uint32_t i = 0; i < d->nev; i++)
+		if (d->ev[i].type == 1 && d->ev[i].stack == s + 1)
+			return d->ev[i].proc;
+	return 0;
+}
+
+static void show_text(const char *path, const struct fr_dump *d, const struct view *v,
+		      uint32_t ntop)
+{
+	uint32_t tp[256], ts[256], np, ns, live = 0, exited = 0;
+	char t0[64], t1[64];
+
+	for (uint32_t i = 0; i < d->nproc; i++) {
+		live += !!(d->proc[i].flags & FR_DPROC_LIVE);
+		exited += !!(d->proc[i].flags & FR_DPROC_EXITED);
+	}
+	printf("dump:      %s (format %u.%u, flightrec %s)\n", path, d->major, d->minor,
+	       dump__meta_str(d, "flightrec_version"));
+	printf("host:      %s, kernel %s, %" PRIu64 " CPUs, %s at %" PRIu64 " Hz\n",
+	       dump__meta_str(d, "host"), dump__meta_str(d, "kernel"),
+	       dump__meta_u64(d, "ncpus"), dump__meta_str(d, "event_source"),
+	       dump__meta_u64(d, "frequency"));
+	for (uint32_t i = 0; i < d->ntrig; i++)
+		printf("trigger:   %s (%s) at %s: %s%s%s\n", d->trig[i].name, d->trig[i].type,
+		       view_time(d, d->trig[i].ts, t0, sizeof(t0)), d->trig[i].reason,
+		       *d->trig[i].detail ? "; " : "", d->trig[i].detail);
+	printf("window:    %.3f s, %s .. %s\n", (d->win.end - d->win.start) / 1e9,
+	       view_time(d, d->win.start, t0, sizeof(t0)), view_time(d, d->win.end, t1, sizeof(t1)));
+	printf("events:    %u: %" PRIu64 " samples, %" PRIu64 " exits, %" PRIu64 " forks, %" PRIu64
+	       " execs, %" PRIu64 " OOM kills\n", d->nev, v->by_type[1], v->by_type[2],
+	       v->by_type[3], v->by_type[4], v->by_type[5]);
+	printf("processes: %u incarnations: %u live at the snapshot, %u exited in the window\n",
+	       d->nproc, live, exited);
+	text_losses(d);
+
+	ntop = ntop > 256 ? 256 : ntop;
+	np = top(v->proc_samples, d->nproc, tp, ntop);
+	printf("\ntop processes by samples:\n  %8s %6s %8s %16s  %-16s %s\n", "SAMPLES", "%",
+	       "PID", "START", "COMM", "EXE");
+	for (uint32_t i = 0; i < np; i++) {
+		const struct fr_dump_proc *p = &d->proc[tp[i]];
+
+		printf("  %8" PRIu64 " %5.1f%% %8u %16.6f  %-16s %s\n", v->proc_samples[tp[i]],
+		       100.0 * v->proc_samples[tp[i]] / (v->samples ? v->samples : 1), p->pid,
+		       p->start / 1e9, dump__str(d, p->comm), dump__str(d, p->exe));
+	}
+	ns = top(v->stack_samples, d->nstack, ts, ntop);
+	printf("\ntop stacks by samples (leaf first):\n");
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct fr_dump_proc *p = &d->proc[stack_owner(d, ts[i])];
+
+		printf("  %8" PRIu64 " %5.1f%% %s-%u: ", v->stack_samples[ts[i]],
+		       100.0 * v->stack_samples[ts[i]] / (v->samples ? v->samples : 1),
+		       dump__str(d, p->comm), p->pid);
+		text_stack(d, ts[i]);
+	}
+}
+
+static void json_kvlist(struct json *j, const char *key, const struct fr_kvlist *l)
+{
+	json__obj(j, key);
+	for (uint32_t i = 0; i < l->n; i++) {
+		const struct fr_kv *kv = &l->kv[i];
+
+		switch (kv->type) {
+		case FR_KV_UINT:
+			json__u64(j, kv->key, kv->u);
+			break;
+		case FR_KV_SINT:
+			json__i64(j, kv->key, kv->i);
+			break;
+		case FR_KV_STR:
+			json__str(j, kv->key, kv->s);
+			break;
+		case FR_KV_UARRAY:
+			json__arr(j, kv->key);
+			for (uint32_t k = 0; k < kv->n; k++)
+				json__u64(j, NULL, kv->arr[k]);
+			json__end_arr(j);
+			break;
+		}
+	}
+	json__end_obj(j);
+}
+
+static void show_json(const char *path, const struct fr_dump *d, const struct view *v,
+		      uint32_t ntop)
+{
+	uint32_t tp[256], ts[256], np, ns;
+	uint64_t losses = 0;
+	struct json j;
+	char buf[512];
+
+	json__init(&j, stdout);
+	json__obj(&j, NULL);
+	json__str(&j, "file", path);
+	json__obj(&j, "format");
+	json__u64(&j, "major", d->major);
+	json__u64(&j, "minor", d->minor);
+	json__end_obj(&j);
+	json_kvlist(&j, "meta", &d->meta);
+	json__arr(&j, "triggers");
+	for (uint32_t i = 0; i < d->ntrig; i++) {
+		json__obj(&j, NULL);
+		json__str(&j, "name", d->trig[i].name);
+		json__str(&j, "type", d->trig[i].type);
+		json__str(&j, "reason", d->trig[i].reason);
+		json__str(&j, "detail", d->trig[i].detail);
+		json__u64(&j, "ts", d->trig[i].ts);
+		json__str(&j, "time", view_time(d, d->trig[i].ts, buf, sizeof(buf)));
+		json__end_obj(&j);
+	}
+	json__end_arr(&j);
+	json__obj(&j, "window");
+	json__u64(&j, "start", d->win.start);
+	json__u64(&j, "end", d->win.end);
+	json__u64(&j, "span", d->win.span);
+	json__u64(&j, "watermark", d->win.watermark);
+	json__u64(&j, "first_event", d->win.first_event);
+	json__end_obj(&j);
+	json__obj(&j, "counts");
+	json__u64(&j, "events", d->nev);
+	json__u64(&j, "samples", v->by_type[1]);
+	json__u64(&j, "exits", v->by_type[2]);
+	json__u64(&j, "forks", v->by_type[3]);
+	json__u64(&j, "execs", v->by_type[4]);
+	json__u64(&j, "ooms", v->by_type[5]);
+	json__u64(&j, "processes", d->nproc);
+	json__u64(&j, "stacks", d->nstack);
+	json__u64(&j, "frames", d->nframe);
+	json__end_obj(&j);
+	json_kvlist(&j, "losses", &d->loss);
+	for (uint32_t i = 0; i < d->loss.n; i++)
+		if (is_loss(d->loss.kv[i].key))
+			losses += loss_total(&d->loss.kv[i]);
+	json__u64(&j, "losses_total", losses);
+
+	ntop = ntop > 256 ? 256 : ntop;
+	np = top(v->proc_samples, d->nproc, tp, ntop);
+	json__arr(&j, "top_processes");
+	for (uint32_t i = 0; i < np; i++) {
+		const struct fr_dump_proc *p = &d->proc[tp[i]];
+
+		json__obj(&j, NULL);
+		json__u64(&j, "samples", v->proc_samples[tp[i]]);
+		json__u64(&j, "pid", p->pid);
+		json__u64(&j, "start", p->start);
+		json__str(&j, "comm", dump__str(d, p->comm));
+		json__str(&j, "exe", dump__str(d, p->exe));
+		json__end_obj(&j);
+	}
+	json__end_arr(&j);
+	ns = top(v->stack_samples, d->nstack, ts, ntop);
+	json__arr(&j, "top_stacks");
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct fr_dump_stack *st = &d->stack[ts[i]];
+		const struct fr_dump_proc *p = &d->proc[stack_owner(d, ts[i])];
+
+		json__obj(&j, NULL);
+		json__u64(&j, "samples", v->stack_samples[ts[i]]);
+		json__u64(&j, "pid", p->pid);
+		json__u64(&j, "start", p->start);
+		json__str(&j, "comm", dump__str(d, p->comm));
+		json__arr(&j, "stack");
+		for (uint32_t k = 0; k < st->kn + st->un; k++)
+			json__str(&j, NULL, view_frame(d, st->frames[k], buf, sizeof(buf)));
+		json__end_arr(&j);
+		json__end_obj(&j);
+	}
+	json__end_arr(&j);
+	json__end_obj(&j);
+	printf("\n");
+}
+
+int cmd_show(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "top", required_argument, NULL, 't' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	uint32_t ntop = FR_TOP_DEFAULT;
+	bool json = false;
+	struct fr_dump d;
+	struct view v;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 't':
+			if (cli_parse_u32(optarg, &ntop) || !ntop)
+				return cli_usage_error("show", "--top needs a positive number, not '%s'",
+						       optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return FR_EXIT_OK;
+		case 'V':
+			printf("flightrec %s\n", FR_VERSION);
+			return FR_EXIT_OK;
+		default:
+			return cli_usage_error("show", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("show", "missing DUMP");
+	if (optind != argc - 1)
+		return cli_usage_error("show", "one DUMP only, not '%s'", argv[argc - 1]);
+	rc = cli_load(argv[optind], &d);
+	if (rc)
+		return rc;
+	if (view__init(&v, &d)) {
+		dump__free(&d);
+		fprintf(stderr, "flightrec: out of memory\n");
+		return FR_EXIT_FAIL;
+	}
+	if (json)
+		show_json(argv[optind], &d, &v, ntop);
+	else
+		show_text(argv[optind], &d, &v, ntop);
+	view__fini(&v);
+	dump__free(&d);
+	return FR_EXIT_OK;
+}

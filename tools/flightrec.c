@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * flightrec.c - the reader: turns a flightrecd dump into answers.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+} commands[] = {
+	{ "show", cmd_show, "summary: trigger, window, counts, losses, top processes and stacks" },
+	{ "events", cmd_events, "one line per event, in time order" },
+	{ "folded", cmd_folded, "collapsed stacks for flame graphs (flamegraph.pl, speedscope)" },
+	{ "processes", cmd_processes, "the process table: every incarnation in the dump" },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: flightrec COMMAND [OPTIONS] DUMP\n\nCommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+	fprintf(f, "\nRun 'flightrec COMMAND --help' for a command's options.\n"
+		   "Exit codes: 0 ok, 1 the dump could not be read, 2 usage error.\n");
+}
+
+/* cli_load() - load @path into @d, or print why not. Returns an exit code. */
+int cli_load(const char *path, struct fr_dump *d)
+{
+	char err[512];
+	int e = dump__load(d, path, err, sizeof(err));
+
+	if (!e)
+		return FR_EXIT_OK;
+	fprintf(stderr, "flightrec: %s%s%s\n", strstr(err, path) ? "" : path,
+		strstr(err, path) ? "" : ": ", err);
+	dump__free(d);
+	return FR_EXIT_FAIL;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "flightrec %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'flightrec %s --help'.\n", cmd);
+	return FR_EXIT_USAGE;
+}
+
+/* cli_parse_u32() - a decimal number; 0 or -EINVAL. */
+int cli_parse_u32(const char *s, uint32_t *v)
+{
+	unsigned long long n;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || *end || n > UINT32_MAX)
+		return -EINVAL;
+	*v = (uint32_t)n;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return FR_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return FR_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+		printf("flightrec %s (dump format %d.%d)\n", FR_VERSION, FR_DUMP_MAJOR,
+		       FR_DUMP_MINOR);
+		return FR_EXIT_OK;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	fprintf(stderr, "flightrec: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return FR_EXIT_USAGE;
+}

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * view.c - shared presentation helpers. See view.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "view.h"
+
+/* view__init() - count samples per process and per stack. 0 or -ENOMEM. */
+int view__init(struct view *v, const struct fr_dump *d)
+{
+	memset(v, 0, sizeof(*v));
+	v->d = d;
+	v->proc_samples = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->stack_samples = calloc(d->nstack + 1, sizeof(uint64_t));
+	if (!v->proc_samples || !v->stack_samples) {
+		view__fini(v);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->type < 8)
+			v->by_type[e->type]++;
+		if (e->type != 1)
+			continue;
+		v->samples++;
+		v->proc_samples[e->proc]++;
+		if (e->stack)
+			v->stack_samples[e->stack - 1]++;
+	}
+	return 0;
+}
+
+void view__fini(struct view *v)
+{
+	free(v->proc_samples);
+	free(v->stack_samples);
+	v->proc_samples = v->stack_samples = NULL;
+}
+
+/* view_frame() - "symbol" when resolved, else the address in hex. */
+const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
+{
+	const struct fr_dump_frame *f = &d->frame[frame];
+
+	if (f->sym)
+		snprintf(buf, len, "%s", dump__str(d, f->sym));
+	else
+		snprintf(buf, len, "0x%" PRIx64, f->addr);
+	return buf;
+}
+
+/* view_folded_frame() - like view_frame, kernel frames marked "_[k]". */
+const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
+{
+	const struct fr_dump_frame *f = &d->frame[frame];
+	char name[512];
+
+	view_frame(d, frame, name, sizeof(name));
+	/* ';' separates frames in the folded format. */
+	for (char *p = name; *p; p++)
+		if (*p == ';' || *p == ' ')
+			*p = *p == ';' ? ':' : '_';
+	snprintf(buf, len, "%s%s", name, f->kind == FR_FRAME_KERNEL ? "_[k]" : "");
+	return buf;
+}
+
+/* view_realtime() - a trace-clock time as CLOCK_REALTIME, from META's pair. */
+uint64_t view_realtime(const struct fr_dump *d, uint64_t boot_ns)
+{
+	uint64_t b = dump__meta_u64(d, "clock_boottime_ns");
+	uint64_t r = dump__meta_u64(d, "clock_realtime_ns");
+
+	return r + (boot_ns - b);
+}
+
+/* view_time() - "2026-11-29 09:10:13.488123 UTC". */
+const char *view_time(const struct fr_dump *d, uint64_t boot_ns, char *buf, size_t len)
+{
+	uint64_t rt = view_realtime(d, boot_ns);
+	time_t sec = rt / 1000000000ULL;
+	char date[64];
+	struct tm tm;
+
+	gmtime_r(&sec, &tm);
+	strftime(date, sizeof(date), "%Y-%m-%d %H:%M:%S", &tm);
+	snprintf(buf, len, "%s.%06u UTC", date, (unsigned)((rt % 1000000000ULL) / 1000));
+	return buf;
+}
+
+/* view_status() - a wait status as "exit 3" or "killed by SIGKILL". */
+const char *view_status(int32_t code, char *buf, size_t len)
+{
+	int sig = code & 0x7f;
+
+	if (!sig) {
+		snprintf(buf, len, "exit %d", (code >> 8) & 0xff);
+	} else {
+		const char *name = sigabbrev_np(sig);
+
+		snprintf(buf, len, "killed by SIG%s%s", name ? name : "?",
+			 code & 0x80 ? " (core dumped)" : "");
+	}
+	return buf;
+}
+
+const char *view_bytes(uint64_t b, char *buf, size_t len)
+{
+	if (b >= (1ULL << 30))
+		snprintf(buf, len, "%.1f GiB", b / (double)(1ULL << 30));
+	else if (b >= (1ULL << 20))
+		snprintf(buf, len, "%.1f MiB", b / (double)(1ULL << 20));
+	else if (b >= (1ULL << 10))
+		snprintf(buf, len, "%.1f KiB", b / 1024.0);
+	else
+		snprintf(buf, len, "%" PRIu64 " B", b);
+	return buf;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * view.h - what the CLI commands share when they look at a dump: frame
+ * names, times, exit statuses, per-process and per-stack sample counts.
+ */
+#ifndef FR_VIEW_H
+#define FR_VIEW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format.h"
+
+struct view {
+	const struct fr_dump *d;
+	uint64_t *proc_samples;		/* per process index */
+	uint64_t *stack_samples;	/* per stack index */
+	uint64_t by_type[8];
+	uint64_t samples;
+};
+
+int view__init(struct view *v, const struct fr_dump *d);
+void view__fini(struct view *v);
+
+const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len);
+const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len);
+uint64_t view_realtime(const struct fr_dump *d, uint64_t boot_ns);
+const char *view_time(const struct fr_dump *d, uint64_t boot_ns, char *buf, size_t len);
+const char *view_status(int32_t code, char *buf, size_t len);
+const char *view_bytes(uint64_t b, char *buf, size_t len);
+
+#endif /* FR_VIEW_H */
