@@ -1133,9 +1133,10 @@ int dump__parse(struct fr_dump *d, void *buf, size_t len, char *err, size_t errl
 	dump__init(d);
 	d->arena = buf;
 	err[0] = 0;
-	if (len < FR_DUMP_HDR_SIZE || memcmp(p, FR_DUMP_MAGIC, 8))
-		return len < 8 ? fail(&ps, 0, "too short for a dump header (%zu bytes)", len) :
-			fail(&ps, 0, "bad magic: not a flightrec dump");
+	if (len < 8 || memcmp(p, FR_DUMP_MAGIC, 8))
+		return fail(&ps, 0, "bad magic: not a flightrec dump");
+	if (len < FR_DUMP_HDR_SIZE)
+		return fail(&ps, len, "too short for a dump header (%zu bytes)", len);
 	d->major = get_le(p + 8, 2);
 	d->minor = get_le(p + 10, 2);
 	if (d->major != FR_DUMP_MAJOR) {

@@ -9,6 +9,7 @@
 #ifndef FR_TAP_H
 #define FR_TAP_H
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Integration test harness: TAP output and a real flightrecd under test.
+
+The tests run the real daemon as root with real BPF. Paths to the binaries
+come from the environment that meson sets (FLIGHTRECD, FLIGHTREC, FRSPIN,
+FR_CONF).
+"""
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+FLIGHTRECD = os.environ.get("FLIGHTRECD", "build/recorder/flightrecd")
+FLIGHTREC = os.environ.get("FLIGHTREC", "build/tools/flightrec")
+FRSPIN = os.environ.get("FRSPIN", "build/tests/integration/frspin")
+FR_CONF = os.environ.get("FR_CONF", "conf/flightrec.conf")
+
+
+class Tap:
+    """Minimal TAP producer: one ok() per check, plan printed at the end."""
+
+    def __init__(self):
+        self.n = 0
+        self.failed = 0
+
+    def ok(self, cond, what, diag=None):
+        self.n += 1
+        if not cond:
+            self.failed += 1
+        print(f"{'ok' if cond else 'not ok'} {self.n} - {what}", flush=True)
+        if not cond and diag:
+            for line in str(diag).splitlines()[:40]:
+                print(f"#   {line}", flush=True)
+        return cond
+
+    def eq(self, got, want, what):
+        return self.ok(got == want, what, f"got {got!r}, want {want!r}")
+
+    def diag(self, msg):
+        for line in str(msg).splitlines():
+            print(f"# {line}", flush=True)
+
+    def skip_all(self, why):
+        print(f"1..0 # SKIP {why}", flush=True)
+        sys.exit(0)
+
+    def done(self):
+        print(f"1..{self.n}", flush=True)
+        sys.exit(1 if self.failed else 0)
+
+
+def require_root_bpf(tap):
+    """Skip the whole test where the kernel features truly are absent."""
+    if os.geteuid() != 0:
+        tap.skip_all("needs root to load BPF programs")
+    if not os.path.exists("/sys/kernel/btf/vmlinux"):
+        tap.skip_all("kernel has no BTF (/sys/kernel/btf/vmlinux)")
+
+
+def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp"):
+    with open(path, "w") as f:
+        f.write(f"[recorder]\nwindow = {window}\nmemory = {memory}\n"
+                f"frequency = {frequency}\n\n[output]\ndirectory = {directory}\n")
+    os.chmod(path, 0o600)
+
+
+class Daemon:
+    """A flightrecd process with its log collected line by line."""
+
+    def __init__(self, tap, window="30s", memory="64M", frequency=99, extra_args=(),
+                 env=None):
+        self.tap = tap
+        self.dir = tempfile.mkdtemp(prefix="fr-it-")
+        self.out = os.path.join(self.dir, "dumps")
+        self.conf = os.path.join(self.dir, "flightrec.conf")
+        write_config(self.conf, window, memory, frequency, self.out)
+        self.lines = []
+        self.cond = threading.Condition()
+        self.proc = subprocess.Popen(
+            [FLIGHTRECD, "--config", self.conf, *extra_args],
+            stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+            env=env)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stderr:
+            with self.cond:
+                self.lines.append(line.rstrip("\n"))
+                self.cond.notify_all()
+        with self.cond:
+            self.cond.notify_all()
+
+    def wait_line(self, pattern, timeout=30, start=0):
+        """Wait for a log line matching @pattern at index >= start; return its match."""
+        rx = re.compile(pattern)
+        deadline = time.monotonic() + timeout
+        with self.cond:
+            while True:
+                for line in self.lines[start:]:
+                    m = rx.search(line)
+                    if m:
+                        return m
+                left = deadline - time.monotonic()
+                if left <= 0 or (self.proc.poll() is not None and not self.reader.is_alive()):
+                    return None
+                self.cond.wait(min(left, 0.5))
+
+    def log(self):
+        with self.cond:
+            return "\n".join(self.lines)
+
+    def nlines(self):
+        with self.cond:
+            return len(self.lines)
+
+    def ready(self, timeout=60):
+        return self.wait_line(r"; ready$", timeout) is not None
+
+    def dump(self, timeout=60):
+        """Send SIGUSR1; return the path of the dump it produced, or None."""
+        start = self.nlines()
+        self.proc.send_signal(signal.SIGUSR1)
+        m = self.wait_line(r"dump written to '([^']+)'|failed to", timeout, start)
+        if not m or not m.group(1):
+            self.tap.diag(self.log())
+            return None
+        return m.group(1)
+
+    def stop(self, timeout=30):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            rc = self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            rc = self.proc.wait()
+        self.reader.join(5)
+        return rc
+
+    def cleanup(self):
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def flightrec(*args, check=False):
+    """Run the reader; return (returncode, stdout, stderr)."""
+    p = subprocess.run([FLIGHTREC, *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def events(path):
+    rc, out, err = flightrec("events", "--json", path)
+    if rc:
+        raise RuntimeError(f"flightrec events failed ({rc}): {err}")
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def show(path):
+    rc, out, err = flightrec("show", "--json", path)
+    if rc:
+        raise RuntimeError(f"flightrec show failed ({rc}): {err}")
+    return json.loads(out)
+
+
+def processes(path):
+    rc, out, err = flightrec("processes", "--json", path)
+    if rc:
+        raise RuntimeError(f"flightrec processes failed ({rc}): {err}")
+    return json.loads(out)
+
+
+def lz4_test(path):
+    """`lz4 -t FILE`: None when the CLI is absent, else its exit code."""
+    if not shutil.which("lz4"):
+        return None
+    return subprocess.run(["lz4", "-t", path], capture_output=True).returncode
+
+
+def notify_socket(dirpath):
+    """A datagram socket that plays systemd's NOTIFY_SOCKET."""
+    path = os.path.join(dirpath, "notify")
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    s.bind(path)
+    s.settimeout(30)
+    return s, path

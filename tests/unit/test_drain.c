@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_drain.c - BPF records through the real drain code: watermark
+ * ordering, incarnation attribution, per-process stack interning, exit
+ * metadata that lives exactly until its last event leaves, the memory cap.
+ */
+#include <stdlib.h>
+
+#include "../../bpf/contract.h"
+#include "drain.h"
+#include "tap.h"
+
+#define MS 1000000ULL
+#define SEC 1000000000ULL
+
+static union {
+	struct fr_rec_sample s;
+	uint8_t raw[FR_SAMPLE_MAX_SIZE];
+} buf;
+
+static void hdr(struct fr_rec_hdr *h, uint16_t type, uint64_t ts, uint32_t pid,
+		uint64_t start, const char *comm, uint32_t size)
+{
+	memset(h, 0, sizeof(*h));
+	h->ts = ts;
+	h->start = start;
+	h->tgid = pid;
+	h->tid = pid;
+	h->type = type;
+	h->size = size;
+	snprintf(h->comm, sizeof(h->comm), "%s", comm);
+}
+
+static void sample(struct drain *d, uint64_t ts, uint32_t pid, uint64_t start,
+		   const char *comm, uint64_t seed, int nframes)
+{
+	size_t size = sizeof(buf.s) + nframes * 8;
+
+	hdr(&buf.s.h, FR_REC_SAMPLE, ts, pid, start, comm, size);
+	buf.s.kn = nframes / 2;
+	buf.s.un = nframes - nframes / 2;
+	buf.s.flags = 0;
+	for (int i = 0; i < nframes; i++)
+		buf.s.ips[i] = seed * 0x1000 + i;
+	drain__record(d, &buf, size);
+}
+
+static void exit_rec(struct drain *d, uint64_t ts, uint32_t pid, uint64_t start, int code)
+{
+	struct fr_rec_exit x = {};
+
+	hdr(&x.h, FR_REC_EXIT, ts, pid, start, "short", sizeof(x));
+	x.code = code;
+	x.st.rss_anon = 12345;
+	drain__record(d, &x, sizeof(x));
+}
+
+static uint64_t count(struct drain *d)
+{
+	const struct drain_tables *t = drain__tables(d);
+
+	return window__head(t->win) - window__tail(t->win);
+}
+
+static void test_watermark_order(void)
+{
+	struct drain *d = drain__new(16 << 20, 100 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	struct fr_event e;
+	uint64_t last = 0;
+	int bad = 0;
+
+	ok(d != NULL, "drain with a 16 MiB cap");
+	/* Reservation order differs from stamp order across CPUs. */
+	sample(d, 30 * MS, 10, 1, "a", 1, 4);
+	sample(d, 10 * MS, 10, 1, "a", 1, 4);
+	sample(d, 20 * MS, 10, 1, "a", 2, 4);
+	drain__release(d, 25 * MS);
+	is_int(count(d), 2, "only events at or before the watermark enter the window");
+	is_int(drain__staged(d), 1, "the later one waits");
+	drain__release(d, 35 * MS);
+	is_int(count(d), 3, "released once the watermark passes it");
+	for (uint64_t i = window__tail(t->win); i < window__head(t->win); i++) {
+		window__read(t->win, i, &e);
+		if (e.ts < last)
+			bad++;
+		last = e.ts;
+	}
+	is_int(bad, 0, "the window is in time order");
+	is_int(drain__stats(d)->late, 0, "nothing late");
+	sample(d, 5 * MS, 10, 1, "a", 1, 4);
+	drain__release(d, 40 * MS);
+	is_int(drain__stats(d)->late, 1, "an event behind the watermark is counted as late");
+	drain__free(d);
+}
+
+static void test_incarnations(void)
+{
+	struct drain *d = drain__new(16 << 20, 100 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	struct fr_event e1, e2, e3;
+	struct fr_proc p1, p2;
+
+	/* Same PID, two incarnations, identical addresses. */
+	sample(d, 1 * MS, 500, 111, "old", 7, 6);
+	exit_rec(d, 2 * MS, 500, 111, 0);
+	sample(d, 3 * MS, 500, 222, "new", 7, 6);
+	sample(d, 4 * MS, 500, 222, "new", 7, 6);
+	drain__release(d, 10 * MS);
+	window__read(t->win, window__tail(t->win), &e1);
+	window__read(t->win, window__tail(t->win) + 2, &e2);
+	window__read(t->win, window__tail(t->win) + 3, &e3);
+	ok(e1.proc != e2.proc, "one PID, two incarnations, two process entries");
+	proctable__read(t->procs, e1.proc, &p1);
+	proctable__read(t->procs, e2.proc, &p2);
+	ok(p1.start == 111 && p2.start == 222, "each keyed by its start time");
+	ok((p1.flags & FR_PROC_EXITED) && !(p2.flags & FR_PROC_EXITED),
+	   "the exit belongs to the first only");
+	ok(e1.ref != e2.ref, "same user addresses in two processes: two stacks");
+	is_int(e2.ref, e3.ref, "same addresses in one process: one stack");
+	is_int(FR_STACK_SLOT(intern__tag(t->stacks, e2.ref)), e2.proc,
+	       "the stack remembers its process");
+	drain__free(d);
+}
+
+static void test_exit_lifetime(void)
+{
+	struct drain *d = drain__new(16 << 20, 1 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	struct proctable_stats st;
+	struct fr_proc p;
+	uint32_t slot;
+
+	sample(d, 100 * MS, 77, 5, "dying", 3, 4);
+	exit_rec(d, 200 * MS, 77, 5, 9);
+	ok(!proctable__find(t->procs, 77, 5, &slot), "entry created by its first record");
+	proctable__read(t->procs, slot, &p);
+	ok(!(p.flags & FR_PROC_EXITED), "not exited before the watermark passes the exit");
+	drain__release(d, 150 * MS);
+	proctable__read(t->procs, slot, &p);
+	ok(!(p.flags & FR_PROC_EXITED), "still not: watermark 150 ms < exit 200 ms");
+	drain__release(d, 250 * MS);
+	proctable__read(t->procs, slot, &p);
+	ok(p.flags & FR_PROC_EXITED, "exited once the watermark passed it");
+	is_int(p.exit_code, 9, "with its status");
+	/* The window is 1 s: at 1.15 s the sample ages out, the exit stays. */
+	drain__release(d, 1150 * MS);
+	is_int(proctable__find(t->procs, 77, 5, &slot), 0, "kept while its exit is in the window");
+	/* A reader holds the tables: the free is deferred. */
+	drain__hold(d);
+	drain__release(d, 1300 * MS);
+	is_int(count(d), 0, "every event aged out");
+	is_int(proctable__read(t->procs, slot, &p), 0, "held: the entry is still readable");
+	drain__release_hold(d);
+	is_int(proctable__find(t->procs, 77, 5, &slot), -ENOENT, "freed when the reader lets go");
+	proctable__stats(t->procs, &st);
+	is_int(st.live, 0, "table empty");
+	drain__free(d);
+}
+
+static void test_memory_cap(void)
+{
+	uint64_t cap = 4 << 20;
+	struct drain *d = drain__new(cap, 3600 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	struct intern_stats is;
+
+	ok(drain__budget(d) <= cap + (1 << 20), "reserved memory stays within the cap (plus staging)");
+	/* 50000 distinct 60-frame stacks: far more than the tables hold. */
+	for (uint64_t i = 1; i <= 50000; i++) {
+		sample(d, i * MS, 1000 + i % 50, 1, "churn", i, 60);
+		if (i % 100 == 0)
+			drain__release(d, i * MS);
+	}
+	drain__release(d, 50001 * MS);
+	intern__stats(t->stacks, &is);
+	tap_diag("window %llu events, stacks %llu live, %llu/%llu blocks, %llu evicted for space",
+		 (unsigned long long)count(d), (unsigned long long)is.live,
+		 (unsigned long long)is.blocks_used, (unsigned long long)is.blocks_total,
+		 (unsigned long long)window__stats(t->win)->evicted_space);
+	ok(window__stats(t->win)->evicted_space > 0, "the oldest events were evicted for space");
+	is_int(drain__stats(d)->dropped, 0, "nothing dropped: eviction made room every time");
+	ok(is.blocks_used <= is.blocks_total, "stack blocks within their share");
+	ok(count(d) > 1000, "the window still holds the newest events");
+	is_int(is.live, count(d), "one live stack per remaining event (all distinct)");
+	drain__free(d);
+}
+
+static void test_bad_records(void)
+{
+	struct drain *d = drain__new(8 << 20, 10 * SEC);
+	struct fr_rec_hdr h;
+	struct fr_rec_sample s = {};
+
+	hdr(&h, 99, 1, 1, 1, "x", sizeof(h));
+	drain__record(d, &h, sizeof(h));
+	drain__record(d, &h, 10);
+	hdr(&s.h, FR_REC_SAMPLE, 1, 1, 1, "x", sizeof(s));
+	s.kn = 100;
+	s.un = 100;
+	drain__record(d, &s, sizeof(s));
+	is_int(drain__stats(d)->bad, 3, "unknown type, short record, overlong stack: all counted");
+	is_int(drain__staged(d), 0, "and none staged");
+	drain__free(d);
+}
+
+int main(void)
+{
+	test_watermark_order();
+	test_incarnations();
+	test_exit_lifetime();
+	test_memory_cap();
+	test_bad_records();
+	return tap_done_testing();
+}

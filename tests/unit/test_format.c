@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_format.c - the dump format: a full round trip through the writer
+ * and the reader (in memory and through LZ4 + the file writer), and the
+ * rejection of every kind of damage with a message naming the byte.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "compress.h"
+#include "util.h"
+#include "format.h"
+#include "tap.h"
+#include "writer.h"
+
+#define NEV 5000
+
+struct mem {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static int mem_sink(void *ctx, const void *buf, size_t len)
+{
+	struct mem *m = ctx;
+
+	if (m->len + len > m->cap) {
+		m->cap = (m->len + len) * 2;
+		m->p = realloc(m->p, m->cap);
+	}
+	memcpy(m->p + m->len, buf, len);
+	m->len += len;
+	return 0;
+}
+
+struct evsrc {
+	uint32_t i, n;
+	bool backwards;
+};
+
+/* Events of every type, in time order, with fields that derive from i. */
+static int next_event(void *ctx, struct fr_dump_event *e)
+{
+	struct evsrc *s = ctx;
+	uint32_t i = s->i;
+
+	if (i == s->n)
+		return 0;
+	s->i++;
+	memset(e, 0, sizeof(*e));
+	e->ts = 1000000000ULL + i * 1000ULL + (s->backwards && i == 100 ? -5000ULL : 0);
+	e->type = 1 + i % 5;
+	e->proc = i % 3;
+	e->tid = 100 + i % 7;
+	e->cpu = i % 2;
+	e->comm = 1 + i % 2;
+	e->flags = i % 4;
+	switch (e->type) {
+	case 1:
+		e->stack = i % 3;	/* 0: no stack */
+		break;
+	case 2:
+		e->exit.code = -(int32_t)i;
+		e->exit.rss_anon = i * 4096ULL;
+		e->exit.rss_peak = UINT64_MAX - i;
+		e->exit.utime = i;
+		e->exit.maj_flt = 1;
+		break;
+	case 3:
+		e->child = (i + 1) % 3;
+		break;
+	case 4:
+		e->filename = 3;
+		break;
+	case 5:
+		e->oom.total_vm = i;
+		e->oom.oom_score_adj = -1000;
+		e->oom.uid = 65534;
+		break;
+	}
+	return 1;
+}
+
+static char *xstrdup(const char *s)
+{
+	return strdup(s);
+}
+
+static void build_model(struct fr_dump *d)
+{
+	static const char *strs[] = { "", "spin", "worker", "/usr/bin/spin", "main", "spin_leaf",
+				      "schedule [kernel]" };
+	static const uint64_t cpus[2] = { 3, 0 };
+
+	dump__init(d);
+	kvlist__add_str(&d->meta, "host", "testhost");
+	kvlist__add_u64(&d->meta, "ncpus", 2);
+	kvlist__add_u64(&d->meta, "clock_boottime_ns", 1000000000ULL);
+	kvlist__add_u64(&d->meta, "clock_realtime_ns", 1764400000000000000ULL);
+	kvlist__add_s64(&d->meta, "negative", -42);
+	kvlist__add_array(&d->loss, "bpf_reserve_failed", cpus, 2);
+	kvlist__add_u64(&d->loss, "window_evicted_space", 7);
+	d->trig = calloc(1, sizeof(*d->trig));
+	d->ntrig = 1;
+	d->trig->name = xstrdup("signal");
+	d->trig->type = xstrdup("signal");
+	d->trig->reason = xstrdup("SIGUSR1 from pid 1 (init)");
+	d->trig->detail = xstrdup("");
+	d->trig->ts = 1005000000ULL;
+	d->win = (struct fr_dump_window){ .start = 975000000ULL, .end = 1005000000ULL,
+					  .watermark = 1007000000ULL, .span = 30000000000ULL,
+					  .first_event = 1000000000ULL };
+	d->nstr = FR_ARRAY_SIZE(strs);
+	d->str = calloc(d->nstr, sizeof(*d->str));
+	d->str_len = calloc(d->nstr, sizeof(*d->str_len));
+	for (uint32_t i = 0; i < d->nstr; i++) {
+		d->str[i] = xstrdup(strs[i]);
+		d->str_len[i] = strlen(strs[i]);
+	}
+	d->nproc = 3;
+	d->proc = calloc(3, sizeof(*d->proc));
+	for (uint32_t i = 0; i < 3; i++)
+		d->proc[i] = (struct fr_dump_proc){ .pid = 4242, .start = 900000000ULL + i,
+						    .ppid = 1, .flags = FR_DPROC_EVENTS | (i ? FR_DPROC_EXITED : FR_DPROC_LIVE),
+						    .exit_ts = i ? 1004000000ULL : 0, .exit_code = i ? 9 : 0,
+						    .comm = 1 + i % 2, .exe = 3, .cmdline = 3, .state = 'R',
+						    .rss = 1 << 20, .stamp = 1006000000ULL };
+	d->nbin = 1;
+	d->bin = calloc(1, sizeof(*d->bin));
+	d->bin[0].path = 3;
+	d->bin[0].build_id_len = 20;
+	memset(d->bin[0].build_id, 0xab, 20);
+	d->nframe = 3;
+	d->frame = calloc(3, sizeof(*d->frame));
+	d->frame[0] = (struct fr_dump_frame){ .addr = 0xffffffff81234567ULL, .kind = FR_FRAME_KERNEL, .sym = 6, .sym_off = 7 };
+	d->frame[1] = (struct fr_dump_frame){ .addr = 0x401234, .kind = FR_FRAME_USER, .sym = 5, .bin = 1, .file_off = 0x1234 };
+	d->frame[2] = (struct fr_dump_frame){ .addr = 0x401100, .kind = FR_FRAME_USER, .sym = 4, .bin = 1, .file_off = 0x1100 };
+	d->nstack = 2;
+	d->stack = calloc(2, sizeof(*d->stack));
+	d->stack[0] = (struct fr_dump_stack){ .kn = 1, .un = 2, .frames = calloc(3, 4) };
+	d->stack[0].frames[0] = 0;
+	d->stack[0].frames[1] = 1;
+	d->stack[0].frames[2] = 2;
+	d->stack[1] = (struct fr_dump_stack){ .kn = 0, .un = 1, .frames = calloc(1, 4) };
+	d->stack[1].frames[0] = 2;
+}
+
+static int encode(const struct fr_dump *d, uint32_t nev, struct mem *m, uint64_t *n)
+{
+	struct evsrc src = { .n = nev };
+
+	memset(m, 0, sizeof(*m));
+	return dump__write(d, next_event, &src, mem_sink, m, n);
+}
+
+static void test_round_trip(void)
+{
+	struct fr_dump in, out;
+	struct evsrc src = { .n = NEV };
+	struct fr_dump_event want;
+	struct mem m;
+	uint64_t n = 0;
+	char err[512];
+	int bad = 0, e;
+
+	build_model(&in);
+	is_int(encode(&in, NEV, &m, &n), 0, "dump__write succeeds");
+	is_int(n, NEV, "all events written");
+	tap_diag("%u events in %zu bytes (%.1f bytes/event before LZ4)", NEV, m.len,
+		 (double)m.len / NEV);
+	e = dump__parse(&out, m.p, m.len, err, sizeof(err));
+	if (!is_int(e, 0, "dump__parse accepts it"))
+		tap_diag("%s", err);
+	is_int(out.major, FR_DUMP_MAJOR, "major version");
+	is_str(dump__meta_str(&out, "host"), "testhost", "META string");
+	is_int(dump__meta_u64(&out, "ncpus"), 2, "META uint");
+	is_int(kvlist__find(&out.meta, "negative")->i, -42, "META signed");
+	ok(kvlist__find(&out.loss, "bpf_reserve_failed")->n == 2 &&
+	   kvlist__find(&out.loss, "bpf_reserve_failed")->arr[0] == 3, "LOSS per-CPU array");
+	is_int(out.ntrig, 1, "one trigger");
+	is_str(out.trig[0].reason, "SIGUSR1 from pid 1 (init)", "trigger reason");
+	is_int(out.trig[0].ts, 1005000000ULL, "trigger time");
+	ok(!memcmp(&out.win, &in.win, sizeof(in.win)), "window bounds");
+	is_int(out.nstr, in.nstr, "strings");
+	is_str(dump__str(&out, 6), "schedule [kernel]", "string content");
+	is_int(out.nproc, 3, "processes");
+	ok(!memcmp(out.proc, in.proc, 3 * sizeof(*in.proc)), "process records identical");
+	ok(out.nbin == 1 && out.bin[0].path == 3 && out.bin[0].build_id_len == 20 &&
+	   !memcmp(out.bin[0].build_id, in.bin[0].build_id, 20), "binary with build-id");
+	is_int(out.nframe, 3, "frames");
+	for (uint32_t i = 0; i < 3; i++)
+		ok(out.frame[i].addr == in.frame[i].addr && out.frame[i].kind == in.frame[i].kind &&
+		   out.frame[i].sym == in.frame[i].sym && out.frame[i].sym_off == in.frame[i].sym_off &&
+		   out.frame[i].bin == in.frame[i].bin && out.frame[i].file_off == in.frame[i].file_off,
+		   "frame %u identical", i);
+	ok(out.nstack == 2 && out.stack[0].kn == 1 && out.stack[0].un == 2 &&
+	   out.stack[0].frames[2] == 2, "stacks identical");
+	is_int(out.nev, NEV, "events read back");
+	for (uint32_t i = 0; i < out.nev; i++) {
+		next_event(&src, &want);
+		if (memcmp(&want, &out.ev[i], sizeof(want)))
+			bad++;
+	}
+	is_int(bad, 0, "every event field round-trips (chunked deltas included)");
+	dump__free(&out);
+	dump__free(&in);
+}
+
+static void test_order_enforced(void)
+{
+	struct evsrc src = { .n = 200, .backwards = true };
+	struct fr_dump in;
+	struct mem m = {};
+	uint64_t n;
+
+	build_model(&in);
+	is_int(dump__write(&in, next_event, &src, mem_sink, &m, &n), -EDOM,
+	       "the writer refuses events that go back in time");
+	free(m.p);
+	dump__free(&in);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = v >> (8 * i);
+}
+
+/* Re-seal the section at @off after editing it. */
+static void reseal(uint8_t *p, size_t off)
+{
+	uint64_t len = 0;
+
+	for (int i = 0; i < 8; i++)
+		len |= (uint64_t)p[off + 8 + i] << (8 * i);
+	put_le32(p + off + 16 + len, fr_crc32c(0, p + off, 16 + len));
+}
+
+/* Offset of the first section with @tag. */
+static size_t find_section(const uint8_t *p, size_t len, uint32_t tag)
+{
+	size_t off = FR_DUMP_HDR_SIZE;
+
+	while (off + 16 <= len) {
+		uint32_t t = p[off] | p[off + 1] << 8 | p[off + 2] << 16 | (uint32_t)p[off + 3] << 24;
+		uint64_t l = 0;
+
+		for (int i = 0; i < 8; i++)
+			l |= (uint64_t)p[off + 8 + i] << (8 * i);
+		if (t == tag)
+			return off;
+		off += 16 + l + 4;
+	}
+	return 0;
+}
+
+/* Parse a damaged copy; expect @want and a message containing @words. */
+static void expect_reject(const struct mem *good, void (*damage)(uint8_t *, size_t *),
+			  int want, const char *words, const char *what)
+{
+	uint8_t *copy = malloc(good->len);
+	size_t len = good->len;
+	struct fr_dump d;
+	char err[512];
+	int e;
+
+	memcpy(copy, good->p, len);
+	damage(copy, &len);
+	e = dump__parse(&d, copy, len, err, sizeof(err));
+	if (!is_int(e, want, "%s: rejected", what))
+		tap_diag("message: %s", err);
+	contains(err, words, "%s: message says so", what);
+	dump__free(&d);
+}
+
+static void bad_magic(uint8_t *p, size_t *len) { p[0] = 'X'; (void)len; }
+static void new_major(uint8_t *p, size_t *len) { p[8] = 2; (void)len; }
+static void flip_event(uint8_t *p, size_t *len)
+{
+	size_t off = find_section(p, *len, FR_SEC_EVNT);
+
+	p[off + 16 + 40] ^= 0x20;
+}
+static void cut_half(uint8_t *p, size_t *len) { (void)p; *len /= 2; }
+static void cut_end(uint8_t *p, size_t *len) { (void)p; *len -= 30; }
+static void cut_header(uint8_t *p, size_t *len) { (void)p; *len = 20; }
+static void absurd_count(uint8_t *p, size_t *len)
+{
+	size_t off = find_section(p, *len, FR_SEC_PROC);
+
+	put_le32(p + off + 4, 0x7fffffff);
+	reseal(p, off);
+}
+static void bad_index(uint8_t *p, size_t *len)
+{
+	size_t off = find_section(p, *len, FR_SEC_STAK);
+
+	/* First stack: len, kn, un, frame 0 -> frame 99 (one-byte varint). */
+	p[off + 16 + 4] = 99;
+	reseal(p, off);
+}
+static void no_end(uint8_t *p, size_t *len)
+{
+	size_t off = find_section(p, *len, FR_SEC_END);
+
+	*len = off;
+	(void)p;
+}
+static void section_overrun(uint8_t *p, size_t *len)
+{
+	size_t off = find_section(p, *len, FR_SEC_STRS);
+
+	p[off + 8 + 5] = 0x10;	/* length of ~1 TiB */
+}
+
+static void test_rejections(void)
+{
+	struct fr_dump in;
+	struct mem m;
+	uint64_t n;
+
+	build_model(&in);
+	encode(&in, 300, &m, &n);
+	expect_reject(&m, bad_magic, -EBADMSG, "bad magic", "wrong magic");
+	expect_reject(&m, new_major, -EPROTONOSUPPORT, "version 2.0", "unknown major version");
+	expect_reject(&m, flip_event, -EBADMSG, "checksum mismatch", "flipped bit in an event");
+	expect_reject(&m, cut_half, -EBADMSG, "byte", "truncated in the middle");
+	expect_reject(&m, cut_end, -EBADMSG, "byte", "truncated at the end");
+	expect_reject(&m, cut_header, -EBADMSG, "too short", "truncated header");
+	expect_reject(&m, no_end, -EBADMSG, "END section missing", "END section cut off");
+	expect_reject(&m, absurd_count, -EBADMSG, "absurd count", "absurd item count");
+	expect_reject(&m, bad_index, -EBADMSG, "out of range", "frame index out of range");
+	expect_reject(&m, section_overrun, -EBADMSG, "claims", "section longer than the file");
+	free(m.p);
+	dump__free(&in);
+}
+
+/* Random damage anywhere must be rejected or parsed, never crash. */
+static void test_mutations(void)
+{
+	struct fr_dump in, d;
+	int accepted = 0, rejected = 0;
+	struct mem m;
+	uint64_t n;
+	char err[512];
+
+	build_model(&in);
+	encode(&in, 200, &m, &n);
+	srand(1);
+	for (int i = 0; i < 3000; i++) {
+		uint8_t *copy = malloc(m.len);
+		size_t len = m.len;
+
+		memcpy(copy, m.p, len);
+		for (int k = 0; k < 1 + rand() % 4; k++)
+			copy[rand() % len] = rand();
+		if (rand() % 4 == 0)
+			len = rand() % len;
+		if (dump__parse(&d, copy, len, err, sizeof(err)))
+			rejected++;
+		else
+			accepted++;
+		dump__free(&d);
+	}
+	tap_diag("mutations: %d rejected, %d accepted", rejected, accepted);
+	ok(rejected > 2900, "damaged dumps are rejected (CRC catches what structure does not)");
+	free(m.p);
+	dump__free(&in);
+}
+
+struct filesink {
+	struct lz4out *z;
+};
+
+static int lz4_sink(void *ctx, const void *buf, size_t len)
+{
+	return lz4out__write(((struct filesink *)ctx)->z, buf, len);
+}
+
+static void test_file(void)
+{
+	char dir[] = "/tmp/fr-format-XXXXXX", path[256], err[512];
+	struct fr_dump in, out;
+	struct evsrc src = { .n = NEV };
+	struct filesink fs;
+	struct dumpfile *f;
+	uint64_t n;
+	int dirfd, e;
+
+	ok(mkdtemp(dir) != NULL, "temp dir");
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY);
+	build_model(&in);
+	f = dumpfile__create(dirfd, "t.frd", 0600, 0);
+	fs.z = lz4out__new(f);
+	e = dump__write(&in, next_event, &src, lz4_sink, &fs, &n);
+	if (!e)
+		e = lz4out__finish(fs.z);
+	lz4out__free(fs.z);
+	is_int(e || dumpfile__commit(f), 0, "dump written through LZ4 and the file writer");
+	snprintf(path, sizeof(path), "%s/t.frd", dir);
+	e = dump__load(&out, path, err, sizeof(err));
+	if (!is_int(e, 0, "dump__load reads the file back"))
+		tap_diag("%s", err);
+	is_int(out.nev, NEV, "with every event");
+	dump__free(&out);
+	/* Damage the compressed file: the LZ4 checksums catch it. */
+	{
+		int fd = open(path, O_RDWR);
+		struct stat st;
+		uint8_t b;
+
+		fstat(fd, &st);
+		pread(fd, &b, 1, st.st_size / 2);
+		b ^= 0xff;
+		pwrite(fd, &b, 1, st.st_size / 2);
+		close(fd);
+	}
+	e = dump__load(&out, path, err, sizeof(err));
+	ok(e < 0, "a flipped byte in the compressed file is rejected");
+	contains(err, "checksum", "as a checksum mismatch");
+	dump__free(&out);
+	truncate(path, 100);
+	e = dump__load(&out, path, err, sizeof(err));
+	is_int(e, -EPROTO, "a truncated file is rejected as truncated");
+	dump__free(&out);
+	unlink(path);
+	close(dirfd);
+	rmdir(dir);
+	dump__free(&in);
+}
+
+int main(void)
+{
+	test_round_trip();
+	test_order_enforced();
+	test_rejections();
+	test_mutations();
+	test_file();
+	is_int(fr_crc32c(0, "123456789", 9), 0xe3069283, "CRC-32C check value");
+	return tap_done_testing();
+}

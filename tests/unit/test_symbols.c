@@ -1,0 +1,1112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * test_symbols.c - unit tests of recorder/symbols.c.
+ *
+ * Real processes, real binaries and the real /proc/kallsyms where they
+ * exist; small ELF files are built here byte by byte for exact layouts.
+ * Build with -g -fno-omit-frame-pointer. Run with "--spin FD" the program
+ * only reports an address on FD and waits to be killed (used for the
+ * deleted-binary test).
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include "symbols.h"
+#include "tap.h"
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------- targets */
+
+void *fr_test_ret_addr;
+void *fr_test_probe(void);
+int fr_test_target_a(int x);
+int fr_test_target_b(int x);
+volatile int fr_test_sink;
+
+__attribute__((noinline)) void *fr_test_probe(void)
+{
+	return __builtin_return_address(0);
+}
+
+/* Records an address inside itself (a return address) in fr_test_ret_addr. */
+__attribute__((noinline)) int fr_test_target_a(int x)
+{
+	for (int i = 0; i < x; i++)
+		fr_test_sink += i * 3;
+	fr_test_ret_addr = fr_test_probe();
+	return fr_test_sink + x;
+}
+
+__attribute__((noinline)) int fr_test_target_b(int x)
+{
+	fr_test_sink ^= x * 7;
+	return fr_test_sink - 1;
+}
+
+static int (*volatile fp_a)(int) = fr_test_target_a;
+static int (*volatile fp_b)(int) = fr_test_target_b;
+
+/* ------------------------------------------------------------- helpers */
+
+/* tmp_write() - a new temp file holding @len bytes of @buf; path in @path. */
+static int tmp_write(char *path, const void *buf, size_t len)
+{
+	const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	int fd;
+
+	snprintf(path, PATH_MAX, "%s/fr_symtest.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -errno;
+	if (len && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		unlink(path);
+		return -EIO;
+	}
+	close(fd);
+	return 0;
+}
+
+/* read_all() - the content of @path in a malloc'd buffer, size in *@len. */
+static uint8_t *read_all(const char *path, size_t *len)
+{
+	uint8_t *buf = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	int fd;
+
+	*len = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		if (*len == cap) {
+			uint8_t *nb = realloc(buf, cap ? cap * 2 : 1 << 20);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap = cap ? cap * 2 : 1 << 20;
+		}
+		n = read(fd, buf + *len, cap - *len);
+		if (n <= 0)
+			break;
+		*len += n;
+	}
+	close(fd);
+	return buf;
+}
+
+static void hex(const struct fr_buildid *id, char *out)
+{
+	for (int i = 0; i < id->len; i++)
+		sprintf(out + 2 * i, "%02x", id->id[i]);
+	out[2 * id->len] = '\0';
+}
+
+/* lookup_live() - symbolize @addr of live process @pid through @c. */
+static const char *lookup_live(struct symcache *c, const struct procmaps *pm,
+			       int pid, uint64_t addr, uint64_t *off)
+{
+	const struct fr_mapping *m = procmaps__find(pm, addr);
+	const struct elfsyms *s;
+
+	if (!m)
+		return NULL;
+	s = symcache__get_mapping(c, pid, m);
+	return elfsyms__lookup(s, addr - m->start + m->pgoff, off);
+}
+
+/* ------------------------------------------------------------ procmaps */
+
+static const char maps_fixture[] =
+	"55d0c4a00000-55d0c4a02000 r--p 00000000 08:01 1234                       /usr/bin/my prog\n"
+	"55d0c4a02000-55d0c4a05000 r-xp 00002000 08:01 1234                       /usr/bin/my prog\n"
+	"7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0                          [stack]\n"
+	"55d0c6000000-55d0c6021000 rw-p 00000000 00:00 0                          [heap]\n"
+	"7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
+	"not a maps line\n"
+	"7f0000002000-7f0000004000 r-xs 00001000 fd:02 99                         /tmp/old lib.so (deleted)\n"
+	"7f0000004000-7f0000005000 ---p 00000000 00:00 0\n"
+	"7ffd00000000-7ffd00002000 r-xp 00000000 00:00 0                          [vdso]\n";
+
+static void test_procmaps_parse(void)
+{
+	const struct fr_mapping *m;
+	struct procmaps *pm;
+	bool sorted = true;
+	FILE *f;
+
+	f = fmemopen((void *)maps_fixture, sizeof(maps_fixture) - 1, "r");
+	pm = f ? procmaps__parse(f) : NULL;
+	if (f)
+		fclose(f);
+	if (!ok(pm != NULL, "procmaps__parse: fixture parses")) {
+		tap_skip(24, "no table");
+		return;
+	}
+	is_int(pm->n, 8, "procmaps__parse: 8 mappings, malformed line skipped");
+	for (size_t i = 1; i < pm->n; i++)
+		sorted &= pm->m[i - 1].start < pm->m[i].start;
+	ok(sorted, "procmaps__parse: sorted by start");
+
+	m = &pm->m[0];
+	ok(m->start == 0x55d0c4a00000 && m->end == 0x55d0c4a02000 &&
+	   m->pgoff == 0, "procmaps: first range and offset");
+	is_str(m->path, "/usr/bin/my prog", "procmaps: path with a space");
+	ok(m->dev == makedev(8, 1) && m->inode == 1234, "procmaps: dev and inode");
+	is_int(m->prot, PROT_READ, "procmaps: r--p prot");
+	m = &pm->m[1];
+	ok(m->pgoff == 0x2000 && m->prot == (PROT_READ | PROT_EXEC),
+	   "procmaps: r-xp with pgoff 0x2000");
+	m = &pm->m[2];
+	is_str(m->path, "[heap]", "procmaps: [heap] kept");
+	m = &pm->m[3];
+	ok(m->path == NULL && m->prot == (PROT_READ | PROT_WRITE) &&
+	   m->inode == 0, "procmaps: anonymous mapping has no path");
+	m = &pm->m[4];
+	is_str(m->path, "/tmp/old lib.so", "procmaps: (deleted) stripped");
+	ok(m->deleted && m->dev == makedev(0xfd, 2) && m->inode == 99,
+	   "procmaps: deleted flag, hex device fd:02");
+	ok(!pm->m[3].deleted && !pm->m[0].deleted, "procmaps: others not deleted");
+	m = &pm->m[5];
+	ok(m->path == NULL && m->prot == 0, "procmaps: ---p without padding");
+	is_str(pm->m[6].path, "[stack]", "procmaps: [stack]");
+	is_str(pm->m[7].path, "[vdso]", "procmaps: [vdso]");
+
+	ok(procmaps__find(pm, 0x55d0c4a00000) == &pm->m[0],
+	   "procmaps__find: start is inclusive");
+	ok(procmaps__find(pm, 0x55d0c4a01fff) == &pm->m[0],
+	   "procmaps__find: last byte");
+	ok(procmaps__find(pm, 0x55d0c4a02000) == &pm->m[1],
+	   "procmaps__find: end is exclusive, next adjacent mapping");
+	ok(procmaps__find(pm, 0x55d0c4a05000) == NULL,
+	   "procmaps__find: gap after a mapping");
+	ok(procmaps__find(pm, 0x1000) == NULL, "procmaps__find: before first");
+	ok(procmaps__find(pm, 0x7ffd00002000) == NULL,
+	   "procmaps__find: end of last");
+	ok(procmaps__find(pm, UINT64_MAX) == NULL, "procmaps__find: top");
+	ok(procmaps__find(pm, 0x7f0000003abc) == &pm->m[4],
+	   "procmaps__find: inside a middle mapping");
+	ok(procmaps__find(NULL, 1) == NULL, "procmaps__find: NULL table");
+	procmaps__free(pm);
+	procmaps__free(NULL);
+}
+
+/* -------------------------------------------------------- live process */
+
+/*
+ * test_fallback() - a mapping whose range has no map_files entry makes
+ * symcache__get_mapping() go through /proc/PID/root/<path>, which must be
+ * the mapped inode.
+ */
+static void test_fallback(const struct procmaps *pm)
+{
+	const struct fr_mapping *own = procmaps__find(pm, (uintptr_t)fp_a);
+	struct fr_mapping m;
+	struct symcache *c = symcache__new();
+	const struct elfsyms *s;
+	uint64_t off = 99;
+
+	if (!own || !own->path || !c) {
+		ok(0, "fallback: own mapping and cache");
+		tap_skip(2, "no mapping");
+		symcache__free(c);
+		return;
+	}
+	m = *own;
+	m.start = 0x1000;	/* no such mapping: map_files fails */
+	m.end = 0x2000;
+	s = symcache__get_mapping(c, getpid(), &m);
+	ok(s && !strcmp(elfsyms__lookup(s, (uintptr_t)fp_a - own->start +
+					own->pgoff, &off), "fr_test_target_a"),
+	   "fallback: /proc/PID/root/<path> with the mapped inode resolves");
+	m.inode = own->inode + 1;
+	errno = 0;
+	ok(!symcache__get_mapping(c, getpid(), &m) && errno == ESTALE,
+	   "fallback: another inode at the path gives ESTALE");
+	m.inode = own->inode;
+	m.deleted = true;
+	errno = 0;
+	ok(!symcache__get_mapping(c, getpid(), &m) && errno == ENOENT,
+	   "fallback: not used for a deleted file");
+	symcache__free(c);
+}
+
+static void test_self(void)
+{
+	uint64_t a = (uintptr_t)fp_a, b = (uintptr_t)fp_b, off = 99, ret;
+	const struct fr_mapping *m;
+	const struct elfsyms *s;
+	struct symcache *c;
+	struct procmaps *pm;
+	const char *name;
+	void *gp;
+
+	pm = procmaps__read(getpid());
+	c = symcache__new();
+	if (!ok(pm && pm->n > 0 && c, "procmaps__read(self) and symcache__new")) {
+		tap_skip(16, "no maps");
+		goto out;
+	}
+	m = procmaps__find(pm, a);
+	ok(m && (m->prot & PROT_EXEC) && m->path && !m->deleted,
+	   "own function lies in an executable file mapping");
+
+	name = lookup_live(c, pm, getpid(), a, &off);
+	is_str(name, "fr_test_target_a", "own function resolves by name");
+	is_int(off, 0, "own function start has offset 0");
+	name = lookup_live(c, pm, getpid(), b, &off);
+	is_str(name, "fr_test_target_b", "second function resolves");
+	is_int(off, 0, "second function offset 0");
+
+	fp_a(5);
+	ret = (uintptr_t)fr_test_ret_addr;
+	name = lookup_live(c, pm, getpid(), ret, &off);
+	is_str(name, "fr_test_target_a", "return address inside function resolves");
+	ok(off > 0 && off == ret - a, "offset inside function is ret - start (%llu)",
+	   (unsigned long long)off);
+
+	gp = dlsym(RTLD_DEFAULT, "getpid");
+	name = gp ? lookup_live(c, pm, getpid(), (uintptr_t)gp, &off) : NULL;
+	contains(name, "getpid", "libc getpid resolves");
+	is_int(off, 0, "libc getpid offset 0");
+	gp = dlsym(RTLD_DEFAULT, "strlen");
+	m = gp ? procmaps__find(pm, (uintptr_t)gp) : NULL;
+	ok(m && m->path, "strlen (IFUNC-resolved) in a file mapping");
+
+	m = NULL;
+	for (size_t i = 0; i < pm->n; i++)
+		if (pm->m[i].path && !strcmp(pm->m[i].path, "[vdso]"))
+			m = &pm->m[i];
+	if (m) {
+		errno = 0;
+		s = symcache__get_mapping(c, getpid(), m);
+		ok(!s && errno == ENOENT, "[vdso] gives NULL, ENOENT");
+	} else {
+		tap_skip(1, "no [vdso] mapping");
+	}
+	m = NULL;
+	for (size_t i = 0; i < pm->n; i++)
+		if (!pm->m[i].path)
+			m = &pm->m[i];
+	errno = 0;
+	ok(m && !symcache__get_mapping(c, getpid(), m) && errno == ENOENT,
+	   "anonymous mapping gives NULL, ENOENT");
+	errno = 0;
+	ok(!procmaps__read(INT_MAX) && errno == ENOENT,
+	   "procmaps__read of a missing pid fails with ENOENT");
+	test_fallback(pm);
+out:
+	symcache__free(c);
+	procmaps__free(pm);
+}
+
+/* --spin mode: report fr_test_target_a's address on @fd, wait for death. */
+static int spin(int fd)
+{
+	uint64_t a = (uintptr_t)fp_a;
+
+	if (write(fd, &a, sizeof(a)) != sizeof(a))
+		return 1;
+	close(fd);
+	for (;;)
+		pause();
+}
+
+/* copy_self() - copy our executable to an executable temp file. */
+static int copy_self(char *path)
+{
+	char exe[PATH_MAX - 32];
+	uint8_t *buf;
+	size_t len;
+	ssize_t n;
+	int r;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	buf = read_all(exe, &len);
+	if (!buf)
+		return -EIO;
+	/* Next to the test binary: its file system allows exec. */
+	*strrchr(exe, '/') = '\0';
+	snprintf(path, PATH_MAX, "%s/.fr_symtest_exe.XXXXXX", exe);
+	r = mkstemp(path);
+	if (r >= 0) {
+		int fd = r;
+
+		r = write(fd, buf, len) == (ssize_t)len &&
+		    !fchmod(fd, 0755) ? 0 : -EIO;
+		close(fd);
+		if (r)
+			unlink(path);
+	} else {
+		r = -errno;
+	}
+	free(buf);
+	return r;
+}
+
+static void test_deleted(void)
+{
+	char path[PATH_MAX], alt[PATH_MAX + 32], fdarg[16];
+	const struct fr_mapping *m;
+	const struct elfsyms *s;
+	struct procmaps *pm = NULL;
+	struct symcache *c = NULL;
+	uint64_t addr = 0, off = 99;
+	const char *name;
+	int pfd[2], status = 0;
+	pid_t pid;
+	ssize_t n;
+
+	if (copy_self(path) || pipe(pfd)) {
+		ok(0, "deleted: copy /proc/self/exe and make a pipe");
+		tap_skip(7, "no copy");
+		return;
+	}
+	pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		snprintf(fdarg, sizeof(fdarg), "%d", pfd[1]);
+		execl(path, path, "--spin", fdarg, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	n = pid > 0 ? read(pfd[0], &addr, sizeof(addr)) : -1;
+	close(pfd[0]);
+	unlink(path);
+	ok(n == sizeof(addr), "deleted: child runs the copy and reports an address");
+	ok(access(path, F_OK) && errno == ENOENT, "deleted: copy is unlinked");
+
+	pm = pid > 0 ? procmaps__read(pid) : NULL;
+	m = procmaps__find(pm, addr);
+	ok(m && m->deleted && m->path && !strcmp(m->path, path),
+	   "deleted: child maps the copy as (deleted)");
+	snprintf(alt, sizeof(alt), "/proc/%d/root%s", pid, path);
+	ok(access(alt, F_OK) != 0, "deleted: the path through /proc/PID/root is gone");
+
+	c = symcache__new();
+	s = m && c ? symcache__get_mapping(c, pid, m) : NULL;
+	ok(s != NULL, "deleted: symbols load through map_files");
+	name = m ? elfsyms__lookup(s, addr - m->start + m->pgoff, &off) : NULL;
+	is_str(name, "fr_test_target_a", "deleted: child function resolves");
+	is_int(off, 0, "deleted: offset 0");
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+	}
+	ok(pid > 0 && WIFSIGNALED(status), "deleted: child killed and reaped");
+	symcache__free(c);
+	procmaps__free(pm);
+}
+
+/* ------------------------------------------------------------ build-id */
+
+static void test_buildid(void)
+{
+	char cmd[128], line[512], want[64] = "", got[64] = "";
+	struct fr_buildid id = { 0 };
+	struct elfsyms *s;
+	FILE *p;
+	int fd, r;
+
+	if (system("readelf --version >/dev/null 2>&1") != 0) {
+		tap_skip(3, "readelf is not installed");
+		return;
+	}
+	snprintf(cmd, sizeof(cmd), "readelf -n /proc/%d/exe 2>/dev/null",
+		 getpid());
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char *b = strstr(line, "Build ID: ");
+
+		if (b && !want[0])
+			sscanf(b + 10, "%63[0-9a-fA-F]", want);
+	}
+	if (p)
+		pclose(p);
+
+	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	r = elf_read_buildid(fd, &id);
+	hex(&id, got);
+	s = elfsyms__open("/proc/self/exe");
+	if (want[0]) {
+		is_int(r, 0, "elf_read_buildid: found");
+		is_str(got, want, "elf_read_buildid matches readelf -n");
+		ok(s && !memcmp(elfsyms__buildid(s), &id, sizeof(id)),
+		   "elfsyms__buildid matches elf_read_buildid");
+	} else {
+		is_int(r, -ENOENT, "elf_read_buildid: none, as readelf says");
+		is_int(id.len, 0, "elf_read_buildid: empty");
+		ok(s && elfsyms__buildid(s)->len == 0, "elfsyms__buildid: empty");
+	}
+	elfsyms__free(s);
+	close(fd);
+}
+
+/* -------------------------------------------------------- synthetic ELF */
+
+/* Corruptions applied by synth_build(). */
+enum { SYNTH_OK, SYNTH_SYMTAB_EOF, SYNTH_BAD_LINK, SYNTH_SHOFF_EOF,
+       SYNTH_PHOFF_EOF };
+
+struct synth_opts {
+	uint16_t type;		/* ET_EXEC or ET_DYN */
+	uint64_t base;		/* vaddr of file offset 0 */
+	uint32_t symtype;	/* SHT_SYMTAB, SHT_DYNSYM or 0 for none */
+	bool note;		/* PT_NOTE + .note.gnu.build-id */
+	int corrupt;
+};
+
+struct synth_sym {
+	const char *name;
+	uint64_t off;		/* from the start of .text */
+	uint64_t size;
+	uint8_t type, bind;
+	bool undef, bad_name;
+};
+
+static const struct synth_sym synth_syms[] = {
+	{ "f_last", 0x800, 0, STT_FUNC, STB_LOCAL, false, false },
+	{ "f_sized", 0x10, 0x20, STT_FUNC, STB_GLOBAL, false, false },
+	{ "f_alias", 0x10, 0x20, STT_FUNC, STB_WEAK, false, false },
+	{ "d_object", 0x50, 0x10, STT_OBJECT, STB_GLOBAL, false, false },
+	{ "f_unsized", 0x100, 0, STT_FUNC, STB_GLOBAL, false, false },
+	{ "f_ifunc", 0x200, 0x10, STT_GNU_IFUNC, STB_GLOBAL, false, false },
+	{ "f_undef", 0x400, 0x10, STT_FUNC, STB_GLOBAL, true, false },	/* PLT value */
+	{ "f_badname", 0x300, 0x10, STT_FUNC, STB_GLOBAL, false, true },
+};
+#define SYNTH_NSYMS (sizeof(synth_syms) / sizeof(synth_syms[0]) + 1)
+
+static uint8_t synth_id[20];
+
+#define TEXT_OFF	0x1000
+#define TEXT_SIZE	0xf00		/* the RX segment is 0x1000 */
+#define NOTE_OFF	0x200
+#define SYM_OFF		0x2000
+
+/*
+ * synth_build() - lay out a small ELF64 executable in *@out: two PT_LOADs
+ * (R at offset 0, RX at 0x1000), an optional build-id note, .text, one
+ * symbol table, its strings and the section headers. Returns its size.
+ */
+static size_t synth_build(const struct synth_opts *o, uint8_t **out)
+{
+	char strtab[256] = "", shstr[128] = "";
+	size_t strlen_ = 1, shlen = 1, off, size;
+	Elf64_Shdr sh[6];
+	Elf64_Phdr ph[3];
+	Elf64_Ehdr eh;
+	Elf64_Sym sym[SYNTH_NSYMS];
+	int nsh = 0, nph = 0, symidx = 0, stridx = 0;
+	uint8_t *buf;
+
+	for (int i = 0; i < 20; i++)
+		synth_id[i] = (uint8_t)(0xa5 ^ (i * 37));
+
+	memset(sym, 0, sizeof(sym));
+	for (size_t i = 1; i < SYNTH_NSYMS; i++) {
+		const struct synth_sym *d = &synth_syms[i - 1];
+
+		sym[i].st_name = d->bad_name ? 0xfffff : strlen_;
+		strcpy(strtab + strlen_, d->name);
+		strlen_ += strlen(d->name) + 1;
+		sym[i].st_info = ELF64_ST_INFO(d->bind, d->type);
+		sym[i].st_shndx = d->undef ? SHN_UNDEF : 1;
+		sym[i].st_value = o->base + TEXT_OFF + d->off;
+		sym[i].st_size = d->size;
+	}
+
+	memset(sh, 0, sizeof(sh));
+	memset(ph, 0, sizeof(ph));
+#define SHNAME(s) ({ size_t at__ = shlen; strcpy(shstr + shlen, s); shlen += strlen(s) + 1; at__; })
+	nsh = 1;
+	sh[nsh++] = (Elf64_Shdr){ .sh_name = SHNAME(".text"),
+		.sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+		.sh_addr = o->base + TEXT_OFF, .sh_offset = TEXT_OFF,
+		.sh_size = TEXT_SIZE, .sh_addralign = 16 };
+	if (o->note)
+		sh[nsh++] = (Elf64_Shdr){ .sh_name = SHNAME(".note.gnu.build-id"),
+			.sh_type = SHT_NOTE, .sh_flags = SHF_ALLOC,
+			.sh_addr = o->base + NOTE_OFF, .sh_offset = NOTE_OFF,
+			.sh_size = 36, .sh_addralign = 4 };
+	off = SYM_OFF;
+	if (o->symtype) {
+		symidx = nsh++;
+		stridx = nsh++;
+		sh[symidx] = (Elf64_Shdr){
+			.sh_name = SHNAME(o->symtype == SHT_SYMTAB ? ".symtab" : ".dynsym"),
+			.sh_type = o->symtype, .sh_offset = off,
+			.sh_size = sizeof(sym), .sh_link = stridx, .sh_info = 2,
+			.sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
+		off += sizeof(sym);
+		sh[stridx] = (Elf64_Shdr){
+			.sh_name = SHNAME(o->symtype == SHT_SYMTAB ? ".strtab" : ".dynstr"),
+			.sh_type = SHT_STRTAB, .sh_offset = off,
+			.sh_size = strlen_, .sh_addralign = 1 };
+		off += strlen_;
+	}
+	sh[nsh] = (Elf64_Shdr){ .sh_name = SHNAME(".shstrtab"),
+		.sh_type = SHT_STRTAB, .sh_offset = off, .sh_addralign = 1 };
+	sh[nsh].sh_size = shlen;
+	off += shlen;
+	nsh++;
+#undef SHNAME
+	off = (off + 7) & ~(size_t)7;
+	size = off + nsh * sizeof(Elf64_Shdr);
+
+	ph[nph++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R,
+		.p_offset = 0, .p_vaddr = o->base, .p_paddr = o->base,
+		.p_filesz = 0x300, .p_memsz = 0x300, .p_align = 0x1000 };
+	ph[nph++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+		.p_offset = TEXT_OFF, .p_vaddr = o->base + TEXT_OFF,
+		.p_paddr = o->base + TEXT_OFF, .p_filesz = 0x1000,
+		.p_memsz = 0x1000, .p_align = 0x1000 };
+	if (o->note)
+		ph[nph++] = (Elf64_Phdr){ .p_type = PT_NOTE, .p_flags = PF_R,
+			.p_offset = NOTE_OFF, .p_vaddr = o->base + NOTE_OFF,
+			.p_filesz = 36, .p_memsz = 36, .p_align = 4 };
+
+	memset(&eh, 0, sizeof(eh));
+	memcpy(eh.e_ident, ELFMAG, SELFMAG);
+	eh.e_ident[EI_CLASS] = ELFCLASS64;
+	eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	eh.e_ident[EI_VERSION] = EV_CURRENT;
+	eh.e_type = o->type;
+	eh.e_machine = EM_X86_64;
+	eh.e_version = EV_CURRENT;
+	eh.e_entry = o->base + TEXT_OFF + 0x10;
+	eh.e_phoff = sizeof(eh);
+	eh.e_shoff = off;
+	eh.e_ehsize = sizeof(eh);
+	eh.e_phentsize = sizeof(Elf64_Phdr);
+	eh.e_phnum = nph;
+	eh.e_shentsize = sizeof(Elf64_Shdr);
+	eh.e_shnum = nsh;
+	eh.e_shstrndx = nsh - 1;
+
+	switch (o->corrupt) {
+	case SYNTH_SYMTAB_EOF:
+		sh[symidx].sh_offset = size + 0x100000;
+		break;
+	case SYNTH_BAD_LINK:
+		sh[symidx].sh_link = 1000;
+		break;
+	case SYNTH_SHOFF_EOF:
+		eh.e_shoff = size + 0x100000;
+		break;
+	case SYNTH_PHOFF_EOF:
+		eh.e_phoff = size + 0x100000;
+		break;
+	}
+
+	buf = calloc(1, size);
+	memcpy(buf, &eh, sizeof(eh));
+	memcpy(buf + sizeof(eh), ph, nph * sizeof(*ph));
+	if (o->note) {
+		Elf64_Nhdr nh = { .n_namesz = 4, .n_descsz = 20,
+				  .n_type = NT_GNU_BUILD_ID };
+
+		memcpy(buf + NOTE_OFF, &nh, sizeof(nh));
+		memcpy(buf + NOTE_OFF + sizeof(nh), "GNU", 4);
+		memcpy(buf + NOTE_OFF + sizeof(nh) + 4, synth_id, 20);
+	}
+	memset(buf + TEXT_OFF, 0xcc, TEXT_SIZE);
+	if (o->symtype) {
+		memcpy(buf + SYM_OFF, sym, sizeof(sym));
+		memcpy(buf + SYM_OFF + sizeof(sym), strtab, strlen_);
+	}
+	memcpy(buf + sh[nsh - 1].sh_offset, shstr, shlen);
+	memcpy(buf + off, sh, nsh * sizeof(Elf64_Shdr));
+	*out = buf;
+	return size;
+}
+
+/* synth_file() - write a synthetic ELF (cut at @cut bytes if non-zero). */
+static int synth_file(const struct synth_opts *o, size_t cut, char *path)
+{
+	uint8_t *buf;
+	size_t len = synth_build(o, &buf);
+	int r;
+
+	r = tmp_write(path, buf, cut && cut < len ? cut : len);
+	free(buf);
+	return r;
+}
+
+/* check_synth_lookups() - the lookup table expected of every layout. */
+static void check_synth_lookups(const struct elfsyms *s, const char *what)
+{
+	static const struct {
+		uint64_t off;
+		const char *name;
+		uint64_t sym_off;
+	} cases[] = {
+		{ 0x1010, "f_sized", 0 },	/* global beats weak alias */
+		{ 0x102f, "f_sized", 0x1f },
+		{ 0x1030, NULL, 0 },		/* past the sized end */
+		{ 0x1055, NULL, 0 },		/* STT_OBJECT not loaded */
+		{ 0x1100, "f_unsized", 0 },
+		{ 0x11ff, "f_unsized", 0xff },	/* to the next symbol */
+		{ 0x1200, "f_ifunc", 0 },
+		{ 0x1210, NULL, 0 },
+		{ 0x1305, NULL, 0 },		/* bad st_name skipped */
+		{ 0x1400, NULL, 0 },		/* SHN_UNDEF skipped */
+		{ 0x1900, "f_last", 0x100 },
+		{ 0x1eff, "f_last", 0x6ff },	/* to the section end */
+		{ 0x1f00, NULL, 0 },		/* past it, in the segment */
+		{ 0x0100, NULL, 0 },		/* R segment, no symbol */
+		{ 0x2000, NULL, 0 },		/* no PT_LOAD holds it */
+		{ 0x500, NULL, 0 },		/* between segments */
+	};
+	int bad = 0;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t off = 12345;
+		const char *n = elfsyms__lookup(s, cases[i].off, &off);
+
+		if (cases[i].name ? !n || strcmp(n, cases[i].name) ||
+				    off != cases[i].sym_off : n != NULL) {
+			tap_diag("%s: file offset 0x%llx gave %s+0x%llx", what,
+				 (unsigned long long)cases[i].off,
+				 n ? n : "(null)", (unsigned long long)off);
+			bad++;
+		}
+	}
+	ok(s && !bad, "%s: 16 file-offset lookups", what);
+}
+
+static void test_synthetic(void)
+{
+	struct synth_opts exec = { ET_EXEC, 0x400000, SHT_SYMTAB, true, 0 };
+	struct synth_opts dyn = { ET_DYN, 0, SHT_DYNSYM, false, 0 };
+	struct synth_opts nosym = { ET_DYN, 0x10000, 0, true, 0 };
+	struct fr_buildid id;
+	char path[PATH_MAX];
+	struct elfsyms *s;
+	int fd, r;
+
+	synth_file(&exec, 0, path);
+	s = elfsyms__open(path);
+	ok(s != NULL, "synthetic ET_EXEC at 0x400000 with .symtab opens");
+	check_synth_lookups(s, "ET_EXEC .symtab");
+	is_int(s ? elfsyms__count(s) : 0, 4, "ET_EXEC: 4 distinct functions");
+	ok(s && elfsyms__buildid(s)->len == 20 &&
+	   !memcmp(elfsyms__buildid(s)->id, synth_id, 20),
+	   "ET_EXEC: build-id from the note");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	memset(&id, 0, sizeof(id));
+	r = elf_read_buildid(fd, &id);
+	ok(!r && id.len == 20 && !memcmp(id.id, synth_id, 20),
+	   "elf_read_buildid: the bytes written into the note");
+	close(fd);
+	elfsyms__free(s);
+	unlink(path);
+
+	synth_file(&dyn, 0, path);
+	s = elfsyms__open(path);
+	ok(s != NULL, "synthetic stripped ET_DYN with only .dynsym opens");
+	check_synth_lookups(s, "ET_DYN .dynsym");
+	ok(s && elfsyms__buildid(s)->len == 0, "ET_DYN: no build-id");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	is_int(elf_read_buildid(fd, &id), -ENOENT, "elf_read_buildid: -ENOENT without note");
+	close(fd);
+	elfsyms__free(s);
+	unlink(path);
+
+	synth_file(&nosym, 0, path);
+	s = elfsyms__open(path);
+	ok(s && elfsyms__count(s) == 0 && !elfsyms__lookup(s, 0x1010, NULL),
+	   "binary without symbols: empty table, lookups NULL");
+	ok(s && elfsyms__buildid(s)->len == 20, "binary without symbols keeps its build-id");
+	elfsyms__free(s);
+	unlink(path);
+	elfsyms__free(NULL);
+}
+
+/* ------------------------------------------------------------ symcache */
+
+static void test_symcache(void)
+{
+	struct synth_opts plain = { ET_DYN, 0, SHT_SYMTAB, false, 0 };
+	const struct elfsyms *s1, *s2, *s3, *s4, *s5, *s6;
+	char copy[PATH_MAX], syn[PATH_MAX], syn2[PATH_MAX], txt[PATH_MAX];
+	const struct fr_mapping *m;
+	struct symcache *c;
+	struct procmaps *pm;
+	uint8_t *buf;
+	size_t len;
+	int fd[8], has_id;
+	struct fr_buildid id;
+
+	c = symcache__new();
+	pm = procmaps__read(getpid());
+	m = procmaps__find(pm, (uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+	buf = read_all("/proc/self/exe", &len);
+	tmp_write(copy, buf, len);
+	free(buf);
+	synth_file(&plain, 0, syn);
+	buf = read_all(syn, &len);
+	tmp_write(syn2, buf, len);
+	free(buf);
+	tmp_write(txt, "#!/bin/sh\necho not an ELF\n", 26);
+
+	fd[0] = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	fd[1] = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	fd[2] = open(copy, O_RDONLY | O_CLOEXEC);
+	fd[3] = m && m->path ? open(m->path, O_RDONLY | O_CLOEXEC) : -1;
+	fd[4] = open(syn, O_RDONLY | O_CLOEXEC);
+	fd[5] = open(syn, O_RDONLY | O_CLOEXEC);
+	fd[6] = open(syn2, O_RDONLY | O_CLOEXEC);
+	fd[7] = open(txt, O_RDONLY | O_CLOEXEC);
+	has_id = !elf_read_buildid(fd[0], &id);
+
+	s1 = symcache__get_fd(c, fd[0]);
+	s2 = symcache__get_fd(c, fd[1]);
+	ok(s1 && s1 == s2, "symcache: two fds of one file share an entry");
+	s3 = symcache__get_fd(c, fd[2]);
+	if (has_id)
+		ok(s3 && s3 == s1, "symcache: a copy with the same build-id shares it");
+	else
+		ok(s3 && s3 != s1, "symcache: without build-id a copy is another entry");
+	s4 = symcache__get_fd(c, fd[3]);
+	ok(s4 && s4 != s1, "symcache: libc is another entry");
+	ok(symcache__get_fd(c, fd[3]) == s4, "symcache: libc again, same entry");
+	s5 = symcache__get_fd(c, fd[4]);
+	ok(s5 && s5 == symcache__get_fd(c, fd[5]),
+	   "symcache: no build-id, same inode shares by (dev, inode, mtime)");
+	s6 = symcache__get_fd(c, fd[6]);
+	ok(s6 && s6 != s5, "symcache: no build-id, identical copy is another entry");
+	errno = 0;
+	ok(!symcache__get_fd(c, fd[7]) && errno == ENOEXEC,
+	   "symcache: non-ELF gives NULL, ENOEXEC");
+	errno = 0;
+	ok(!symcache__get_fd(c, fd[7]) && errno == ENOEXEC,
+	   "symcache: non-ELF again, remembered");
+	ok(s1 && elfsyms__lookup(s1, 0, NULL) == NULL && s5 &&
+	   !strcmp(elfsyms__lookup(s5, 0x1010, NULL), "f_sized"),
+	   "symcache: entries stay usable");
+
+	for (int i = 0; i < 8; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	unlink(copy);
+	unlink(syn);
+	unlink(syn2);
+	unlink(txt);
+	procmaps__free(pm);
+	symcache__free(c);
+	symcache__free(NULL);
+}
+
+/* ------------------------------------------------------------ kallsyms */
+
+static const char ksyms_fixture[] =
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000000 T startup_64\n"
+	"ffffffff81000100 t helper_local\n"
+	"ffffffff81000200 D some_data\n"
+	"ffffffff81000300 T kfunc_b\n"
+	"ffffffff81000400 W weak_fn\n"
+	"ffffffff81000480 r rodata_sym\n"
+	"ffffffff81000500 B bss_sym\n"
+	"garbage line here\n"
+	"ffffffffc0001100 T mod_fn_b\t[mymod]\n"
+	"ffffffffc0001000 t mod_fn_a\t[mymod]\n"
+	"ffffffffc0001180 d mod_data\t[mymod]\n"
+	"ffffffffc0100000 t other_fn\t[other]\n"
+	"0000000000000000 T zero_fn\n";
+
+static void test_kallsyms_fixture(void)
+{
+	static const struct {
+		uint64_t addr;
+		const char *name, *module;
+		uint64_t off;
+	} cases[] = {
+		{ 0xffffffff80ffffff, NULL, NULL, 0 },
+		{ 0xffffffff81000000, "startup_64", NULL, 0 },
+		{ 0xffffffff81000250, "helper_local", NULL, 0x150 },
+		{ 0xffffffff81000300, "kfunc_b", NULL, 0 },
+		{ 0xffffffff81000490, "weak_fn", NULL, 0x90 },
+		{ 0xffffffff81000400 + FR_KSYM_TAIL - 1, "weak_fn", NULL, FR_KSYM_TAIL - 1 },
+		{ 0xffffffff81000400 + FR_KSYM_TAIL, NULL, NULL, 0 },
+		{ 0xffffffffc0001050, "mod_fn_a", "mymod", 0x50 },
+		{ 0xffffffffc0001190, "mod_fn_b", "mymod", 0x90 },
+		{ 0xffffffffc0001f00, "mod_fn_b", "mymod", 0xe00 },
+		{ 0xffffffffc0001100 + FR_KSYM_TAIL - 1, "mod_fn_b", "mymod", FR_KSYM_TAIL - 1 },
+		{ 0xffffffffc0001100 + FR_KSYM_TAIL, NULL, NULL, 0 },	/* module end */
+		{ 0xffffffffc0100010, "other_fn", "other", 0x10 },
+		{ 0xffffffffc0100000 + FR_KSYM_TAIL, NULL, NULL, 0 },
+	};
+	char path[PATH_MAX];
+	struct kallsyms *k;
+
+	tmp_write(path, ksyms_fixture, sizeof(ksyms_fixture) - 1);
+	k = kallsyms__load(path);
+	unlink(path);
+	if (!ok(k != NULL, "kallsyms fixture loads")) {
+		tap_skip(15, "no table");
+		return;
+	}
+	is_int(kallsyms__count(k), 7, "kallsyms: 7 text symbols (aliases, data, zero dropped)");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *mod = "unset", *n;
+		uint64_t off = 12345;
+
+		n = kallsyms__lookup(k, cases[i].addr, &off, &mod);
+		if (cases[i].name)
+			ok(n && !strcmp(n, cases[i].name) && off == cases[i].off &&
+			   (cases[i].module ? mod && !strcmp(mod, cases[i].module) : !mod),
+			   "kallsyms: 0x%llx is %s+0x%llx [%s]",
+			   (unsigned long long)cases[i].addr, cases[i].name,
+			   (unsigned long long)cases[i].off,
+			   cases[i].module ? cases[i].module : "kernel");
+		else
+			ok(!n, "kallsyms: 0x%llx resolves to nothing",
+			   (unsigned long long)cases[i].addr);
+	}
+	kallsyms__free(k);
+	kallsyms__free(NULL);
+
+	tmp_write(path, "0000000000000000 T a\n0000000000000000 t b\n", 42);
+	errno = 0;
+	k = kallsyms__load(path);
+	ok(!k && errno == EPERM, "kallsyms: all-zero addresses give EPERM");
+	kallsyms__free(k);
+	unlink(path);
+	errno = 0;
+	ok(!kallsyms__load("/nonexistent/kallsyms") && errno == ENOENT,
+	   "kallsyms: missing file gives ENOENT");
+}
+
+static void test_kallsyms_real(void)
+{
+	char line[512], name[256], type, mod_want[256] = "";
+	unsigned long long a, sched = 0, mod_addr = 0;
+	const char *n, *mod = "unset";
+	uint64_t off = 99;
+	struct kallsyms *k;
+	int aliases = 0;
+	FILE *f;
+
+	f = fopen("/proc/kallsyms", "re");
+	if (!f) {
+		tap_skip(4, "/proc/kallsyms is not readable");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char m[256];
+		int fields = sscanf(line, "%llx %c %255s [%255[^]]]", &a, &type,
+				    name, m);
+
+		if (fields < 3 || !strchr("tTwW", type))
+			continue;
+		if (!strcmp(name, "schedule") && !sched)
+			sched = a;
+		if (fields == 4 && !mod_addr && a) {
+			mod_addr = a;
+			strcpy(mod_want, m);
+		}
+	}
+	/* Other text symbols at the same address could legitimately win. */
+	rewind(f);
+	while (sched && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %255s", &a, &type, name) == 3 &&
+		    a == sched && strchr("tTwW", type) && strcmp(name, "schedule"))
+			aliases++;
+	fclose(f);
+	if (!sched) {
+		tap_skip(4, "/proc/kallsyms shows zero addresses (kptr_restrict or not root)");
+		return;
+	}
+	k = kallsyms__load("/proc/kallsyms");
+	ok(k && kallsyms__count(k) > 1000, "real kallsyms loads (%zu text symbols)",
+	   k ? kallsyms__count(k) : 0);
+	n = kallsyms__lookup(k, sched, &off, &mod);
+	if (aliases)
+		ok(n && off == 0, "real kallsyms: schedule's address resolves (aliased)");
+	else
+		ok(n && !strcmp(n, "schedule") && off == 0 && !mod,
+		   "real kallsyms: schedule's address resolves to schedule+0");
+	n = kallsyms__lookup(k, sched + 1, &off, NULL);
+	ok(n && off == 1 && (aliases || !strcmp(n, "schedule")),
+	   "real kallsyms: schedule+1");
+	if (mod_addr) {
+		n = kallsyms__lookup(k, mod_addr, &off, &mod);
+		ok(n && mod && !strcmp(mod, mod_want),
+		   "real kallsyms: module symbol in [%s]", mod_want);
+	} else {
+		tap_skip(1, "no module text symbols loaded");
+	}
+	kallsyms__free(k);
+}
+
+/* ------------------------------------------------------------- perfmap */
+
+static const char perfmap_fixture[] =
+	"0x7f0000001000 0x100 jit_fn_one\n"
+	"7f0000002000 80 LazyCompile:~foo file.js:10\n"
+	"this is garbage\n"
+	"7f0000003000 zz bad_size\n"
+	"7f0000004000 0 zero_size\n"
+	"7f0000005000 40\n"
+	"0x7f0000006000 20 old_name\n"
+	"0x7f0000006000 30 new_name\r\n"
+	"-7f0000007000 10 negative\n"
+	"7f0000008000 10 no_newline_at_end";
+
+static void test_perfmap(void)
+{
+	static const struct {
+		uint64_t addr;
+		const char *name;
+		uint64_t off;
+	} cases[] = {
+		{ 0x7f0000000fff, NULL, 0 },
+		{ 0x7f0000001000, "jit_fn_one", 0 },
+		{ 0x7f00000010ff, "jit_fn_one", 0xff },
+		{ 0x7f0000001100, NULL, 0 },
+		{ 0x7f0000002010, "LazyCompile:~foo file.js:10", 0x10 },
+		{ 0x7f0000003000, NULL, 0 },
+		{ 0x7f0000004000, NULL, 0 },
+		{ 0x7f0000005000, NULL, 0 },
+		{ 0x7f000000602f, "new_name", 0x2f },
+		{ 0x7f0000007000, NULL, 0 },
+		{ 0x7f000000800f, "no_newline_at_end", 0xf },
+	};
+	char path[PATH_MAX];
+	struct perfmap *p;
+
+	tmp_write(path, perfmap_fixture, sizeof(perfmap_fixture) - 1);
+	p = perfmap__load(path);
+	unlink(path);
+	ok(p != NULL, "perfmap fixture loads");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		uint64_t off = 12345;
+		const char *n = perfmap__lookup(p, cases[i].addr, &off);
+
+		if (cases[i].name)
+			ok(n && !strcmp(n, cases[i].name) && off == cases[i].off,
+			   "perfmap: 0x%llx is '%s'+0x%llx",
+			   (unsigned long long)cases[i].addr, cases[i].name,
+			   (unsigned long long)cases[i].off);
+		else
+			ok(!n, "perfmap: 0x%llx resolves to nothing",
+			   (unsigned long long)cases[i].addr);
+	}
+	perfmap__free(p);
+	perfmap__free(NULL);
+	errno = 0;
+	ok(!perfmap__load("/nonexistent/perf-1.map") && errno == ENOENT,
+	   "perfmap: missing file gives ENOENT");
+}
+
+/* ---------------------------------------------------------- robustness */
+
+static void test_robustness(void)
+{
+	static const struct { int corrupt; const char *what; } bad[] = {
+		{ SYNTH_SYMTAB_EOF, "symbol table past EOF" },
+		{ SYNTH_BAD_LINK, "symbol table string link out of range" },
+		{ SYNTH_SHOFF_EOF, "section headers past EOF" },
+		{ SYNTH_PHOFF_EOF, "program headers past EOF" },
+	};
+	struct synth_opts o = { ET_EXEC, 0x400000, SHT_SYMTAB, true, 0 };
+	char path[PATH_MAX];
+	struct fr_buildid id;
+	struct elfsyms *s;
+	uint8_t *buf;
+	size_t len;
+	int fd;
+
+	tmp_write(path, "hello, this is not an ELF file\n", 31);
+	errno = 0;
+	s = elfsyms__open(path);
+	ok(!s && errno == ENOEXEC, "non-ELF file: NULL, ENOEXEC");
+	elfsyms__free(s);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	is_int(elf_read_buildid(fd, &id), -ENOEXEC, "non-ELF file: elf_read_buildid -ENOEXEC");
+	close(fd);
+	unlink(path);
+
+	tmp_write(path, "", 0);
+	errno = 0;
+	s = elfsyms__open(path);
+	ok(!s && errno == ENOEXEC, "empty file: NULL, ENOEXEC");
+	elfsyms__free(s);
+	unlink(path);
+
+	errno = 0;
+	ok(!elfsyms__open("/nonexistent/binary") && errno == ENOENT,
+	   "missing file: NULL, ENOENT");
+
+	buf = read_all("/proc/self/exe", &len);
+	tmp_write(path, buf, len / 2);
+	errno = 0;
+	s = elfsyms__open(path);
+	ok(!s && errno == ENOEXEC, "test binary cut in half: NULL, ENOEXEC");
+	elfsyms__free(s);
+	unlink(path);
+	tmp_write(path, buf, 40);
+	errno = 0;
+	s = elfsyms__open(path);
+	ok(!s && errno == ENOEXEC, "test binary cut inside the ELF header: NULL");
+	elfsyms__free(s);
+	unlink(path);
+	free(buf);
+
+	synth_file(&o, SYM_OFF + 0x10, path);
+	s = elfsyms__open(path);
+	ok(!s, "synthetic ELF cut inside its symbol table: NULL");
+	elfsyms__free(s);
+	unlink(path);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o.corrupt = bad[i].corrupt;
+		synth_file(&o, 0, path);
+		errno = 0;
+		s = elfsyms__open(path);
+		ok(!s && errno == ENOEXEC, "malformed ELF (%s): NULL, ENOEXEC",
+		   bad[i].what);
+		elfsyms__free(s);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		elf_read_buildid(fd, &id);	/* must not crash */
+		close(fd);
+		unlink(path);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc == 3 && !strcmp(argv[1], "--spin"))
+		return spin(atoi(argv[2]));
+
+	test_procmaps_parse();
+	test_self();
+	test_deleted();
+	test_buildid();
+	test_synthetic();
+	test_symcache();
+	test_kallsyms_fixture();
+	test_kallsyms_real();
+	test_perfmap();
+	test_robustness();
+	return tap_done_testing();
+}

@@ -1,0 +1,23 @@
+#!/bin/sh
+# run-tests.sh - build twice (plain, and ASan+UBSan) and run the whole test
+# suite in both; end with "N passed, N failed" over every TAP test case.
+set -u
+cd "$(dirname "$0")/.."
+
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1"
+export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
+
+status=0
+[ -f build/build.ninja ] || meson setup build --buildtype=debugoptimized || exit 1
+[ -f build-asan/build.ninja ] || meson setup build-asan --buildtype=debug \
+	-Db_sanitize=address,undefined -Db_lundef=false || exit 1
+ninja -C build || exit 1
+ninja -C build-asan || exit 1
+
+for b in build build-asan; do
+	echo "=== meson test in $b ==="
+	meson test -C "$b" --print-errorlogs || status=1
+done
+python3 tools/tap-summary.py build/meson-logs/testlog.json \
+	build-asan/meson-logs/testlog.json || status=1
+exit $status

@@ -1,0 +1,40 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Count every TAP test case in meson's testlog.json files and print
+"N passed, N failed" as the last line. A test program that failed without
+reporting a failing case (a crash, a timeout) counts as one failure."""
+import json
+import re
+import sys
+
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        print(f"tap-summary: failed to read '{path}': {e.strerror}")
+        failed += 1
+        continue
+    for line in lines:
+        t = json.loads(line)
+        out = t.get("stdout") or ""
+        p = f = s = 0
+        for l in out.splitlines():
+            if re.match(r"^ok \d+", l):
+                if "# SKIP" in l:
+                    s += 1
+                else:
+                    p += 1
+            elif re.match(r"^not ok \d+", l):
+                f += 1
+            elif re.match(r"^1\.\.0 # SKIP", l):
+                s += 1
+        if t.get("result") not in ("OK", "SKIP", "EXPECTEDFAIL") and f == 0:
+            f = 1
+        print(f"{path.split('/')[0]:<11} {t['name']:<40} {p:5} passed {f:3} failed {s:3} skipped")
+        passed += p
+        failed += f
+        skipped += s
+print(f"{skipped} skipped")
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
