@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +28,7 @@
 #include "util.h"
 
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
+#define FR_PROCINFO_QUEUE	8192
 
 enum { EV_SIGNAL = 1, EV_TICK, EV_RING, EV_DUMP };
 
@@ -85,6 +87,16 @@ static int epoll_add(int epfd, int fd, uint32_t events, uint64_t tag)
 	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* The signals the loop reads from its signalfd. */
+static void loop_signals(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGUSR1);
+	sigaddset(mask, SIGHUP);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+}
+
 static int setup_loop(struct daemon *dm)
 {
 	struct itimerspec its = {
@@ -94,13 +106,7 @@ static int setup_loop(struct daemon *dm)
 	sigset_t mask;
 	int err;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGUSR1);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL))
-		return -errno;
+	loop_signals(&mask);
 	dm->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	dm->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -118,6 +124,42 @@ static int setup_loop(struct daemon *dm)
 	return err;
 }
 
+/* Drain hooks: ask the procinfo worker to read what a new incarnation is. */
+static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start)
+{
+	struct daemon *dm = ctx;
+
+	procinfo__request(dm->procinfo, FR_INFO_READ, slot, pid, start, NULL, 0);
+}
+
+static void hook_stack(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
+		       const void *user_ips, unsigned n)
+{
+	struct daemon *dm = ctx;
+	uint64_t ips[FR_INFO_USER_IPS];
+
+	n = FR_MIN(n, (unsigned)FR_INFO_USER_IPS);
+	memcpy(ips, user_ips, n * sizeof(ips[0]));
+	procinfo__request(dm->procinfo, FR_INFO_CHECK, slot, pid, start, ips, n);
+}
+
+/* Start-up scan: an entry, and a /proc read, for every live process. */
+static int scan_task(void *ctx, const struct fr_rec_task *t)
+{
+	struct daemon *dm = ctx;
+	struct proctable *pt = drain__tables(dm->drain)->procs;
+	uint32_t slot;
+
+	if (t->h.tid != t->h.tgid)
+		return 0;
+	if (proctable__get(pt, t->h.tgid, t->h.start, t->h.comm, &slot) < 0)
+		return 0;	/* table full: the snapshot still lists it */
+	proctable__set_parent(pt, slot, t->ppid);
+	proctable__unref(pt, slot);
+	procinfo__request(dm->procinfo, FR_INFO_READ, slot, t->h.tgid, t->h.start, NULL, 0);
+	return 0;
+}
+
 static const char *output_dir(const struct daemon *dm)
 {
 	return dm->opts.output_dir ? dm->opts.output_dir : dm->cfg->directory;
@@ -131,8 +173,13 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 {
 	struct sampler_opts so = { .frequency = cfg->frequency };
 	char err[512];
+	sigset_t mask;
 	int e;
 
+	/* Before any thread starts: threads inherit the mask, and only the
+	 * signalfd may see these signals. */
+	loop_signals(&mask);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	memset(dm, 0, sizeof(*dm));
 	dm->opts = *o;
 	dm->cfg = cfg;
@@ -152,13 +199,26 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("%s", err);
 		return e;
 	}
+	dm->symcache = symcache__new();
+	dm->procinfo = dm->symcache ? procinfo__new(drain__tables(dm->drain)->procs,
+						     dm->symcache, FR_PROCINFO_QUEUE) : NULL;
+	if (!dm->procinfo) {
+		e = -errno;
+		fr_err("failed to start the /proc reader: %s", strerror(-e));
+		return e;
+	}
+	drain__set_hooks(dm->drain, &(struct drain_hooks){
+		.ctx = dm, .proc = hook_proc, .stack = hook_stack });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
-	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler) : NULL;
+	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {
 		e = -errno;
 		fr_err("failed to set up the ring buffer consumer: %s", strerror(-e));
 		return e;
 	}
+	e = sampler__list_tasks(dm->sampler, scan_task, dm);
+	if (e)
+		fr_warn("failed to scan live processes: %s, ignoring", strerror(-e));
 	e = setup_loop(dm);
 	if (e) {
 		fr_err("failed to set up the event loop: %s", strerror(-e));
@@ -193,7 +253,9 @@ void daemon__fini(struct daemon *dm)
 	dumper__free(dm->dumper);
 	ringbuf__free(dm->rb);
 	sampler__close(dm->sampler);
+	procinfo__free(dm->procinfo);
 	drain__free(dm->drain);
+	symcache__free(dm->symcache);
 	if (dm->epfd >= 0)
 		close(dm->epfd);
 	if (dm->tickfd >= 0)
@@ -204,6 +266,25 @@ void daemon__fini(struct daemon *dm)
 }
 
 /* ----------------------------------------------------------------- dump */
+
+/* The process table and its /proc reader, as bookkeeping. */
+static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
+{
+	struct proctable_stats ps;
+	struct procinfo_stats is;
+	int err = 0;
+
+	proctable__stats(drain__tables(dm->drain)->procs, &ps);
+	procinfo__stats(dm->procinfo, &is);
+	err |= kvlist__add_u64(m, "proctable_live", ps.live);
+	err |= kvlist__add_u64(m, "proctable_capacity", ps.capacity);
+	err |= kvlist__add_u64(m, "proctable_created", ps.created);
+	err |= kvlist__add_u64(m, "proctable_freed", ps.freed);
+	err |= kvlist__add_u64(m, "procinfo_reads", is.reads);
+	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
+	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
+	return err;
+}
 
 static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 {
@@ -226,6 +307,7 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "page_size", sysconf(_SC_PAGESIZE));
 	err |= kvlist__add_u64(m, "ring_bytes", sampler__ring_bytes(dm->sampler));
 	err |= kvlist__add_u64(m, "window_reserved_bytes", drain__budget(dm->drain));
+	err |= add_table_stats(dm, m);
 	err |= kvlist__add_str(m, "config_path", dm->cfg->path ? dm->cfg->path : "");
 	err |= kvlist__add_str(m, "config", ini ? ini : "");
 	free(ini);
@@ -248,8 +330,12 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 {
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
 	const struct drain_stats *ds = drain__stats(dm->drain);
+	struct proctable_stats ps;
+	struct procinfo_stats is;
 	int err = 0;
 
+	proctable__stats(drain__tables(dm->drain)->procs, &ps);
+	procinfo__stats(dm->procinfo, &is);
 	err |= add_cpu_counter(dm, l, "bpf_reserve_failed", FR_CNT_RESERVE);
 	err |= add_cpu_counter(dm, l, "bpf_scratch_failed", FR_CNT_SCRATCH);
 	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
@@ -260,6 +346,8 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= kvlist__add_u64(l, "drain_late", ds->late);
 	err |= kvlist__add_u64(l, "drain_forced", ds->forced);
 	err |= kvlist__add_u64(l, "drain_busy_passes", ds->busy_passes);
+	err |= kvlist__add_u64(l, "proctable_full", ps.full);
+	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
 	return err ? -ENOMEM : 0;
 }
 

@@ -13,6 +13,7 @@
 #include "../triggers/trigger.h"
 #include "drain.h"
 #include "dumper.h"
+#include "procinfo.h"
 #include "ringbuf.h"
 #include "sampler.h"
 
@@ -31,6 +32,8 @@ struct daemon {
 	struct ringbuf *rb;
 	struct drain *drain;
 	struct dumper *dumper;
+	struct symcache *symcache;
+	struct procinfo *procinfo;
 	int epfd;
 	int sigfd;
 	int tickfd;

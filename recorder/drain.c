@@ -28,6 +28,7 @@ struct drain {
 	uint64_t watermark;
 	uint64_t last_released;
 	uint64_t budget;
+	struct drain_hooks hooks;
 	struct drain_stats st;
 };
 
@@ -88,6 +89,12 @@ struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns)
 		return NULL;
 	}
 	return d;
+}
+
+/* drain__set_hooks() - where to report new incarnations and stacks. */
+void drain__set_hooks(struct drain *d, const struct drain_hooks *h)
+{
+	d->hooks = *h;
 }
 
 void drain__free(struct drain *d)
@@ -169,7 +176,9 @@ static int get_proc(struct drain *d, uint32_t pid, uint64_t start,
 	while ((err = proctable__get(d->t.procs, pid, start, comm, slot)) == -ENOSPC)
 		if (window__evict_oldest(d->t.win))
 			break;
-	return err;
+	if (err == 1 && d->hooks.proc)
+		d->hooks.proc(d->hooks.ctx, *slot, pid, start);
+	return err < 0 ? err : 0;
 }
 
 /* Fill the fields every event has: time, incarnation, thread, comm. */
@@ -194,6 +203,7 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 		       struct fr_event *ev)
 {
 	const struct fr_rec_sample *s = data;
+	uint64_t inserted;
 	size_t n;
 	int err;
 
@@ -208,10 +218,16 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 		return err;
 	ev->type = FR_EV_SAMPLE;
 	ev->flags = s->flags & 0xff;
+	inserted = intern__inserted(d->t.stacks);
 	err = get_stack(d, s->kn, s->un, ev->proc, s->ips, &ev->ref);
-	if (err)
+	if (err) {
 		put_refs(d, ev);
-	return err;
+		return err;
+	}
+	if (s->un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
+		d->hooks.stack(d->hooks.ctx, ev->proc, s->h.tgid, s->h.start,
+			       &s->ips[s->kn], s->un);
+	return 0;
 }
 
 static int make_exit(struct drain *d, const void *data, size_t len,
@@ -267,6 +283,9 @@ static int make_exec(struct drain *d, const void *data, size_t len,
 	err = common(d, &x->h, ev);
 	if (err)
 		return err;
+	/* A new image: its executable, command line and mappings changed. */
+	if (d->hooks.proc)
+		d->hooks.proc(d->hooks.ctx, ev->proc, x->h.tgid, x->h.start);
 	ev->type = FR_EV_EXEC;
 	ev->arg = x->old_tid;
 	err = get_str(d, FR_TAG_PATH, x->filename,

@@ -66,10 +66,24 @@ struct drain_tables {
 	struct proctable *procs;
 };
 
+/*
+ * Calls out of the drain, made when a record is staged: a new incarnation
+ * (or one that exec'd) whose /proc facts should be read while it lives, and
+ * a new stack whose user addresses may lie outside the known mappings.
+ * They must not block.
+ */
+struct drain_hooks {
+	void *ctx;
+	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start);
+	void (*stack)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
+		      const void *user_ips, unsigned n);
+};
+
 struct drain;
 
 struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns);
 void drain__free(struct drain *d);
+void drain__set_hooks(struct drain *d, const struct drain_hooks *h);
 int drain__record(struct drain *d, const void *data, size_t len);
 void drain__release(struct drain *d, uint64_t watermark);
 int drain__pump(struct drain *d, struct ringbuf *rb);

@@ -17,13 +17,17 @@
 #include "compress.h"
 #include "dumper.h"
 #include "encoder.h"
+#include "procinfo.h"
 #include "util.h"
 #include "writer.h"
+
+#define FR_PROCINFO_WAIT_NS	(200 * 1000 * 1000ULL)
 
 struct dumper {
 	struct drain *drain;
 	struct sampler *sampler;
 	struct symbolizer *sym;
+	struct procinfo *procinfo;
 	int efd;
 	bool busy;
 	pthread_t thread;
@@ -35,7 +39,8 @@ struct dumper {
  * dumper__new() - a dumper for @d's window, snapshotting through @s.
  * Returns NULL and sets errno.
  */
-struct dumper *dumper__new(struct drain *d, struct sampler *s)
+struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *sc,
+			   struct procinfo *pi)
 {
 	struct dumper *dp = calloc(1, sizeof(*dp));
 
@@ -43,8 +48,9 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s)
 		return NULL;
 	dp->drain = d;
 	dp->sampler = s;
+	dp->procinfo = pi;
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	dp->sym = symbolizer__new();
+	dp->sym = symbolizer__new(sc);
 	if (dp->efd < 0 || !dp->sym) {
 		int e = errno;
 
@@ -60,11 +66,8 @@ void dumper__free(struct dumper *dp)
 	if (!dp)
 		return;
 	if (dp->busy) {
-		struct dump_result r;
-
 		pthread_join(dp->thread, NULL);
 		dp->busy = false;
-		(void)r;
 	}
 	dump_request__free(&dp->req);
 	symbolizer__free(dp->sym);
@@ -174,6 +177,9 @@ static void write_dump(struct dumper *dp)
 	dirfd = open_dir(req->dir, res);
 	if (dirfd < 0)
 		return;
+	/* Let the /proc reads asked for before the trigger land first. */
+	if (dp->procinfo)
+		procinfo__idle(dp->procinfo, FR_PROCINFO_WAIT_NS);
 	enc = encoder__new(&in, &req->model);
 	if (!enc) {
 		err = -errno;

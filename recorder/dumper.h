@@ -45,7 +45,11 @@ struct dump_result {
 
 struct dumper;
 
-struct dumper *dumper__new(struct drain *d, struct sampler *s);
+struct procinfo;
+struct symcache;
+
+struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *sc,
+			   struct procinfo *pi);
 void dumper__free(struct dumper *dp);
 int dumper__fd(const struct dumper *dp);
 bool dumper__busy(const struct dumper *dp);

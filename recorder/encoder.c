@@ -6,33 +6,37 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../bpf/contract.h"
 #include "encoder.h"
 #include "idmap.h"
+#include "procinfo.h"
 #include "snapshot.h"
 #include "symbols.h"
 #include "util.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
-
 struct symbolizer {
 	struct kallsyms *ksyms;
 	bool ksyms_tried;
-	struct symcache *cache;
+	struct symcache *cache;		/* shared with the procinfo worker */
 };
 
-/* Address space of one incarnation, read once per dump (NULL: unknown). */
+/*
+ * Address space of one incarnation during one dump: the facts read while
+ * it lived (maps and their symbols), a fresh read if it is still alive and
+ * an address falls outside them (dlopen), and its JIT perf map.
+ */
 struct space {
 	uint32_t pid;
-	struct procmaps *maps;
+	uint64_t start;
+	bool exited;
+	bool reread;			/* tried the fresh read already */
+	bool perfmap_tried;
+	struct proc_meta *meta;
+	struct proc_meta *fresh;
+	struct perfmap *perfmap;
 };
 
 struct encoder {
@@ -49,6 +53,9 @@ struct encoder {
 	struct idmap frame_of;		/* hash(frame) -> dump frame */
 	struct idmap bin_of;		/* hash(path, build-id) -> dump binary */
 	struct idmap space_of_slot;	/* process slot -> spaces[] */
+	struct idmap thread_of;		/* dump process << 32 | tid -> threads[] */
+	uint32_t thread_cap;
+	uint64_t boot_to_real;		/* CLOCK_REALTIME - CLOCK_BOOTTIME */
 	struct space *spaces;
 	uint32_t nspaces;
 	uint32_t space_cap;
@@ -60,17 +67,14 @@ struct encoder {
 
 /* ----------------------------------------------------------- symbolizer */
 
-struct symbolizer *symbolizer__new(void)
+/* symbolizer__new() - kernel symbols (loaded on first use) and @cache. */
+struct symbolizer *symbolizer__new(struct symcache *cache)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
 
 	if (!s)
 		return NULL;
-	s->cache = symcache__new();
-	if (!s->cache) {
-		free(s);
-		return NULL;
-	}
+	s->cache = cache;
 	return s;
 }
 
@@ -79,7 +83,6 @@ void symbolizer__free(struct symbolizer *s)
 	if (!s)
 		return;
 	kallsyms__free(s->ksyms);
-	symcache__free(s->cache);
 	free(s);
 }
 
@@ -210,6 +213,69 @@ static int new_proc(struct encoder *e, uint32_t pid, uint64_t start, uint32_t *i
 	return idmap__put(&e->proc_of_id, incarnation_key(pid, start), *idx);
 }
 
+/* Record thread (@tid, @name) of dump process @idx once; a later name wins. */
+static int add_thread(struct encoder *e, uint32_t idx, uint32_t tid, const char *name)
+{
+	struct fr_dump *d = e->d;
+	uint64_t key = (uint64_t)idx << 32 | tid;
+	uint32_t t, nidx;
+	int err;
+
+	err = add_cstr(e, name, &nidx);
+	if (err)
+		return err;
+	if (idmap__get(&e->thread_of, key, &t)) {
+		d->thread[t].name = nidx;
+		return 0;
+	}
+	err = grow((void **)&d->thread, &e->thread_cap, d->nthread + 1, sizeof(*d->thread));
+	if (err)
+		return err;
+	t = d->nthread++;
+	d->thread[t] = (struct fr_dump_thread){ .proc = idx, .tid = tid, .name = nidx };
+	return idmap__put(&e->thread_of, key, t);
+}
+
+static int add_threads(struct encoder *e, uint32_t idx, const struct proc_meta *m)
+{
+	int err = 0;
+
+	for (uint32_t i = 0; i < m->nthreads && !err; i++)
+		err = add_thread(e, idx, m->threads[i].tid, m->threads[i].name);
+	return err;
+}
+
+/*
+ * Fill dump process @idx from /proc facts @m (consumed: its reference is
+ * put). Facts read while the process lived stand for processes that have
+ * exited since; a later read (the snapshot) overrides them.
+ */
+static int proc_facts(struct encoder *e, uint32_t idx, struct proc_meta *m)
+{
+	struct fr_dump_proc *dp = &e->d->proc[idx];
+	int err = 0;
+
+	if (!m)
+		return 0;
+	if (m->exe)
+		err = add_cstr(e, m->exe, &dp->exe);
+	if (!err && m->cmdline)
+		err = add_cstr(e, m->cmdline, &dp->cmdline);
+	if (!err && m->cgroup)
+		err = add_cstr(e, m->cgroup, &dp->cgroup);
+	if (!err)
+		err = add_threads(e, idx, m);
+	if (!(dp->flags & FR_DPROC_EXITED)) {
+		dp->state = (uint8_t)m->state;
+		dp->rss = m->rss;
+	}
+	dp->stamp = m->stamp;
+	dp->ppid = dp->ppid ? dp->ppid : m->ppid;
+	dp->flags |= FR_DPROC_SNAPSHOT;
+	proc_meta__put(m);
+	return err;
+}
+
 /* The dump process of process table @slot, created from the table entry. */
 static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 {
@@ -236,6 +302,8 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	if (p.flags & FR_PROC_EXECED)
 		dp->flags |= FR_DPROC_EXECED;
 	err = add_cstr(e, p.comm, &dp->comm);
+	if (!err)
+		err = proc_facts(e, *idx, proctable__meta(e->in.t->procs, slot, p.pid, p.start));
 	return err ? err : idmap__put(&e->proc_of_slot, slot, *idx);
 }
 
@@ -289,16 +357,8 @@ static int merge_snapshot(struct encoder *e)
 			dp->flags |= FR_DPROC_KTHREAD;
 		if (!(sp->flags & FR_SNAP_GONE) && !(dp->flags & FR_DPROC_EXITED))
 			dp->flags |= FR_DPROC_LIVE;
-		if (!(sp->flags & FR_SNAP_PROC_OK))
-			continue;
-		dp->flags |= FR_DPROC_SNAPSHOT;
-		dp->state = (uint8_t)sp->state;
-		dp->rss = sp->rss;
-		dp->stamp = sp->stamp;
-		dp->ppid = sp->ppid;
-		err = add_cstr(e, sp->exe, &dp->exe);
-		if (!err)
-			err = add_cstr(e, sp->cmdline, &dp->cmdline);
+		proc_meta__get(sp->meta);
+		err = proc_facts(e, idx, sp->meta);
 		if (err)
 			return err;
 	}
@@ -315,6 +375,8 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	err = proc_of(e, ev->proc, &idx);
 	if (!err)
 		err = str_of(e, ev->comm, &tmp);
+	if (!err)
+		err = add_thread(e, idx, ev->tid, e->d->str[tmp]);
 	if (err)
 		return err;
 	switch (ev->type) {
@@ -358,33 +420,9 @@ static int collect(struct encoder *e)
 
 /* ------------------------------------------------------------ symbolize */
 
-/*
- * Read the maps of incarnation (@pid, @start) if it is still that
- * incarnation before and after the read (pidfd + start time), else NULL.
- */
-static struct procmaps *maps_verified(uint32_t pid, uint64_t start)
-{
-	struct snap_proc probe = { .pid = pid, .start = start };
-	struct procmaps *pm;
-	int pidfd;
-
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0)
-		return NULL;
-	pm = procmaps__read(pid);
-	if (pm && (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) ||
-		   proc_read_verified(&probe))) {
-		procmaps__free(pm);
-		pm = NULL;
-	}
-	free(probe.exe);
-	free(probe.cmdline);
-	close(pidfd);
-	return pm;
-}
-
 static struct space *space_of(struct encoder *e, uint32_t slot)
 {
+	struct space *sp;
 	struct fr_proc p;
 	uint32_t i;
 
@@ -393,15 +431,69 @@ static struct space *space_of(struct encoder *e, uint32_t slot)
 	if (grow((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces)))
 		return NULL;
 	i = e->nspaces++;
-	e->spaces[i].pid = 0;
-	e->spaces[i].maps = NULL;
-	if (!proctable__read(e->in.t->procs, slot, &p) && !(p.flags & FR_PROC_EXITED)) {
-		e->spaces[i].pid = p.pid;
-		e->spaces[i].maps = maps_verified(p.pid, p.start);
+	sp = &e->spaces[i];
+	memset(sp, 0, sizeof(*sp));
+	if (!proctable__read(e->in.t->procs, slot, &p)) {
+		sp->pid = p.pid;
+		sp->start = p.start;
+		sp->exited = p.flags & FR_PROC_EXITED;
+		sp->meta = proctable__meta(e->in.t->procs, slot, p.pid, p.start);
 	}
 	if (idmap__put(&e->space_of_slot, slot, i))
 		return NULL;
 	return &e->spaces[i];
+}
+
+/*
+ * The mapping of @addr in @sp, with its symbols: from the facts read while
+ * the process lived; if the address is outside them and the process still
+ * lives, from one fresh verified read (a library loaded since).
+ */
+static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
+					   uint64_t addr, const struct elfsyms **syms)
+{
+	struct proc_meta *ms[2] = { sp->meta, NULL };
+
+	for (int pass = 0; pass < 2; pass++) {
+		for (int k = 0; k < 2; k++) {
+			const struct fr_mapping *m;
+
+			if (!ms[k] || !ms[k]->maps)
+				continue;
+			m = procmaps__find(ms[k]->maps, addr);
+			if (m) {
+				*syms = ms[k]->syms ? ms[k]->syms[m - ms[k]->maps->m] : NULL;
+				return m;
+			}
+		}
+		if (sp->reread || sp->exited || !sp->pid)
+			break;
+		sp->reread = true;
+		if (proc_meta__read(sp->pid, sp->start, e->in.sym->cache, FR_META_MAPS,
+				    &sp->fresh))
+			sp->fresh = NULL;
+		ms[1] = sp->fresh;
+		e->st.maps_reread++;
+	}
+	*syms = NULL;
+	return NULL;
+}
+
+/* JIT code: /tmp/perf-PID.map, if written during this incarnation's life. */
+static const struct perfmap *perfmap_of(struct encoder *e, struct space *sp)
+{
+	char path[64];
+	struct stat st;
+
+	if (sp->perfmap_tried || !sp->pid)
+		return sp->perfmap;
+	sp->perfmap_tried = true;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", sp->pid);
+	if (stat(path, &st) || (uint64_t)st.st_mtim.tv_sec * FR_NSEC_PER_SEC +
+	    (uint64_t)st.st_mtim.tv_nsec < e->boot_to_real + sp->start)
+		return NULL;	/* absent, or left by an older process with this PID */
+	sp->perfmap = perfmap__load(path);
+	return sp->perfmap;
 }
 
 static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *bid,
@@ -498,33 +590,32 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
 	const struct fr_mapping *m = NULL;
 	const struct elfsyms *es = NULL;
-	uint64_t a = lookup_addr(addr, pos);
+	const char *name = NULL;
+	uint64_t a = lookup_addr(addr, pos), off = 0;
 	int err;
 
 	e->st.user_frames++;
-	if (sp && sp->maps)
-		m = procmaps__find(sp->maps, a);
-	if (m && m->path) {
+	if (sp)
+		m = mapping_of(e, sp, a, &es);
+	if (m && m->path && m->path[0] == '/') {
 		uint32_t b;
 
 		f.file_off = addr - m->start + m->pgoff;
-		es = symcache__get_mapping(e->in.sym->cache, sp->pid, m);
 		err = bin_of(e, m->path, es ? elfsyms__buildid(es) : NULL, &b);
 		if (err)
 			return err;
 		f.bin = b + 1;
+		if (es)
+			name = elfsyms__lookup(es, a - m->start + m->pgoff, &off);
+	} else if (sp && perfmap_of(e, sp)) {
+		name = perfmap__lookup(sp->perfmap, a, &off);
 	}
-	if (es) {
-		uint64_t off = 0;
-		const char *name = elfsyms__lookup(es, a - m->start + m->pgoff, &off);
-
-		if (name) {
-			e->st.user_resolved++;
-			err = add_cstr(e, name, &f.sym);
-			if (err)
-				return err;
-			f.sym_off = off + (a != addr);
-		}
+	if (name) {
+		e->st.user_resolved++;
+		err = add_cstr(e, name, &f.sym);
+		if (err)
+			return err;
+		f.sym_off = off + (a != addr);
 	}
 	return frame_of(e, &f, idx);
 }
@@ -575,10 +666,12 @@ struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
 	e->in = *in;
 	e->d = model;
 	e->cursor = in->first;
+	e->boot_to_real = fr_clock_ns(CLOCK_REALTIME) - fr_boottime_ns();
 	if (idmap__init(&e->str_head, 1024) || idmap__init(&e->proc_of_slot, 256) ||
 	    idmap__init(&e->proc_of_id, 256) || idmap__init(&e->str_of_id, 256) ||
 	    idmap__init(&e->stack_of_id, 1024) || idmap__init(&e->frame_of, 1024) ||
 	    idmap__init(&e->bin_of, 64) || idmap__init(&e->space_of_slot, 64) ||
+	    idmap__init(&e->thread_of, 256) ||
 	    add_str(e, "", 0, &empty)) {
 		encoder__free(e);
 		errno = ENOMEM;
@@ -591,8 +684,12 @@ void encoder__free(struct encoder *e)
 {
 	if (!e)
 		return;
-	for (uint32_t i = 0; i < e->nspaces; i++)
-		procmaps__free(e->spaces[i].maps);
+	for (uint32_t i = 0; i < e->nspaces; i++) {
+		proc_meta__put(e->spaces[i].meta);
+		proc_meta__put(e->spaces[i].fresh);
+		perfmap__free(e->spaces[i].perfmap);
+	}
+	idmap__destroy(&e->thread_of);
 	free(e->spaces);
 	free(e->stack_ids);
 	free(e->str_next);

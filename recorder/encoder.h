@@ -17,11 +17,12 @@
 #include "drain.h"
 #include "format.h"
 #include "sampler.h"
+#include "symbols.h"
 
 /* Symbol sources kept across dumps: kernel symbols and loaded binaries. */
 struct symbolizer;
 
-struct symbolizer *symbolizer__new(void);
+struct symbolizer *symbolizer__new(struct symcache *cache);
 void symbolizer__free(struct symbolizer *s);
 
 struct encode_in {
@@ -40,6 +41,7 @@ struct encoder_stats {
 	uint64_t kernel_resolved;
 	uint64_t snapshot_procs;
 	uint64_t snapshot_gone;
+	uint64_t maps_reread;		/* live processes re-read for unknown addresses */
 };
 
 struct encoder;

@@ -182,6 +182,7 @@ void dump__free(struct fr_dump *d)
 	for (uint32_t i = 0; i < d->nstack; i++)
 		free(d->stack[i].frames);
 	free(d->stack);
+	free(d->thread);
 	free(d->ev);
 	free(d->arena);
 	memset(d, 0, sizeof(*d));
@@ -439,6 +440,18 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 		put_varint(w, b, p->state);
 		put_varint(w, b, p->rss);
 		put_varint(w, b, p->stamp);
+		put_varint(w, b, p->cgroup);
+		item_end(w);
+	}
+	end(w);
+
+	begin(w, FR_SEC_THRD);
+	for (uint32_t i = 0; i < d->nthread; i++) {
+		struct buf *b = item_begin(w);
+
+		put_varint(w, b, d->thread[i].proc);
+		put_varint(w, b, d->thread[i].tid);
+		put_varint(w, b, d->thread[i].name);
 		item_end(w);
 	}
 	end(w);
@@ -861,6 +874,15 @@ static int parse_item(struct parse *ps, struct rd *r)
 		p->state = get_u32v(r);
 		p->rss = get_varint(r);
 		p->stamp = get_varint(r);
+		p->cgroup = r->p < r->end ? get_u32v(r) : 0;	/* 1.1 */
+		return r->bad ? -EBADMSG : 0;
+	}
+	case FR_SEC_THRD: {
+		struct fr_dump_thread *t = &d->thread[d->nthread++];
+
+		t->proc = get_u32v(r);
+		t->tid = get_u32v(r);
+		t->name = get_u32v(r);
 		return r->bad ? -EBADMSG : 0;
 	}
 	case FR_SEC_BINS: {
@@ -987,6 +1009,9 @@ static int reserve_items(struct parse *ps, uint32_t count)
 	case FR_SEC_STAK:
 		err = grow(ps, (void **)&d->stack, d->nstack, count, sizeof(*d->stack));
 		break;
+	case FR_SEC_THRD:
+		err = grow(ps, (void **)&d->thread, d->nthread, count, sizeof(*d->thread));
+		break;
 	case FR_SEC_EVNT:
 		err = grow(ps, (void **)&d->ev, d->nev, count, sizeof(*d->ev));
 		break;
@@ -1072,7 +1097,7 @@ static bool known_tag(uint32_t tag)
 	switch (tag) {
 	case FR_SEC_META: case FR_SEC_TRIG: case FR_SEC_WIND: case FR_SEC_LOSS:
 	case FR_SEC_STRS: case FR_SEC_PROC: case FR_SEC_BINS: case FR_SEC_FRAM:
-	case FR_SEC_STAK: case FR_SEC_EVNT: case FR_SEC_END:
+	case FR_SEC_STAK: case FR_SEC_EVNT: case FR_SEC_END: case FR_SEC_THRD:
 		return true;
 	}
 	return false;
@@ -1089,9 +1114,13 @@ static int check_refs(struct parse *ps)
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		const struct fr_dump_proc *p = &d->proc[i];
 
-		if (p->comm >= d->nstr || p->exe >= d->nstr || p->cmdline >= d->nstr)
+		if (p->comm >= d->nstr || p->exe >= d->nstr || p->cmdline >= d->nstr ||
+		    p->cgroup >= d->nstr)
 			return fail(ps, off, "process %u names string out of range", i);
 	}
+	for (uint32_t i = 0; i < d->nthread; i++)
+		if (d->thread[i].proc >= d->nproc || d->thread[i].name >= d->nstr)
+			return fail(ps, off, "thread %u refers out of range", i);
 	for (uint32_t i = 0; i < d->nbin; i++)
 		if (d->bin[i].path >= d->nstr)
 			return fail(ps, off, "binary %u names string out of range", i);

@@ -23,7 +23,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		0
+#define FR_DUMP_MINOR		1
 #define FR_DUMP_HDR_SIZE	32
 #define FR_SECTION_HDR_SIZE	16
 #define FR_DUMP_SUFFIX		".frd"
@@ -41,6 +41,7 @@ enum fr_section {
 	FR_SEC_BINS	= FR_TAG('B', 'I', 'N', 'S'),	/* binaries: path, build-id */
 	FR_SEC_FRAM	= FR_TAG('F', 'R', 'A', 'M'),	/* symbolized frames */
 	FR_SEC_STAK	= FR_TAG('S', 'T', 'A', 'K'),	/* stacks of frame indexes */
+	FR_SEC_THRD	= FR_TAG('T', 'H', 'R', 'D'),	/* threads: tid -> name (1.1) */
 	FR_SEC_EVNT	= FR_TAG('E', 'V', 'N', 'T'),	/* events, time ordered */
 	FR_SEC_END	= FR_TAG('E', 'N', 'D', '.'),	/* totals; marks completeness */
 };
@@ -105,6 +106,13 @@ struct fr_dump_proc {
 	uint32_t state;		/* /proc state letter, 0 if unknown */
 	uint64_t rss;		/* bytes: at the snapshot, or at death */
 	uint64_t stamp;		/* ns: when the /proc fields were read */
+	uint32_t cgroup;	/* string index (1.1; 0 in 1.0 dumps) */
+};
+
+struct fr_dump_thread {
+	uint32_t proc;		/* process index */
+	uint32_t tid;
+	uint32_t name;		/* string index */
 };
 
 struct fr_dump_bin {
@@ -181,6 +189,8 @@ struct fr_dump {
 	uint32_t nframe;
 	struct fr_dump_stack *stack;
 	uint32_t nstack;
+	struct fr_dump_thread *thread;
+	uint32_t nthread;
 	struct fr_dump_event *ev;	/* reader only */
 	uint32_t nev;
 	uint32_t nsections;

@@ -344,6 +344,12 @@ void intern__stats(const struct intern *t, struct intern_stats *st)
 	*st = t->st;
 }
 
+/* intern__inserted() - how many entries were ever stored (not found). */
+uint64_t intern__inserted(const struct intern *t)
+{
+	return t->st.inserts;
+}
+
 size_t intern__len(const struct intern *t, uint32_t id)
 {
 	return id && id <= t->nentries ? t->ent[id].len : 0;

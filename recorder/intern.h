@@ -40,6 +40,7 @@ void intern__unref(struct intern *t, uint32_t id);
 void intern__hold(struct intern *t);
 void intern__release(struct intern *t);
 void intern__stats(const struct intern *t, struct intern_stats *st);
+uint64_t intern__inserted(const struct intern *t);
 
 /* Reader side. */
 size_t intern__len(const struct intern *t, uint32_t id);

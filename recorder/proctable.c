@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "procinfo.h"
 #include "proctable.h"
 #include "util.h"
 
@@ -15,6 +16,7 @@
 
 struct proc_slot {
 	struct fr_proc p;
+	struct proc_meta *meta;	/* /proc facts, set by the procinfo worker */
 	uint32_t refs;
 	uint32_t chain;		/* bucket chain; free list when unused */
 	uint8_t used;
@@ -103,6 +105,8 @@ void proctable__free(struct proctable *pt)
 {
 	if (!pt)
 		return;
+	for (uint32_t s = 1; s < pt->fresh; s++)
+		proc_meta__put(pt->slots[s].meta);
 	pthread_mutex_destroy(&pt->lock);
 	munmap(pt->map, pt->map_len);
 	free(pt);
@@ -149,8 +153,9 @@ static uint32_t alloc_slot(struct proctable *pt)
 
 /*
  * proctable__get() - find or create the entry of (@pid, @start) and take a
- * reference. @comm (may be NULL) names a new entry. Returns 0, or -ENOSPC
- * when the table is full (evict events and retry).
+ * reference. @comm (may be NULL) names a new entry. Returns 0 when it
+ * existed, 1 when it was created, or -ENOSPC when the table is full (evict
+ * events and retry).
  */
 int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
 		   const char *comm, uint32_t *slot)
@@ -178,13 +183,14 @@ int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
 	ps->refs = 1;
 	ps->used = 1;
 	ps->queued = 0;
+	ps->meta = NULL;
 	ps->chain = pt->buckets[b];
 	pt->buckets[b] = s;
 	pthread_mutex_unlock(&pt->lock);
 	pt->st.live++;
 	pt->st.created++;
 	*slot = s;
-	return 0;
+	return 1;
 }
 
 void proctable__ref(struct proctable *pt, uint32_t slot)
@@ -197,6 +203,7 @@ static void release_slot(struct proctable *pt, uint32_t s)
 {
 	struct proc_slot *ps = &pt->slots[s];
 	uint32_t *pp = &pt->buckets[bucket_of(pt, ps->p.pid, ps->p.start)];
+	struct proc_meta *meta;
 
 	while (*pp != s)
 		pp = &pt->slots[*pp].chain;
@@ -205,7 +212,10 @@ static void release_slot(struct proctable *pt, uint32_t s)
 	ps->used = 0;
 	ps->chain = pt->free_slot;
 	pt->free_slot = s;
+	meta = ps->meta;
+	ps->meta = NULL;
 	pthread_mutex_unlock(&pt->lock);
+	proc_meta__put(meta);
 	pt->st.live--;
 	pt->st.freed++;
 }
@@ -316,5 +326,55 @@ int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out)
 	else
 		err = -ENOENT;
 	pthread_mutex_unlock(&pt->lock);
+	return err;
+}
+
+static bool is_incarnation(const struct proc_slot *ps, uint32_t pid, uint64_t start)
+{
+	return ps->used && ps->p.pid == pid && ps->p.start == start;
+}
+
+/*
+ * proctable__meta() - the /proc facts of @slot, with a reference the caller
+ * puts, if the slot still holds incarnation (@pid, @start). Any thread.
+ * Returns NULL when there are none (yet).
+ */
+struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t pid,
+				  uint64_t start)
+{
+	struct proc_meta *m = NULL;
+
+	if (!slot || slot > pt->max)
+		return NULL;
+	pthread_mutex_lock(&pt->lock);
+	if (is_incarnation(&pt->slots[slot], pid, start)) {
+		m = pt->slots[slot].meta;
+		proc_meta__get(m);
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return m;
+}
+
+/*
+ * proctable__set_meta() - hang @m (its reference passes to the table) on
+ * @slot, replacing older facts. Any thread. Returns 0, or -ESTALE when the
+ * slot no longer holds (@pid, @start): the caller keeps its reference.
+ */
+int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
+			uint64_t start, struct proc_meta *m)
+{
+	struct proc_meta *old = NULL;
+	int err = -ESTALE;
+
+	if (!slot || slot > pt->max)
+		return err;
+	pthread_mutex_lock(&pt->lock);
+	if (is_incarnation(&pt->slots[slot], pid, start)) {
+		old = pt->slots[slot].meta;
+		pt->slots[slot].meta = m;
+		err = 0;
+	}
+	pthread_mutex_unlock(&pt->lock);
+	proc_meta__put(old);
 	return err;
 }

@@ -41,6 +41,7 @@ struct proctable_stats {
 };
 
 struct proctable;
+struct proc_meta;
 
 struct proctable *proctable__new(size_t max_entries);
 void proctable__free(struct proctable *pt);
@@ -62,7 +63,11 @@ void proctable__hold(struct proctable *pt);
 void proctable__release(struct proctable *pt);
 void proctable__stats(const struct proctable *pt, struct proctable_stats *st);
 
-/* Reader side: copy an entry under the table lock. */
+/* Any thread: copy an entry, or take its /proc facts, under the table lock. */
 int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out);
+struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t pid,
+				  uint64_t start);
+int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
+			uint64_t start, struct proc_meta *m);
 
 #endif /* FR_PROCTABLE_H */

@@ -1146,6 +1146,7 @@ struct fr_cacheslot {
 };
 
 struct symcache {
+	pthread_mutex_t lock;	/* the public entry points are thread-safe */
 	struct fr_cacheslot *slots;
 	size_t cap, n;		/* cap is a power of two */
 };
@@ -1239,6 +1240,7 @@ struct symcache *symcache__new(void)
 		errno = ENOMEM;
 		return NULL;
 	}
+	pthread_mutex_init(&c->lock, NULL);
 	return c;
 }
 
@@ -1255,6 +1257,7 @@ void symcache__free(struct symcache *c)
 		}
 	}
 	free(c->slots);
+	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
 
@@ -1286,7 +1289,7 @@ static struct fr_cacheent *symcache__add(struct symcache *c,
 	return e;
 }
 
-const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
+static const struct elfsyms *get_fd_locked(struct symcache *c, int fd)
 {
 	struct fr_cachekey fkey, bkey;
 	struct fr_cacheent *e;
@@ -1336,6 +1339,19 @@ found:
 	if (!e->syms)
 		errno = e->err;
 	return e->syms;
+}
+
+const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
+{
+	const struct elfsyms *s;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	s = get_fd_locked(c, fd);
+	err = errno;
+	pthread_mutex_unlock(&c->lock);
+	errno = err;
+	return s;
 }
 
 const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,

@@ -8,7 +8,7 @@
  *
  * All lookups are binary searches over sorted arrays built once at load
  * time. Loaded tables are immutable, so lookups may run concurrently; the
- * symcache itself is not thread-safe.
+ * symcache's entry points take its lock, so any thread may call them.
  */
 #ifndef FR_SYMBOLS_H
 #define FR_SYMBOLS_H
@@ -154,7 +154,10 @@ void perfmap__free(struct perfmap *p);
 /*
  * Shared cache of loaded binaries, keyed by build-id when the binary has
  * one, else by (dev, inode, size, mtime). An entry is referenced by each of
- * its keys. Files that are not ELF are remembered as such.
+ * its keys. Files that are not ELF are remembered as such. Symbols are
+ * loaded while a process maps the binary and kept for the daemon's life, so
+ * they outlive the process and any later deletion or replacement of the
+ * file. Thread-safe.
  */
 struct symcache;
 

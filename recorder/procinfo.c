@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * procinfo.c - verified /proc reads, and the worker that attaches them to
+ * the process table. See procinfo.h.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "procinfo.h"
+#include "util.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+#define FR_READ_TRIES		3
+#define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
+
+/* ------------------------------------------------------------- /proc reads */
+
+/* fr_ticks_of() - a start time in ns as /proc/PID/stat field 22 shows it. */
+uint64_t fr_ticks_of(uint64_t start_ns)
+{
+	static long hz;
+
+	if (!hz)
+		hz = sysconf(_SC_CLK_TCK);
+	return start_ns / (FR_NSEC_PER_SEC / (uint64_t)hz);
+}
+
+/* Read a whole small file at @path into @buf (NUL-terminated); bytes or -errno. */
+static ssize_t read_file(const char *path, char *buf, size_t cap)
+{
+	ssize_t n, got = 0;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)got < cap - 1) {
+		n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (!n)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = 0;
+	return got;
+}
+
+struct stat_fields {
+	char state;
+	uint32_t ppid;
+	uint64_t start_ticks;
+	uint64_t rss_pages;
+};
+
+/* Parse /proc/PID/stat; the comm may hold spaces and ')'. */
+static int read_stat(uint32_t pid, struct stat_fields *f)
+{
+	char path[64], buf[1024], *p;
+	unsigned long long v[21];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return (int)n;
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ' || !p[2])
+		return -EBADMSG;
+	f->state = p[2];
+	p += 3;
+	/* Fields 4 .. 24 follow the state. */
+	for (int i = 0; i < 21; i++) {
+		char *end;
+
+		v[i] = strtoull(p, &end, 10);
+		if (end == p)
+			return -EBADMSG;
+		p = end;
+	}
+	f->ppid = (uint32_t)v[0];
+	f->start_ticks = v[22 - 4];
+	f->rss_pages = v[24 - 4];
+	return 0;
+}
+
+static char *read_exe(uint32_t pid)
+{
+	char path[64], buf[4096];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n < 0)
+		return NULL;
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+static char *read_cmdline(uint32_t pid)
+{
+	char path[64], buf[FR_CMDLINE_MAX];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	n = read_file(path, buf, sizeof(buf));
+	if (n <= 0)
+		return NULL;
+	while (n > 0 && !buf[n - 1])
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (!buf[i])
+			buf[i] = ' ';
+	buf[n] = 0;
+	return strdup(buf);
+}
+
+/* The cgroup v2 path ("0::/x"), else the first hierarchy's line. */
+static char *read_cgroup(uint32_t pid)
+{
+	char path[64], buf[4096], *line, *save = NULL, *first = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	if (read_file(path, buf, sizeof(buf)) <= 0)
+		return NULL;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		if (!strncmp(line, "0::", 3))
+			return strdup(line + 3);
+		if (!first)
+			first = line;
+	}
+	return first ? strdup(first) : NULL;
+}
+
+static int read_threads(uint32_t pid, struct proc_meta *m)
+{
+	char path[64], name[64];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return -errno;
+	m->threads = calloc(64, sizeof(*m->threads));
+	if (!m->threads) {
+		closedir(d);
+		return -ENOMEM;
+	}
+	for (uint32_t cap = 64; (de = readdir(d)) && m->nthreads < FR_THREADS_MAX;) {
+		struct fr_thread *t;
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !tid)
+			continue;
+		if (m->nthreads == cap) {
+			struct fr_thread *n = realloc(m->threads, 2 * cap * sizeof(*n));
+
+			if (!n)
+				break;
+			m->threads = n;
+			cap *= 2;
+		}
+		t = &m->threads[m->nthreads++];
+		t->tid = tid;
+		snprintf(path, sizeof(path), "/proc/%u/task/%lu/comm", pid, tid);
+		if (read_file(path, name, sizeof(name)) < 0)
+			name[0] = 0;
+		name[strcspn(name, "\n")] = 0;
+		fr_strlcpy(t->name, name, sizeof(t->name));
+	}
+	closedir(d);
+	return 0;
+}
+
+/* Load the symbols of every executable file mapping, while the process lives. */
+static int load_binaries(uint32_t pid, struct proc_meta *m, struct symcache *sc)
+{
+	m->syms = calloc(m->maps->n ? m->maps->n : 1, sizeof(*m->syms));
+	if (!m->syms)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->maps->n; i++) {
+		const struct fr_mapping *mp = &m->maps->m[i];
+
+		if (!(mp->prot & PROT_EXEC) || !mp->path || mp->path[0] != '/')
+			continue;
+		m->syms[i] = symcache__get_mapping(sc, pid, mp);
+	}
+	return 0;
+}
+
+void proc_meta__get(struct proc_meta *m)
+{
+	if (m)
+		atomic_fetch_add(&m->refs, 1);
+}
+
+void proc_meta__put(struct proc_meta *m)
+{
+	if (!m || atomic_fetch_sub(&m->refs, 1) != 1)
+		return;
+	free(m->exe);
+	free(m->cmdline);
+	free(m->cgroup);
+	free(m->threads);
+	procmaps__free(m->maps);
+	free(m->syms);
+	free(m);
+}
+
+static bool pidfd_alive(int pidfd)
+{
+	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+}
+
+/* One attempt; -ESTALE when the PID no longer names this incarnation. */
+static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
+		     unsigned what, struct proc_meta *m)
+{
+	struct stat_fields f;
+	int pidfd, err;
+
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return -errno;
+	err = read_stat(pid, &f);
+	if (err || f.start_ticks != fr_ticks_of(start)) {
+		close(pidfd);
+		return err ? err : -ESTALE;
+	}
+	m->exe = read_exe(pid);
+	m->cmdline = read_cmdline(pid);
+	m->cgroup = read_cgroup(pid);
+	read_threads(pid, m);
+	if (what & FR_META_MAPS) {
+		m->maps = procmaps__read(pid);
+		if (m->maps)
+			err = load_binaries(pid, m, sc);
+	}
+	/* Still the same process? Then every read above was about it. */
+	if (!err)
+		err = pidfd_alive(pidfd) ? read_stat(pid, &f) : -ESRCH;
+	close(pidfd);
+	if (!err && f.start_ticks != fr_ticks_of(start))
+		err = -ESTALE;
+	if (err)
+		return err;
+	m->state = f.state;
+	m->ppid = f.ppid;
+	m->rss = f.rss_pages * (uint64_t)sysconf(_SC_PAGESIZE);
+	m->stamp = fr_boottime_ns();
+	return 0;
+}
+
+/*
+ * proc_meta__read() - read incarnation (@pid, @start) from /proc, verified:
+ * nothing read while the PID named another process is kept. With
+ * FR_META_MAPS, also its maps and the symbols of its executable mappings
+ * (through @sc). A read that raced with a PID change is redone. Returns 0
+ * and a new meta (one reference) in *@out; -ESRCH when the incarnation is
+ * gone (its PID may be someone else's now); -errno otherwise.
+ */
+int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
+		    unsigned what, struct proc_meta **out)
+{
+	struct proc_meta *m = NULL;
+	int err = -ESTALE;
+
+	for (int i = 0; i < FR_READ_TRIES && err == -ESTALE; i++) {
+		proc_meta__put(m);
+		m = calloc(1, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		atomic_init(&m->refs, 1);
+		err = read_once(pid, start, sc, what, m);
+	}
+	if (err) {
+		proc_meta__put(m);
+		return err == -ESTALE || err == -ENOENT ? -ESRCH : err;
+	}
+	*out = m;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- worker */
+
+struct req {
+	uint32_t kind;
+	uint32_t slot;
+	uint32_t pid;
+	uint32_t n;
+	uint64_t start;
+	uint64_t ips[FR_INFO_USER_IPS];
+};
+
+struct procinfo {
+	struct proctable *pt;
+	struct symcache *sc;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t more;
+	pthread_cond_t idle;
+	struct req *q;
+	size_t cap;
+	size_t head;		/* next to take */
+	size_t len;
+	bool busy;
+	bool stop;
+	struct procinfo_stats st;
+};
+
+static void do_read(struct procinfo *pi, const struct req *r)
+{
+	struct proc_meta *m;
+	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS, &m);
+
+	pthread_mutex_lock(&pi->lock);
+	if (err)
+		pi->st.gone++;
+	else
+		pi->st.reads++;
+	pthread_mutex_unlock(&pi->lock);
+	if (!err && proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m))
+		proc_meta__put(m);
+}
+
+/* A new stack: are its user addresses inside the mappings we know? */
+static void do_check(struct procinfo *pi, const struct req *r)
+{
+	struct proc_meta *m = proctable__meta(pi->pt, r->slot, r->pid, r->start);
+	bool unknown = false, limited;
+
+	if (!m || !m->maps) {
+		proc_meta__put(m);
+		return;	/* a READ is pending, or the process is gone */
+	}
+	for (unsigned i = 0; i < r->n && !unknown; i++)
+		unknown = !procmaps__find(m->maps, r->ips[i]);
+	limited = unknown && fr_boottime_ns() - m->stamp < FR_REREAD_NS;
+	proc_meta__put(m);
+	if (!unknown)
+		return;
+	pthread_mutex_lock(&pi->lock);
+	if (limited)
+		pi->st.limited++;
+	else
+		pi->st.rereads++;
+	pthread_mutex_unlock(&pi->lock);
+	if (!limited)
+		do_read(pi, r);
+}
+
+static void *worker(void *arg)
+{
+	struct procinfo *pi = arg;
+	struct req r;
+
+	pthread_mutex_lock(&pi->lock);
+	for (;;) {
+		while (!pi->len && !pi->stop)
+			pthread_cond_wait(&pi->more, &pi->lock);
+		if (pi->stop)
+			break;
+		r = pi->q[pi->head];
+		pi->head = (pi->head + 1) % pi->cap;
+		pi->len--;
+		pi->busy = true;
+		pthread_mutex_unlock(&pi->lock);
+		if (r.kind == FR_INFO_READ)
+			do_read(pi, &r);
+		else
+			do_check(pi, &r);
+		pthread_mutex_lock(&pi->lock);
+		pi->busy = false;
+		if (!pi->len)
+			pthread_cond_broadcast(&pi->idle);
+	}
+	pthread_mutex_unlock(&pi->lock);
+	return NULL;
+}
+
+/*
+ * procinfo__new() - start the worker that reads /proc for @pt's entries,
+ * loading binaries into @sc, with a queue of @queue_len requests (reserved
+ * here). Returns NULL and sets errno.
+ */
+struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t queue_len)
+{
+	struct procinfo *pi = calloc(1, sizeof(*pi));
+	int err;
+
+	if (!pi)
+		return NULL;
+	pi->q = calloc(queue_len, sizeof(*pi->q));
+	if (!pi->q || !queue_len) {
+		free(pi->q);
+		free(pi);
+		errno = queue_len ? ENOMEM : EINVAL;
+		return NULL;
+	}
+	pi->cap = queue_len;
+	pi->pt = pt;
+	pi->sc = sc;
+	pthread_mutex_init(&pi->lock, NULL);
+	pthread_cond_init(&pi->more, NULL);
+	pthread_cond_init(&pi->idle, NULL);
+	err = pthread_create(&pi->thread, NULL, worker, pi);
+	if (err) {
+		pthread_cond_destroy(&pi->idle);
+		pthread_cond_destroy(&pi->more);
+		pthread_mutex_destroy(&pi->lock);
+		free(pi->q);
+		free(pi);
+		errno = err;
+		return NULL;
+	}
+	return pi;
+}
+
+void procinfo__free(struct procinfo *pi)
+{
+	if (!pi)
+		return;
+	pthread_mutex_lock(&pi->lock);
+	pi->stop = true;
+	pthread_cond_broadcast(&pi->more);
+	pthread_mutex_unlock(&pi->lock);
+	pthread_join(pi->thread, NULL);
+	pthread_cond_destroy(&pi->idle);
+	pthread_cond_destroy(&pi->more);
+	pthread_mutex_destroy(&pi->lock);
+	free(pi->q);
+	free(pi);
+}
+
+/*
+ * procinfo__request() - queue work for incarnation (@pid, @start) in table
+ * slot @slot; CHECK carries up to FR_INFO_USER_IPS user addresses. Never
+ * waits for the worker. Returns 0, or -EAGAIN when the queue is full (the
+ * request is dropped and counted).
+ */
+int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
+		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n)
+{
+	struct req *r;
+	int err = 0;
+
+	pthread_mutex_lock(&pi->lock);
+	pi->st.requests++;
+	if (pi->len == pi->cap) {
+		pi->st.dropped++;
+		err = -EAGAIN;
+		goto out;
+	}
+	r = &pi->q[(pi->head + pi->len) % pi->cap];
+	r->kind = kind;
+	r->slot = slot;
+	r->pid = pid;
+	r->start = start;
+	r->n = FR_MIN(n, (unsigned)FR_INFO_USER_IPS);
+	for (unsigned i = 0; i < r->n; i++)
+		r->ips[i] = ips[i];
+	pi->len++;
+	pthread_cond_signal(&pi->more);
+out:
+	pthread_mutex_unlock(&pi->lock);
+	return err;
+}
+
+void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st)
+{
+	pthread_mutex_lock(&pi->lock);
+	*st = pi->st;
+	pthread_mutex_unlock(&pi->lock);
+}
+
+/*
+ * procinfo__idle() - wait up to @timeout_ns for the queue to drain, so a
+ * dump sees what was requested before it. Returns 0 or -ETIMEDOUT.
+ */
+int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns)
+{
+	struct timespec ts;
+	uint64_t end;
+	int err = 0;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	end = (uint64_t)ts.tv_sec * FR_NSEC_PER_SEC + ts.tv_nsec + timeout_ns;
+	ts.tv_sec = end / FR_NSEC_PER_SEC;
+	ts.tv_nsec = end % FR_NSEC_PER_SEC;
+	pthread_mutex_lock(&pi->lock);
+	while ((pi->len || pi->busy) && !err)
+		err = pthread_cond_timedwait(&pi->idle, &pi->lock, &ts);
+	pthread_mutex_unlock(&pi->lock);
+	return err ? -ETIMEDOUT : 0;
+}

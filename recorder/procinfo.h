@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * procinfo.h - what the process table knows about an incarnation beyond
+ * its events: executable, command line, cgroup, threads, and the binaries
+ * it maps with their symbols.
+ *
+ * It is read from /proc while the process is alive, on a worker thread so
+ * that the drain never waits for /proc, and every read is verified against
+ * PID reuse: pidfd first, then the files, then the pidfd must still be
+ * alive and /proc/PID/stat field 22 must be the incarnation's start. The
+ * result is an immutable, refcounted struct proc_meta hung on the process
+ * table entry; it outlives the process, so samples of an exited process
+ * still symbolize, even after its binary was deleted or replaced.
+ */
+#ifndef FR_PROCINFO_H
+#define FR_PROCINFO_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "proctable.h"
+#include "symbols.h"
+
+#define FR_CMDLINE_MAX		4096
+#define FR_THREADS_MAX		4096
+#define FR_INFO_USER_IPS	4	/* user frames a CHECK request carries */
+
+#define FR_META_MAPS		0x1	/* read maps and load their binaries */
+
+struct fr_thread {
+	uint32_t tid;
+	char name[16];
+};
+
+struct proc_meta {
+	atomic_int refs;
+	uint64_t stamp;			/* CLOCK_BOOTTIME ns of the read */
+	uint32_t ppid;
+	char state;			/* /proc state letter */
+	uint64_t rss;			/* bytes */
+	char *exe;			/* NULL: unreadable (kernel thread) */
+	char *cmdline;			/* arguments joined by spaces */
+	char *cgroup;			/* cgroup v2 path, else the first line */
+	struct fr_thread *threads;
+	uint32_t nthreads;
+	struct procmaps *maps;		/* FR_META_MAPS only */
+	const struct elfsyms **syms;	/* per mapping; NULL: none */
+};
+
+void proc_meta__get(struct proc_meta *m);
+void proc_meta__put(struct proc_meta *m);
+int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
+		    unsigned what, struct proc_meta **out);
+uint64_t fr_ticks_of(uint64_t start_ns);
+
+enum procinfo_kind {
+	FR_INFO_READ	= 1,	/* new incarnation or exec: read everything */
+	FR_INFO_CHECK	= 2,	/* new stack: re-read maps if an address is unknown */
+};
+
+struct procinfo_stats {
+	uint64_t requests;
+	uint64_t dropped;	/* queue full */
+	uint64_t reads;		/* completed, verified reads */
+	uint64_t gone;		/* the incarnation was gone before it could be read */
+	uint64_t rereads;	/* maps re-read for an address outside them */
+	uint64_t limited;	/* re-reads skipped by the rate limit */
+};
+
+struct procinfo;
+
+struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t queue_len);
+void procinfo__free(struct procinfo *pi);
+int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
+		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n);
+void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
+int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns);
+
+#endif /* FR_PROCINFO_H */
