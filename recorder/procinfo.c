@@ -105,12 +105,12 @@ static int read_stat(uint32_t pid, struct stat_fields *f)
 	return 0;
 }
 
-static char *read_exe(uint32_t pid)
+static char *read_exe(const char *view)
 {
-	char path[64], buf[4096];
+	char path[PATH_MAX], buf[4096];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%u/exe", pid);
+	snprintf(path, sizeof(path), "%s/exe", view);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n < 0)
 		return NULL;
@@ -118,12 +118,12 @@ static char *read_exe(uint32_t pid)
 	return strdup(buf);
 }
 
-static char *read_cmdline(uint32_t pid)
+static char *read_cmdline(const char *view)
 {
-	char path[64], buf[FR_CMDLINE_MAX];
+	char path[PATH_MAX], buf[FR_CMDLINE_MAX];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/%u/cmdline", pid);
+	snprintf(path, sizeof(path), "%s/cmdline", view);
 	n = read_file(path, buf, sizeof(buf));
 	if (n <= 0)
 		return NULL;
@@ -137,11 +137,11 @@ static char *read_cmdline(uint32_t pid)
 }
 
 /* The cgroup v2 path ("0::/x"), else the first hierarchy's line. */
-static char *read_cgroup(uint32_t pid)
+static char *read_cgroup(const char *view)
 {
-	char path[64], buf[4096], *line, *save = NULL, *first = NULL;
+	char path[PATH_MAX], buf[4096], *line, *save = NULL, *first = NULL;
 
-	snprintf(path, sizeof(path), "/proc/%u/cgroup", pid);
+	snprintf(path, sizeof(path), "%s/cgroup", view);
 	if (read_file(path, buf, sizeof(buf)) <= 0)
 		return NULL;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -196,7 +196,7 @@ static int read_threads(uint32_t pid, struct proc_meta *m)
 }
 
 /* Load the symbols of every executable file mapping, while the process lives. */
-static int load_binaries(uint32_t pid, struct proc_meta *m, struct symcache *sc)
+static int load_binaries(const char *view, struct proc_meta *m, struct symcache *sc)
 {
 	m->syms = calloc(m->maps->n ? m->maps->n : 1, sizeof(*m->syms));
 	if (!m->syms)
@@ -206,7 +206,7 @@ static int load_binaries(uint32_t pid, struct proc_meta *m, struct symcache *sc)
 
 		if (!(mp->prot & PROT_EXEC) || !mp->path || mp->path[0] != '/')
 			continue;
-		m->syms[i] = symcache__get_mapping(sc, pid, mp);
+		m->syms[i] = symcache__get_mapping_at(sc, view, mp);
 	}
 	return 0;
 }
@@ -235,11 +235,48 @@ static bool pidfd_alive(int pidfd)
 	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
 }
 
+/*
+ * Where to read a process's files: "/proc/PID", or, once the thread-group
+ * leader has exited (a zombie while other threads run), a live thread's
+ * "/proc/PID/task/TID", since the leader's exe, cmdline and maps read empty.
+ */
+static void pick_view(uint32_t pid, char state, char *view, size_t len)
+{
+	char path[64], buf[1024], *p;
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(view, len, "/proc/%u", pid);
+	if (state != 'Z')
+		return;
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *end;
+		unsigned long tid = strtoul(de->d_name, &end, 10);
+
+		if (*end || !tid || tid == pid)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%lu/stat", pid, tid);
+		if (read_file(path, buf, sizeof(buf)) <= 0)
+			continue;
+		p = strrchr(buf, ')');
+		if (p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X') {
+			snprintf(view, len, "/proc/%u/task/%lu", pid, tid);
+			break;
+		}
+	}
+	closedir(d);
+}
+
 /* One attempt; -ESTALE when the PID no longer names this incarnation. */
 static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 		     unsigned what, struct proc_meta *m)
 {
 	struct stat_fields f;
+	char view[96];
 	int pidfd, err;
 
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
@@ -250,14 +287,15 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 		close(pidfd);
 		return err ? err : -ESTALE;
 	}
-	m->exe = read_exe(pid);
-	m->cmdline = read_cmdline(pid);
-	m->cgroup = read_cgroup(pid);
+	pick_view(pid, f.state, view, sizeof(view));
+	m->exe = read_exe(view);
+	m->cmdline = read_cmdline(view);
+	m->cgroup = read_cgroup(view);
 	read_threads(pid, m);
 	if (what & FR_META_MAPS) {
-		m->maps = procmaps__read(pid);
+		m->maps = procmaps__read_at(view);
 		if (m->maps)
-			err = load_binaries(pid, m, sc);
+			err = load_binaries(view, m, sc);
 	}
 	/* Still the same process? Then every read above was about it. */
 	if (!err)

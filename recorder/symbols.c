@@ -234,12 +234,20 @@ out:
 
 struct procmaps *procmaps__read(int pid)
 {
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "/proc/%d", pid);
+	return procmaps__read_at(dir);
+}
+
+struct procmaps *procmaps__read_at(const char *procdir)
+{
 	struct procmaps *pm;
-	char path[64];
+	char path[PATH_MAX];
 	FILE *f;
 	int err;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	snprintf(path, sizeof(path), "%s/maps", procdir);
 	f = fopen(path, "re");
 	if (!f)
 		return NULL;
@@ -1357,6 +1365,15 @@ const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
 const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 					    const struct fr_mapping *m)
 {
+	char dir[32];
+
+	snprintf(dir, sizeof(dir), "/proc/%d", pid);
+	return symcache__get_mapping_at(c, dir, m);
+}
+
+const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
+					       const struct fr_mapping *m)
+{
 	const struct elfsyms *s;
 	char path[PATH_MAX + 64];
 	struct stat st;
@@ -1366,12 +1383,12 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 		errno = ENOENT;
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64,
-		 pid, m->start, m->end);
+	snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64,
+		 procdir, m->start, m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 && !m->deleted) {
-		if ((size_t)snprintf(path, sizeof(path), "/proc/%d/root%s",
-				     pid, m->path) >= sizeof(path)) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/root%s",
+				     procdir, m->path) >= sizeof(path)) {
 			errno = ENAMETOOLONG;
 			return NULL;
 		}

@@ -48,6 +48,13 @@ struct procmaps {
 struct procmaps *procmaps__read(int pid);
 
 /*
+ * procmaps__read_at() - the same from "@procdir/maps", where @procdir is
+ * "/proc/PID" or "/proc/PID/task/TID" (the thread view works when the
+ * thread-group leader has exited and its own maps read empty).
+ */
+struct procmaps *procmaps__read_at(const char *procdir);
+
+/*
  * procmaps__parse() - parse text in the /proc/PID/maps format from @f.
  * Lines that do not parse are skipped. Returns a new table sorted by start,
  * or NULL with errno set.
@@ -182,5 +189,13 @@ const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
  */
 const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 					    const struct fr_mapping *m);
+
+/*
+ * symcache__get_mapping_at() - the same through @procdir ("/proc/PID" or
+ * "/proc/PID/task/TID"; a thread directory has no map_files, so only the
+ * root/<path> fallback applies there).
+ */
+const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
+					       const struct fr_mapping *m);
 
 #endif /* FR_SYMBOLS_H */

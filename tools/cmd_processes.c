@@ -21,9 +21,10 @@ static void usage(FILE *f)
 		"List every process incarnation in the dump: the live processes at\n"
 		"the snapshot and every incarnation with events in the window.\n"
 		"START is the incarnation's start (CLOCK_BOOTTIME, seconds); RSS is\n"
-		"at the snapshot for live processes, at death for exited ones.\n"
+		"at the snapshot for live processes, at death for exited ones;\n"
+		"EXIT is the status and, after '@', the time of death.\n"
 		"\n"
-		"  --json      one JSON array of objects\n"
+		"  --json      one JSON array of objects, threads and cgroup included\n"
 		"  --help      show this help\n"
 		"  --version   show the version\n");
 }
@@ -39,20 +40,30 @@ static const char *state_of(const struct fr_dump_proc *p, char *buf, size_t len)
 	return buf;
 }
 
+static const char *exit_of(const struct fr_dump_proc *p, char *buf, size_t len)
+{
+	char st[48];
+
+	if (!(p->flags & FR_DPROC_EXITED))
+		return "-";
+	snprintf(buf, len, "%s @%" PRIu64 ".%06" PRIu64, view_status(p->exit_code, st, sizeof(st)),
+		 p->exit_ts / 1000000000, p->exit_ts % 1000000000 / 1000);
+	return buf;
+}
+
 static void text_procs(const struct fr_dump *d, const struct view *v)
 {
-	char st[16], rss[32], code[64];
+	char st[16], rss[32], code[96];
 
-	printf("%8s %20s %8s %-7s %10s %8s %-22s %-16s %s\n", "PID", "START", "PPID", "STATE",
+	printf("%8s %20s %8s %-7s %10s %8s %-34s %-16s %s\n", "PID", "START", "PPID", "STATE",
 	       "RSS", "SAMPLES", "EXIT", "COMM", "EXE / CMDLINE");
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		const struct fr_dump_proc *p = &d->proc[i];
 
-		printf("%8u %10" PRIu64 ".%09" PRIu64 " %8u %-7s %10s %8" PRIu64 " %-22s %-16s %s%s%s\n",
+		printf("%8u %10" PRIu64 ".%09" PRIu64 " %8u %-7s %10s %8" PRIu64 " %-34s %-16s %s%s%s\n",
 		       p->pid, p->start / 1000000000, p->start % 1000000000, p->ppid,
 		       state_of(p, st, sizeof(st)), view_bytes(p->rss, rss, sizeof(rss)),
-		       v->proc_samples[i],
-		       p->flags & FR_DPROC_EXITED ? view_status(p->exit_code, code, sizeof(code)) : "-",
+		       v->proc_samples[i], exit_of(p, code, sizeof(code)),
 		       dump__str(d, p->comm), dump__str(d, p->exe),
 		       *dump__str(d, p->cmdline) ? "  " : "", dump__str(d, p->cmdline));
 	}
@@ -85,9 +96,20 @@ static void json_procs(const struct fr_dump *d, const struct view *v)
 			json__i64(&j, "exit_code", p->exit_code);
 			json__str(&j, "exit_status", view_status(p->exit_code, buf, sizeof(buf)));
 		}
+		json__str(&j, "cgroup", dump__str(d, p->cgroup));
 		json__u64(&j, "rss", p->rss);
 		json__u64(&j, "stamp", p->stamp);
 		json__u64(&j, "samples", v->proc_samples[i]);
+		json__arr(&j, "threads");
+		for (uint32_t t = 0; t < d->nthread; t++) {
+			if (d->thread[t].proc != i)
+				continue;
+			json__obj(&j, NULL);
+			json__u64(&j, "tid", d->thread[t].tid);
+			json__str(&j, "name", dump__str(d, d->thread[t].name));
+			json__end_obj(&j);
+		}
+		json__end_arr(&j);
 		json__end_obj(&j);
 	}
 	json__end_arr(&j);

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Process truth: every sample, exit and counter belongs to the exact
+incarnation (pid, start), even across PID reuse, after the binary is
+deleted or replaced, when the main thread exits first, and under churn."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import (FRSPIN, Daemon, Tap, events, processes,  # noqa: E402
+                     require_root_bpf, show)
+
+FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+
+tap = Tap()
+require_root_bpf(tap)
+
+
+def rss_kib(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    return 0
+
+
+def pid_reuse(d):
+    p = subprocess.Popen([FRTOOL, "reuse", "1.2"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stdout.readline().strip()
+    rc = p.wait()
+    if not line.isdigit() or rc != 0:
+        tap.ok(False, "frtool reuse forked two incarnations of one PID",
+               f"rc={rc} out={line!r} err={p.stderr.read()!r}")
+        return
+    pid = int(line)
+    path = d.dump()
+    evs = events(path) if path else []
+    mine = [e for e in evs if e["pid"] == pid]
+    starts = sorted({e["start"] for e in mine})
+    tap.eq(len(starts), 2, f"PID {pid} appears as two incarnations (two start times)")
+    if len(starts) != 2:
+        return
+    first, second = starts
+    s1 = [e for e in mine if e["type"] == "sample" and e["start"] == first]
+    s2 = [e for e in mine if e["type"] == "sample" and e["start"] == second]
+    tap.ok(len(s1) >= 30 and len(s2) >= 30, f"both have samples ({len(s1)}, {len(s2)})")
+    tap.ok(all("fr_reuse_first" in e["stack"] and "fr_reuse_second" not in e["stack"]
+               for e in s1 if any(f.startswith("fr_reuse") for f in e["stack"])),
+           "the first incarnation's samples show only fr_reuse_first")
+    tap.ok(all("fr_reuse_second" in e["stack"] and "fr_reuse_first" not in e["stack"]
+               for e in s2 if any(f.startswith("fr_reuse") for f in e["stack"])),
+           "the second's show only fr_reuse_second")
+    tap.ok(sum("fr_reuse_first" in e["stack"] for e in s1) >= len(s1) // 2 and
+           sum("fr_reuse_second" in e["stack"] for e in s2) >= len(s2) // 2,
+           "and most of them are in those functions")
+    tap.ok(max(e["ts"] for e in s1) < min(e["ts"] for e in s2), "the first's samples all precede the second's")
+    x1 = [e for e in mine if e["type"] == "exit" and e["start"] == first]
+    x2 = [e for e in mine if e["type"] == "exit" and e["start"] == second]
+    tap.ok(len(x1) == 1 and x1[0]["code"] == 11 << 8, "the first incarnation exited with status 11", x1)
+    tap.ok(len(x2) == 1 and x2[0]["code"] == 22 << 8, "the second with status 22", x2)
+    tap.ok(x1 and x1[0]["utime"] + x1[0]["stime"] > 5 * 10**8 and
+           x2 and x2[0]["utime"] + x2[0]["stime"] > 5 * 10**8,
+           "each exit carries that incarnation's own CPU time")
+    procs = [x for x in processes(path) if x["pid"] == pid]
+    tap.eq(sorted((x["start"], x["exit_code"]) for x in procs if x["exited"]),
+           [(first, 11 << 8), (second, 22 << 8)],
+           "the process table has both incarnations with their exits")
+    forks = [e for e in evs if e["type"] == "fork" and e.get("child_pid") == pid]
+    tap.eq(sorted(e["child_start"] for e in forks), starts, "each fork names its own child incarnation")
+
+
+def deleted_binary(d, replace):
+    tmp = tempfile.mkdtemp(prefix="fr-bin-")
+    copy = os.path.join(tmp, "frspin-copy")
+    shutil.copy(FRSPIN, copy)
+    os.chmod(copy, 0o755)
+    p = subprocess.Popen([copy, "--seconds", "1.2"])
+    p.wait()
+    what = "replaced" if replace else "deleted"
+    if replace:
+        other = os.path.join(tmp, "other")
+        shutil.copy("/bin/true", other)
+        os.rename(other, copy)
+    else:
+        os.unlink(copy)
+    path = d.dump()
+    evs = events(path) if path else []
+    samples = [e for e in evs if e["pid"] == p.pid and e["type"] == "sample"]
+    named = [e for e in samples if {"fr_spin_leaf", "fr_spin_middle", "fr_spin_outer", "main"}
+             <= set(e["stack"])]
+    tap.ok(len(samples) >= 30 and len(named) >= len(samples) // 2,
+           f"{what} binary: the exited process's samples are fully symbolized "
+           f"({len(named)}/{len(samples)})", samples[:2])
+    procs = [x for x in processes(path) if x["pid"] == p.pid] if path else []
+    tap.ok(procs and procs[0]["exe"].startswith(copy) and procs[0]["exited"],
+           f"{what} binary: its exe path is in the process table", procs)
+    tap.ok(procs and "--seconds" in procs[0]["cmdline"], f"{what} binary: and its cmdline")
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main_thread_exit(d):
+    p = subprocess.Popen([FRTOOL, "pthread-exit", "2.0"])
+    time.sleep(1.2)
+    path = d.dump()
+    evs = events(path) if path else []
+    mine = [e for e in evs if e["pid"] == p.pid]
+    tap.ok(not [e for e in mine if e["type"] == "exit"],
+           "pthread_exit of the main thread is not a process exit")
+    procs = [x for x in processes(path) if x["pid"] == p.pid] if path else []
+    tap.ok(procs and procs[0]["live"] and not procs[0]["exited"], "the process is live in the dump", procs)
+    starts = {e["start"] for e in mine}
+    worker = [e for e in mine if e["type"] == "sample" and e["tid"] != p.pid and
+              "fr_pthexit_worker" in e["stack"]]
+    tap.ok(len(worker) >= 30 and len(starts) == 1 and procs and procs[0]["start"] in starts,
+           f"the worker's samples are attributed to the process's incarnation ({len(worker)})")
+    p.wait()
+    path = d.dump()
+    ex = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "exit"] if path else []
+    tap.ok(len(ex) == 1 and ex[0]["start"] in starts and ex[0]["tid"] != p.pid,
+           "the exit comes when the last thread (the worker) ends", ex)
+
+
+def churn(d):
+    base = d.dump()
+    m0 = show(base)["meta"] if base else {}
+    rss0 = rss_kib(d.proc.pid)
+    for _ in range(3):
+        subprocess.run([FRTOOL, "churn", "2000"], check=False)
+    path = d.dump()
+    m1 = show(path)["meta"] if path else {}
+    tap.ok(m1.get("proctable_created", 0) - m0.get("proctable_created", 0) >= 1000,
+           f"the fork storm created process entries ({m1.get('proctable_created', 0) - m0.get('proctable_created', 0)})")
+    time.sleep(4.5)  # the window is 3 s: every churn event ages out
+    path = d.dump()
+    m2 = show(path)["meta"] if path else {}
+    rss2 = rss_kib(d.proc.pid)
+    tap.diag(f"process table: {m0.get('proctable_live')} before, {m1.get('proctable_live')} "
+             f"during, {m2.get('proctable_live')} after; daemon RSS {rss0} KiB -> {rss2} KiB")
+    procs = processes(path)
+    live = sum(1 for x in procs if x["live"])
+    recent = sum(1 for x in procs if x["exited"])
+    tap.ok(m2.get("proctable_live", 10**9) <= live + recent + 5,
+           f"once the window passed, the table holds only live processes ({live}) and "
+           f"those that exited within the window ({recent}): {m2.get('proctable_live')}")
+    tap.ok(m2.get("proctable_live", 10**9) <= m0.get("proctable_live", 0) + 200,
+           "which is near the baseline, not the thousands of the storm")
+    tap.ok(rss2 - rss0 < 32 * 1024, f"the daemon's RSS stayed bounded (+{rss2 - rss0} KiB)")
+    tap.ok(not [x for x in procs if x["comm"] == "frtool" and x["exited"]],
+           "no exited churn process lingers in the dump")
+
+
+def memory_cgroup():
+    """A fresh memory cgroup with a 48 MiB limit: (procs file, cleanup), or None."""
+    v2 = "/sys/fs/cgroup/unified" if os.path.ismount("/sys/fs/cgroup/unified") else "/sys/fs/cgroup"
+    v1 = "/sys/fs/cgroup/memory"
+    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        cg = os.path.join(v1, f"fr-oom-{os.getpid()}")
+        os.mkdir(cg)
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(48 << 20))
+        return os.path.join(cg, "cgroup.procs"), cg
+    ctl = os.path.join(v2, "cgroup.controllers")
+    if os.path.exists(ctl) and "memory" in open(ctl).read():
+        cg = os.path.join(v2, f"fr-oom-{os.getpid()}")
+        os.mkdir(cg)
+        with open(os.path.join(cg, "memory.max"), "w") as f:
+            f.write(str(48 << 20))
+        return os.path.join(cg, "cgroup.procs"), cg
+    return None
+
+
+def oom_kill(d):
+    cg = memory_cgroup()
+    if not cg:
+        tap.diag("no memory cgroup controller (v1 or v2) here: OOM kill not tested")
+        tap.ok(True, "# SKIP no memory cgroup controller")
+        return
+    procs_file, cgdir = cg
+    p = subprocess.Popen([FRTOOL, "hog", "512", procs_file], stdout=subprocess.PIPE, text=True)
+    p.communicate(timeout=60)
+    path = d.dump()
+    evs = events(path) if path else []
+    oom = [e for e in evs if e["type"] == "oom" and e["pid"] == p.pid]
+    ex = [e for e in evs if e["type"] == "exit" and e["pid"] == p.pid]
+    tap.ok(len(oom) == 1, f"the OOM kill of pid {p.pid} is an event (returncode {p.returncode})", oom)
+    tap.ok(oom and oom[0]["rss_anon"] > 16 << 20, "with the victim's memory", oom)
+    tap.ok(len(ex) == 1 and ex[0]["code"] & 0x7f == 9 and oom and ex[0]["start"] == oom[0]["start"],
+           "and its exit by SIGKILL belongs to the same incarnation", ex)
+    try:
+        os.rmdir(cgdir)
+    except OSError:
+        pass
+
+
+d = Daemon(tap, window="3s" if "churn" in sys.argv else "30s")
+try:
+    tap.ok(d.ready(), "flightrecd is ready", d.log())
+    pid_reuse(d)
+    deleted_binary(d, replace=False)
+    deleted_binary(d, replace=True)
+    main_thread_exit(d)
+    oom_kill(d)
+finally:
+    d.cleanup()
+
+d = Daemon(tap, window="3s")
+try:
+    tap.ok(d.ready(), "flightrecd (3 s window) is ready", d.log())
+    churn(d)
+finally:
+    d.cleanup()
+tap.done()

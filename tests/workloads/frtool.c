@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * frtool.c - process-lifecycle workloads for the process-truth tests, with
+ * known function names (built with frame pointers).
+ *
+ *   frtool reuse SECONDS         two incarnations of one PID in a row
+ *                                (clone3 with set_tid), spinning in
+ *                                fr_reuse_first then fr_reuse_second;
+ *                                prints "PID" once the first has started
+ *   frtool pthread-exit SECONDS  the main thread calls pthread_exit while a
+ *                                worker spins in fr_pthexit_worker
+ *   frtool churn N               fork N children that exit at once
+ *   frtool hog MIB [CGROUP_PROCS]  join a cgroup, then touch MIB MiB
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile unsigned long fr_sink;
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+__attribute__((noinline)) void fr_reuse_first(double seconds);
+__attribute__((noinline)) void fr_reuse_second(double seconds);
+__attribute__((noinline)) void *fr_pthexit_worker(void *arg);
+
+__attribute__((noinline)) void fr_reuse_first(double seconds)
+{
+	double until = now() + seconds;
+
+	while (now() < until)
+		for (int i = 0; i < 100000; i++)
+			fr_sink += (unsigned long)i * 2654435761u;
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void fr_reuse_second(double seconds)
+{
+	double until = now() + seconds;
+
+	while (now() < until)
+		for (int i = 0; i < 100000; i++)
+			fr_sink ^= (unsigned long)i * 40503u;
+	__asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) void *fr_pthexit_worker(void *arg)
+{
+	double until = now() + *(double *)arg;
+
+	while (now() < until)
+		for (int i = 0; i < 100000; i++)
+			fr_sink += (unsigned long)i * 97u;
+	__asm__ volatile("" ::: "memory");
+	return NULL;
+}
+
+/* clone3 with set_tid: a child with exactly PID @pid, or -1. */
+static pid_t spawn_at(pid_t pid)
+{
+	struct clone_args args;
+	pid_t tid = pid;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = SIGCHLD;
+	args.set_tid = (uint64_t)(uintptr_t)&tid;
+	args.set_tid_size = 1;
+	return syscall(SYS_clone3, &args, sizeof(args));
+}
+
+static long read_long(const char *path, long dflt)
+{
+	FILE *f = fopen(path, "r");
+	long v = dflt;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = dflt;
+		fclose(f);
+	}
+	return v;
+}
+
+/* A PID well past the last one handed out (wrapping at pid_max), free now. */
+static pid_t free_pid(void)
+{
+	long max = read_long("/proc/sys/kernel/pid_max", 32768);
+	long last = read_long("/proc/sys/kernel/ns_last_pid", 1000);
+
+	for (long k = 0; k < max; k += 7) {
+		pid_t p = (pid_t)(300 + (last - 300 + 2000 + k) % (max - 300));
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/%d", p);
+		if (kill(p, 0) && errno == ESRCH && access(path, F_OK))
+			return p;
+	}
+	return -1;
+}
+
+static int reuse(double seconds)
+{
+	pid_t want = free_pid(), a, b;
+	int st;
+
+	if (want < 0) {
+		fprintf(stderr, "frtool: no free PID\n");
+		return 1;
+	}
+	a = spawn_at(want);
+	if (a < 0) {
+		fprintf(stderr, "frtool: failed to clone3 with set_tid %d: %s\n", want, strerror(errno));
+		return 1;
+	}
+	if (!a) {
+		fr_reuse_first(seconds);
+		_exit(11);
+	}
+	printf("%d\n", a);
+	fflush(stdout);
+	waitpid(a, &st, 0);
+	b = spawn_at(want);
+	if (b < 0) {
+		fprintf(stderr, "frtool: failed to reuse PID %d: %s\n", want, strerror(errno));
+		return 1;
+	}
+	if (!b) {
+		fr_reuse_second(seconds);
+		_exit(22);
+	}
+	waitpid(b, &st, 0);
+	return 0;
+}
+
+static int pthread_exit_main(double seconds)
+{
+	static double s;
+	pthread_t th;
+
+	s = seconds;
+	if (pthread_create(&th, NULL, fr_pthexit_worker, &s))
+		return 1;
+	pthread_exit(NULL);
+}
+
+static int churn(long n)
+{
+	for (long i = 0; i < n; i++) {
+		pid_t p = fork();
+
+		if (p < 0)
+			return 1;
+		if (!p)
+			_exit(0);
+		waitpid(p, NULL, 0);
+	}
+	return 0;
+}
+
+static int hog(long mib, const char *procs)
+{
+	size_t len = (size_t)mib << 20;
+	char *p;
+
+	if (procs) {
+		int fd = open(procs, O_WRONLY);
+		char buf[32];
+
+		if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0) {
+			fprintf(stderr, "frtool: failed to join '%s': %s\n", procs, strerror(errno));
+			return 1;
+		}
+		close(fd);
+		snprintf(buf, sizeof(buf), "%d\n", getpid());
+		if (write(1, buf, strlen(buf)) < 0)
+			return 1;
+	}
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	for (size_t off = 0; off < len; off += 4096)
+		p[off] = 1;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "reuse"))
+		return reuse(atof(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "pthread-exit"))
+		return pthread_exit_main(atof(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "churn"))
+		return churn(atol(argv[2]));
+	if (argc >= 3 && !strcmp(argv[1], "hog"))
+		return hog(atol(argv[2]), argc > 3 ? argv[3] : NULL);
+	fprintf(stderr, "usage: frtool reuse S | pthread-exit S | churn N | hog MIB [CGROUP_PROCS]\n");
+	return 2;
+}
