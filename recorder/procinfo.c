@@ -27,6 +27,7 @@
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
+#define FR_DEFERRED_MAX		256	/* re-reads waiting for the rate limit */
 
 /* ------------------------------------------------------------- /proc reads */
 
@@ -364,6 +365,9 @@ struct procinfo {
 	size_t cap;
 	size_t head;		/* next to take */
 	size_t len;
+	struct req deferred[FR_DEFERRED_MAX];	/* re-reads due later */
+	uint64_t due[FR_DEFERRED_MAX];
+	size_t ndeferred;
 	bool busy;
 	bool stop;
 	struct procinfo_stats st;
@@ -384,11 +388,34 @@ static void do_read(struct procinfo *pi, const struct req *r)
 		proc_meta__put(m);
 }
 
-/* A new stack: are its user addresses inside the mappings we know? */
+/* Park a re-read until @due (one per slot); dropped when the list is full. */
+static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
+{
+	pthread_mutex_lock(&pi->lock);
+	for (size_t i = 0; i < pi->ndeferred; i++)
+		if (pi->deferred[i].slot == r->slot && pi->deferred[i].start == r->start)
+			goto out;
+	if (pi->ndeferred == FR_DEFERRED_MAX) {
+		pi->st.dropped++;
+		goto out;
+	}
+	pi->deferred[pi->ndeferred] = *r;
+	pi->due[pi->ndeferred++] = due;
+	pi->st.limited++;
+out:
+	pthread_mutex_unlock(&pi->lock);
+}
+
+/*
+ * A new stack: are its user addresses inside the mappings we know? If not
+ * (a library loaded since), re-read the maps now, or once the rate limit
+ * allows: the same stack will not ask twice.
+ */
 static void do_check(struct procinfo *pi, const struct req *r)
 {
 	struct proc_meta *m = proctable__meta(pi->pt, r->slot, r->pid, r->start);
-	bool unknown = false, limited;
+	uint64_t now = fr_boottime_ns(), stamp;
+	bool unknown = false;
 
 	if (!m || !m->maps) {
 		proc_meta__put(m);
@@ -396,18 +423,53 @@ static void do_check(struct procinfo *pi, const struct req *r)
 	}
 	for (unsigned i = 0; i < r->n && !unknown; i++)
 		unknown = !procmaps__find(m->maps, r->ips[i]);
-	limited = unknown && fr_boottime_ns() - m->stamp < FR_REREAD_NS;
+	stamp = m->stamp;
 	proc_meta__put(m);
 	if (!unknown)
 		return;
+	if (now - stamp < FR_REREAD_NS) {
+		defer(pi, r, stamp + FR_REREAD_NS);
+		return;
+	}
 	pthread_mutex_lock(&pi->lock);
-	if (limited)
-		pi->st.limited++;
-	else
-		pi->st.rereads++;
+	pi->st.rereads++;
 	pthread_mutex_unlock(&pi->lock);
-	if (!limited)
-		do_read(pi, r);
+	do_read(pi, r);
+}
+
+/* Under the lock: take a deferred re-read that is due; false if none. */
+static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_t *next)
+{
+	*next = UINT64_MAX;
+	for (size_t i = 0; i < pi->ndeferred; i++) {
+		if (pi->due[i] <= now) {
+			*out = pi->deferred[i];
+			pi->deferred[i] = pi->deferred[--pi->ndeferred];
+			pi->due[i] = pi->due[pi->ndeferred];
+			out->kind = FR_INFO_READ;
+			pi->st.rereads++;
+			return true;
+		}
+		*next = FR_MIN(*next, pi->due[i]);
+	}
+	return false;
+}
+
+/* Wait for work, or until the next deferred re-read is due. */
+static void wait_work(struct procinfo *pi, uint64_t next)
+{
+	struct timespec ts;
+	uint64_t now, rt;
+
+	if (next == UINT64_MAX) {
+		pthread_cond_wait(&pi->more, &pi->lock);
+		return;
+	}
+	now = fr_boottime_ns();
+	rt = fr_clock_ns(CLOCK_REALTIME) + (next > now ? next - now : 0);
+	ts.tv_sec = rt / FR_NSEC_PER_SEC;
+	ts.tv_nsec = rt % FR_NSEC_PER_SEC;
+	pthread_cond_timedwait(&pi->more, &pi->lock, &ts);
 }
 
 static void *worker(void *arg)
@@ -415,15 +477,19 @@ static void *worker(void *arg)
 	struct procinfo *pi = arg;
 	struct req r;
 
+	uint64_t next;
+
 	pthread_mutex_lock(&pi->lock);
 	for (;;) {
-		while (!pi->len && !pi->stop)
-			pthread_cond_wait(&pi->more, &pi->lock);
+		while (!pi->stop && !pi->len && !take_due(pi, fr_boottime_ns(), &r, &next))
+			wait_work(pi, next);
 		if (pi->stop)
 			break;
-		r = pi->q[pi->head];
-		pi->head = (pi->head + 1) % pi->cap;
-		pi->len--;
+		if (pi->len) {
+			r = pi->q[pi->head];
+			pi->head = (pi->head + 1) % pi->cap;
+			pi->len--;
+		}
 		pi->busy = true;
 		pthread_mutex_unlock(&pi->lock);
 		if (r.kind == FR_INFO_READ)

@@ -158,9 +158,9 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	for (uint32_t i = 0; i < ns; i++) {
 		const struct fr_dump_proc *p = &d->proc[stack_owner(d, ts[i])];
 
-		printf("  %8" PRIu64 " %5.1f%% %s-%u: ", v->stack_samples[ts[i]],
+		printf("  %8" PRIu64 " %5.1f%% %s-%u (start %.6f): ", v->stack_samples[ts[i]],
 		       100.0 * v->stack_samples[ts[i]] / (v->samples ? v->samples : 1),
-		       dump__str(d, p->comm), p->pid);
+		       dump__str(d, p->comm), p->pid, p->start / 1e9);
 		text_stack(d, ts[i]);
 	}
 }

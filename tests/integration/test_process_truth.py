@@ -154,6 +154,38 @@ def churn(d):
            "no exited churn process lingers in the dump")
 
 
+def dlopen_after_start(d):
+    lib = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
+    p = subprocess.Popen([FRTOOL, "dlopen", lib, "1.2"])
+    p.wait()
+    path = d.dump()
+    samples = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "sample"] if path else []
+    named = [e for e in samples if "fr_dl_spin" in e["stack"]]
+    tap.ok(p.returncode == 0 and len(named) >= 30,
+           f"a library dlopen'ed after the first read is symbolized after exit ({len(named)})",
+           samples[-2:])
+    m = show(path)["meta"] if path else {}
+    tap.ok(m.get("procinfo_rereads", 0) >= 1, "because its maps were re-read while it lived")
+
+
+def jit_perf_map(d):
+    p = subprocess.Popen([FRTOOL, "jit", "1.5"], stderr=subprocess.PIPE)
+    time.sleep(1.0)
+    path = d.dump()
+    p.wait()
+    if p.returncode == 3:
+        tap.ok(True, "# SKIP JIT workload needs x86-64")
+        return
+    samples = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "sample"] if path else []
+    jitted = [e for e in samples if e["stack"] and e["stack"][0] == "fr_jit_spin"]
+    tap.ok(len(jitted) >= 20, f"JIT code is named from /tmp/perf-PID.map ({len(jitted)}/{len(samples)})",
+           samples[:2])
+    try:
+        os.unlink(f"/tmp/perf-{p.pid}.map")
+    except OSError:
+        pass
+
+
 def memory_cgroup():
     """A fresh memory cgroup with a 48 MiB limit: (procs file, cleanup), or None."""
     v2 = "/sys/fs/cgroup/unified" if os.path.ismount("/sys/fs/cgroup/unified") else "/sys/fs/cgroup"
@@ -204,6 +236,8 @@ try:
     deleted_binary(d, replace=False)
     deleted_binary(d, replace=True)
     main_thread_exit(d)
+    dlopen_after_start(d)
+    jit_perf_map(d)
     oom_kill(d)
 finally:
     d.cleanup()

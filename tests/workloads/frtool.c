@@ -11,7 +11,13 @@
  *                                worker spins in fr_pthexit_worker
  *   frtool churn N               fork N children that exit at once
  *   frtool hog MIB [CGROUP_PROCS]  join a cgroup, then touch MIB MiB
+ *   frtool dlopen LIB SECONDS    after 0.3 s, dlopen LIB and spin in its
+ *                                fr_dl_spin
+ *   frtool jit SECONDS           spin in code copied to an anonymous
+ *                                executable mapping, named fr_jit_spin in
+ *                                /tmp/perf-PID.map (x86-64 only)
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sched.h>
@@ -201,8 +207,66 @@ static int hog(long mib, const char *procs)
 	return 0;
 }
 
+static int dl(const char *lib, double seconds)
+{
+	void (*fn)(double);
+	void *h;
+
+	usleep(300 * 1000);
+	h = dlopen(lib, RTLD_NOW);
+	fn = h ? (void (*)(double))dlsym(h, "fr_dl_spin") : NULL;
+	if (!fn) {
+		fprintf(stderr, "frtool: failed to load '%s': %s\n", lib, dlerror());
+		return 1;
+	}
+	fn(seconds);
+	return 0;
+}
+
+/*
+ * JIT: "dec %rdi; jnz -5; ret" in an anonymous executable page, called in
+ * a loop, and announced in /tmp/perf-PID.map as a JIT runtime would.
+ */
+static int jit(double seconds)
+{
+#if defined(__x86_64__)
+	static const unsigned char code[] = { 0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3 };
+	void (*fn)(unsigned long);
+	char path[64];
+	double until;
+	FILE *f;
+	void *p;
+
+	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	memcpy(p, code, sizeof(code));
+	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
+		return 1;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	f = fopen(path, "w");
+	if (!f)
+		return 1;
+	fprintf(f, "%lx %zx fr_jit_spin\n", (unsigned long)p, sizeof(code));
+	fclose(f);
+	fn = (void (*)(unsigned long))p;
+	until = now() + seconds;
+	while (now() < until)
+		fn(1000000);
+	return 0;
+#else
+	(void)seconds;
+	fprintf(stderr, "frtool: jit needs x86-64\n");
+	return 3;
+#endif
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "dlopen"))
+		return dl(argv[2], atof(argv[3]));
+	if (argc >= 3 && !strcmp(argv[1], "jit"))
+		return jit(atof(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "reuse"))
 		return reuse(atof(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "pthread-exit"))
