@@ -19,7 +19,7 @@
 
 struct symbolizer {
 	struct kallsyms *ksyms;
-	bool ksyms_tried;
+	uint64_t modules_hash;		/* of /proc/modules when ksyms was read */
 	struct symcache *cache;		/* shared with the procinfo worker */
 };
 
@@ -62,6 +62,8 @@ struct encoder {
 	uint32_t *stack_ids;		/* window stack id of each dump stack */
 	uint64_t cursor;
 	uint64_t last_ts;
+	bool loss_added;
+	const struct kallsyms *ksyms;	/* this dump's kernel symbols */
 	struct encoder_stats st;
 };
 
@@ -86,11 +88,33 @@ void symbolizer__free(struct symbolizer *s)
 	free(s);
 }
 
+/* A cheap fingerprint of the loaded modules; 0 when unreadable. */
+static uint64_t modules_hash(void)
+{
+	char buf[65536];
+	ssize_t n = 0, r;
+	int fd = open("/proc/modules", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	while ((size_t)n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+		n += r;
+	close(fd);
+	return fr_hash64(buf, n, 1) | 1;
+}
+
+/*
+ * Kernel symbols, read once and again whenever the set of loaded modules
+ * changed (a module loaded since would not resolve).
+ */
 static const struct kallsyms *kernel_symbols(struct symbolizer *s)
 {
-	if (!s->ksyms_tried) {
+	uint64_t h = modules_hash();
+
+	if (!s->modules_hash || h != s->modules_hash) {
+		kallsyms__free(s->ksyms);
 		s->ksyms = kallsyms__load("/proc/kallsyms");
-		s->ksyms_tried = true;
+		s->modules_hash = h ? h : 1;
 	}
 	return s->ksyms;
 }
@@ -271,7 +295,7 @@ static int proc_facts(struct encoder *e, uint32_t idx, struct proc_meta *m)
 	}
 	dp->stamp = m->stamp;
 	dp->ppid = dp->ppid ? dp->ppid : m->ppid;
-	dp->flags |= FR_DPROC_SNAPSHOT;
+	dp->flags |= FR_DPROC_PROCFS;
 	proc_meta__put(m);
 	return err;
 }
@@ -294,7 +318,8 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	dp = &e->d->proc[*idx];
 	dp->ppid = p.ppid;
 	dp->flags = FR_DPROC_EVENTS;
-	if (p.flags & FR_PROC_EXITED) {
+	/* The table may already know of an exit after the freeze: not ours. */
+	if ((p.flags & FR_PROC_EXITED) && p.exit_ts <= e->d->win.end) {
 		dp->flags |= FR_DPROC_EXITED;
 		dp->exit_ts = p.exit_ts;
 		dp->exit_code = p.exit_code;
@@ -529,15 +554,17 @@ static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *
 static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	uint64_t key[4] = { f->kind, f->addr, f->bin, f->file_off };
+	uint64_t key[6] = { f->kind, f->addr, f->bin, f->file_off, f->sym, f->sym_off };
 	uint64_t h = fr_hash64(key, sizeof(key), 0x66726d);
 	int err;
 
+	/* The symbol is part of the key: JIT code at one address in two
+	 * processes can be two different functions. */
 	if (idmap__get(&e->frame_of, h, idx)) {
 		const struct fr_dump_frame *o = &d->frame[*idx];
 
 		if (o->kind == f->kind && o->addr == f->addr && o->bin == f->bin &&
-		    o->file_off == f->file_off)
+		    o->file_off == f->file_off && o->sym == f->sym && o->sym_off == f->sym_off)
 			return 0;
 	}
 	err = grow((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
@@ -559,7 +586,7 @@ static uint64_t lookup_addr(uint64_t addr, uint32_t pos)
 
 static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t *idx)
 {
-	const struct kallsyms *k = kernel_symbols(e->in.sym);
+	const struct kallsyms *k = e->ksyms;
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_KERNEL };
 	const char *name = NULL, *mod = NULL;
 	uint64_t off = 0;
@@ -723,6 +750,7 @@ int encoder__prepare(struct encoder *e)
 	err = merge_snapshot(e);
 	if (err)
 		return err;
+	e->ksyms = kernel_symbols(e->in.sym);
 	for (uint32_t i = 0; i < e->d->nstack; i++) {
 		err = symbolize_stack(e, i);
 		if (err)
@@ -807,6 +835,11 @@ int encoder__next_event(void *ctx, struct fr_dump_event *out)
 		}
 		e->last_ts = ev.ts;
 		return 1;
+	}
+	if (!e->loss_added) {
+		e->loss_added = true;
+		if (kvlist__add_u64(&e->d->loss, "dump_recycled_events", e->st.stale))
+			return -ENOMEM;
 	}
 	return 0;
 }

@@ -45,6 +45,7 @@ uint32_t fr_crc32c(uint32_t crc, const void *buf, size_t len)
 
 	pthread_once(&once, crc_init);
 	crc = ~crc;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	while (len >= 8) {
 		uint64_t v;
 
@@ -57,6 +58,7 @@ uint32_t fr_crc32c(uint32_t crc, const void *buf, size_t len)
 		p += 8;
 		len -= 8;
 	}
+#endif
 	while (len--)
 		crc = (crc >> 8) ^ crc_table[0][(crc ^ *p++) & 0xff];
 	return ~crc;
@@ -231,6 +233,7 @@ struct wr {
 	struct buf item;	/* the item being built */
 	uint32_t tag;
 	uint32_t count;
+	uint32_t chunks;	/* sections emitted for the current tag */
 	uint32_t nsections;
 	int err;
 };
@@ -318,6 +321,7 @@ static void flush_section(struct wr *w)
 	if (!w->err)
 		w->err = w->sink(w->ctx, tail, sizeof(tail));
 	w->nsections++;
+	w->chunks++;
 	w->sec.len = 0;
 	w->count = 0;
 }
@@ -326,12 +330,15 @@ static void begin(struct wr *w, uint32_t tag)
 {
 	w->tag = tag;
 	w->count = 0;
+	w->chunks = 0;
 	w->sec.len = 0;
 }
 
+/* Close a section: flush what is left; an empty list still gets one chunk. */
 static void end(struct wr *w)
 {
-	flush_section(w);
+	if (w->count || !w->chunks)
+		flush_section(w);
 }
 
 static struct buf *item_begin(struct wr *w)
@@ -461,7 +468,7 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 		struct buf *b = item_begin(w);
 
 		put_varint(w, b, d->bin[i].path);
-		put_varint(w, b, d->bin[i].build_id_len);
+		put_bytes(w, b, &d->bin[i].build_id_len, 1);
 		put_bytes(w, b, d->bin[i].build_id, d->bin[i].build_id_len);
 		item_end(w);
 	}
@@ -562,8 +569,7 @@ static int write_events(struct wr *w, fr_event_source_fn next, void *ctx,
 	}
 	if (!w->err && r < 0)
 		return r;
-	if (w->count || !*nevents)
-		end(w);
+	end(w);
 	return w->err;
 }
 
@@ -591,9 +597,13 @@ int dump__write(const struct fr_dump *d, fr_event_source_fn next, void *ectx,
 	write_kvlist(&w, FR_SEC_META, &d->meta);
 	write_triggers(&w, d);
 	write_window(&w, d);
-	write_kvlist(&w, FR_SEC_LOSS, &d->loss);
 	write_tables(&w, d);
 	err = w.err ? w.err : write_events(&w, next, ectx, nevents);
+	/* After the events: the event source may add what writing them cost. */
+	if (!err) {
+		write_kvlist(&w, FR_SEC_LOSS, &d->loss);
+		err = w.err;
+	}
 	if (!err) {
 		uint32_t nsec = w.nsections;
 
@@ -660,6 +670,15 @@ static int64_t get_svarint(struct rd *r)
 	uint64_t v = get_varint(r);
 
 	return (int64_t)(v >> 1) ^ -(int64_t)(v & 1);
+}
+
+static int32_t get_s32v(struct rd *r)
+{
+	int64_t v = get_svarint(r);
+
+	if (v < INT32_MIN || v > INT32_MAX)
+		r->bad = true;
+	return (int32_t)v;
 }
 
 static uint8_t get_u8(struct rd *r)
@@ -867,7 +886,7 @@ static int parse_item(struct parse *ps, struct rd *r)
 		p->ppid = get_u32v(r);
 		p->flags = get_u32v(r);
 		p->exit_ts = get_varint(r);
-		p->exit_code = (int32_t)get_svarint(r);
+		p->exit_code = get_s32v(r);
 		p->comm = get_u32v(r);
 		p->exe = get_u32v(r);
 		p->cmdline = get_u32v(r);
@@ -951,7 +970,7 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		e->stack = get_u32v(r);
 		break;
 	case 2:
-		e->exit.code = (int32_t)get_svarint(r);
+		e->exit.code = get_s32v(r);
 		e->exit.rss_anon = get_varint(r);
 		e->exit.rss_file = get_varint(r);
 		e->exit.rss_shmem = get_varint(r);

@@ -79,8 +79,9 @@ struct fr_dump_trigger {
 
 struct fr_dump_window {
 	uint64_t start;		/* ns, CLOCK_BOOTTIME: first instant covered */
-	uint64_t end;		/* ns: the freeze instant (trigger + post) */
-	uint64_t watermark;	/* processed-until when frozen (>= end) */
+	uint64_t end;		/* ns: the freeze instant (the trigger time) */
+	uint64_t watermark;	/* processed-until when frozen; < end only if
+				 * the drain could not catch up (complete iff >= end) */
 	uint64_t span;		/* configured window length */
 	uint64_t first_event;	/* ts of the oldest event kept (0: none) */
 };
@@ -88,7 +89,7 @@ struct fr_dump_window {
 /* Where an incarnation's entry came from, and what it went through. */
 #define FR_DPROC_LIVE		0x1	/* alive at the snapshot */
 #define FR_DPROC_EXITED		0x2	/* exit seen; exit_ts/exit_code valid */
-#define FR_DPROC_SNAPSHOT	0x4	/* /proc fields read at the snapshot */
+#define FR_DPROC_PROCFS		0x4	/* exe/cmdline/... read from /proc; stamp says when */
 #define FR_DPROC_EVENTS		0x8	/* has events in the window */
 #define FR_DPROC_KTHREAD	0x10
 #define FR_DPROC_EXECED		0x20
