@@ -14,6 +14,15 @@
  * inih's tunables are process-wide variables in Debian's build; this module
  * reads none of them and changes none of them. All parse state lives on the
  * caller's stack, so loads may run concurrently.
+ *
+ * [trigger NAME] sections are named and may appear many times. Their keys are
+ * rows of the same schema, flagged with the trigger types they apply to, and
+ * their offsets point into struct fr_trigger_conf. Whether a key fits the
+ * type, which keys a type needs, and the defaults (some differ by type) can
+ * only be settled once the section is complete, so each trigger section is
+ * checked when the next section starts or the file ends. Rules that span
+ * sections ('pre' against the [recorder] window, one signal trigger) are
+ * checked after the whole file.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,9 +40,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <ini.h>
+#include <linux/capability.h>
 
 #include "config.h"
 
@@ -50,16 +62,70 @@
 #define FR_CONF_KIB		1024ULL
 #define FR_CONF_MIB		(1024 * FR_CONF_KIB)
 #define FR_CONF_GIB		(1024 * FR_CONF_MIB)
+#define FR_CONF_TIB		(1024 * FR_CONF_GIB)
+/* Longest path a Unix socket can be bound to. */
+#define FR_CONF_SOCKET_MAX	(sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+/* Without CAP_SYS_RESOURCE the kernel takes PSI windows of N * this only. */
+#define FR_CONF_PSI_UNPRIV_STEP	(2 * FR_CONF_SEC)
 
 #define FR_CONF_SYNTAX_ERROR \
 	"syntax error; expected '[section]' or 'key = value'"
 
-/* Value types. Each writes one C type into struct fr_config. */
+/* Value types. Each writes one C type into its struct. */
 enum conf_type {
 	CONF_DURATION,	/* uint64_t nanoseconds; min/max in ns */
 	CONF_SIZE,	/* uint64_t bytes; min/max in bytes */
 	CONF_U32,	/* uint32_t plain decimal number; min/max */
 	CONF_PATH,	/* char *, malloc'd absolute path; min/max length */
+	CONF_ENUM,	/* an enum (uint32_t-sized) named by one of @names */
+};
+
+/* A word a CONF_ENUM key accepts and the value it stands for. */
+struct conf_name {
+	const char *name;
+	uint32_t value;
+};
+
+static const struct conf_name conf_trig_types[] = {
+	{ "psi", FR_TRIG_PSI },
+	{ "oom", FR_TRIG_OOM },
+	{ "signal", FR_TRIG_SIGNAL },
+};
+
+/* Also the file names: <resource>.pressure */
+static const struct conf_name conf_psi_resources[] = {
+	{ "memory", FR_PSI_MEMORY },
+	{ "cpu", FR_PSI_CPU },
+	{ "io", FR_PSI_IO },
+};
+
+static const struct conf_name conf_psi_kinds[] = {
+	{ "some", FR_PSI_SOME },
+	{ "full", FR_PSI_FULL },
+};
+
+_Static_assert(sizeof(enum fr_trig_type) == sizeof(uint32_t) &&
+	       sizeof(enum fr_psi_resource) == sizeof(uint32_t) &&
+	       sizeof(enum fr_psi_kind) == sizeof(uint32_t),
+	       "CONF_ENUM members are stored as uint32_t");
+
+/* Trigger types as bits of conf_key.types. */
+#define FR_CONF_T(trig_type)	(1u << (trig_type))
+#define FR_CONF_T_PSI		FR_CONF_T(FR_TRIG_PSI)
+#define FR_CONF_T_ALL		(FR_CONF_T(FR_TRIG_PSI) | FR_CONF_T(FR_TRIG_OOM) | \
+				 FR_CONF_T(FR_TRIG_SIGNAL))
+
+/* Trigger defaults that differ by type, indexed by enum fr_trig_type. */
+static const char *const conf_cooldown_defs[] = {
+	[FR_TRIG_PSI] = "60s",
+	[FR_TRIG_OOM] = "60s",
+	[FR_TRIG_SIGNAL] = "0s",
+};
+
+static const char *const conf_max_per_hour_defs[] = {
+	[FR_TRIG_PSI] = "10",
+	[FR_TRIG_OOM] = "10",
+	[FR_TRIG_SIGNAL] = "0",
 };
 
 /*
@@ -67,9 +133,10 @@ enum conf_type {
  * through the same parser and range check as a value read from a file.
  *
  * Sections have no table of their own: the first row naming a section brings
- * it into being, and its row index identifies it. A later named,
- * multi-instance section ("[trigger memory-spike]") would add a per-section
- * flag and make @offset relative to the instance's struct.
+ * it into being, and its row index identifies it. Rows with @types belong to
+ * the named, multi-instance [trigger NAME] section: @offset is then relative
+ * to struct fr_trigger_conf, and the key only exists for the trigger types in
+ * @types.
  */
 struct conf_key {
 	const char *section;
@@ -77,48 +144,160 @@ struct conf_key {
 	enum conf_type type;
 	uint64_t min;
 	uint64_t max;
-	const char *def;
+	const char *def;		/* NULL: none (a required or optional key) */
+	const char *const *type_def;	/* trigger keys: default by type, or NULL */
+	const struct conf_name *names;	/* CONF_ENUM: the words accepted */
+	size_t nnames;
+	unsigned int types;		/* trigger keys: FR_CONF_T() of the types it fits */
+	bool required;			/* trigger keys: the types it fits need it */
 	size_t offset;
+	const char *note;		/* said after what is accepted, or NULL */
 	const char *help;
 };
 
-/* Non-zero when @member of struct fr_config has the C type @type writes. */
-#define FR_CONF_TYPE_OK(type, member)					\
-	_Generic(((struct fr_config *)0)->member,			\
+/* Non-zero when @member of @strct has the C type @type writes. */
+#define FR_CONF_TYPE_OK(strct, type, member)				\
+	_Generic(((strct *)0)->member,					\
 		 uint64_t: (type) == CONF_DURATION || (type) == CONF_SIZE, \
-		 uint32_t: (type) == CONF_U32,				\
+		 uint32_t: (type) == CONF_U32 || (type) == CONF_ENUM,	\
 		 char *: (type) == CONF_PATH,				\
 		 default: 0)
 
-/* One schema row; a member of the wrong C type fails the build. */
-#define FR_CONF_KEY(_section, _name, _type, _min, _max, _def, _member, _help) { \
+/* Offset of @member in @strct; a member of the wrong C type fails the build. */
+#define FR_CONF_OFFSET(strct, type, member)				\
+	(offsetof(strct, member) +					\
+	 0 * sizeof(char[FR_CONF_TYPE_OK(strct, type, member) ? 1 : -1]))
+
+/* One schema row of a plain section; more fields may follow (.note = ...). */
+#define FR_CONF_KEY(_section, _name, _type, _min, _max, _def, _member, _help, ...) { \
 	.section = (_section),						\
 	.name = (_name),						\
 	.type = (_type),						\
 	.min = (_min),							\
 	.max = (_max),							\
 	.def = (_def),							\
-	.offset = offsetof(struct fr_config, _member) +			\
-		  0 * sizeof(char[FR_CONF_TYPE_OK(_type, _member) ? 1 : -1]), \
+	.offset = FR_CONF_OFFSET(struct fr_config, _type, _member),	\
 	.help = (_help),						\
+	__VA_ARGS__							\
 }
 
+/* One schema row of [trigger NAME]; range, default, ... follow as fields. */
+#define FR_CONF_TRIG(_name, _type, _types, _member, _help, ...) {	\
+	.section = "trigger",						\
+	.name = (_name),						\
+	.type = (_type),						\
+	.types = (_types),						\
+	.offset = FR_CONF_OFFSET(struct fr_trigger_conf, _type, _member), \
+	.help = (_help),						\
+	__VA_ARGS__							\
+}
+
+#define FR_CONF_NAMES(table)	.names = (table), .nnames = FR_CONF_NELEM(table)
+
+/* Rows the code refers to by name; the table is indexed by them. */
+enum conf_row {
+	CONF_RECORDER_WINDOW,
+	CONF_RECORDER_MEMORY,
+	CONF_RECORDER_FREQUENCY,
+	CONF_OUTPUT_DIRECTORY,
+	CONF_OUTPUT_MAX_DUMPS,
+	CONF_OUTPUT_MAX_BYTES,
+	CONF_CONTROL_SOCKET,
+	CONF_TRIG_TYPE,
+	CONF_TRIG_RESOURCE,
+	CONF_TRIG_KIND,
+	CONF_TRIG_STALL,
+	CONF_TRIG_WINDOW,
+	CONF_TRIG_CGROUP,
+	CONF_TRIG_PRE,
+	CONF_TRIG_POST,
+	CONF_TRIG_COOLDOWN,
+	CONF_TRIG_MAX_PER_HOUR,
+	CONF_NROWS
+};
+
+/* In rendering order; the rows of one section stay together. */
 static const struct conf_key conf_keys[] = {
+	[CONF_RECORDER_WINDOW] =
 	FR_CONF_KEY("recorder", "window", CONF_DURATION,
 		    FR_CONF_SEC, 24 * FR_CONF_HOUR, "30s", window_ns,
 		    "how much recent history is kept in memory; a trigger dumps this window"),
+	[CONF_RECORDER_MEMORY] =
 	FR_CONF_KEY("recorder", "memory", CONF_SIZE,
 		    4 * FR_CONF_MIB, 64 * FR_CONF_GIB, "256M", memory_bytes,
 		    "memory for the in-memory window; the oldest events go first when it is full"),
+	[CONF_RECORDER_FREQUENCY] =
 	FR_CONF_KEY("recorder", "frequency", CONF_U32,
 		    1, 10000, "99", frequency,
 		    "CPU stack samples per second on each CPU, in Hz"),
+	[CONF_OUTPUT_DIRECTORY] =
 	FR_CONF_KEY("output", "directory", CONF_PATH,
 		    1, PATH_MAX - 1, "/var/lib/flightrec", directory,
 		    "directory the dumps are written to; an absolute path"),
+	[CONF_OUTPUT_MAX_DUMPS] =
+	FR_CONF_KEY("output", "max_dumps", CONF_U32,
+		    0, 1000000, "50", max_dumps,
+		    "after each dump, delete the oldest dumps beyond this many; 0 = no limit",
+		    .note = "0 = no limit"),
+	[CONF_OUTPUT_MAX_BYTES] =
+	FR_CONF_KEY("output", "max_bytes", CONF_SIZE,
+		    0, FR_CONF_TIB, "1G", max_bytes,
+		    "after each dump, delete the oldest dumps until they fit in this size; 0 = no limit",
+		    .note = "0 = no limit"),
+	[CONF_CONTROL_SOCKET] =
+	FR_CONF_KEY("control", "socket", CONF_PATH,
+		    1, FR_CONF_SOCKET_MAX, "/run/flightrec/control.sock",
+		    control_socket,
+		    "Unix socket 'flightrec control' talks to; an absolute path"),
+	[CONF_TRIG_TYPE] =
+	FR_CONF_TRIG("type", CONF_ENUM, FR_CONF_T_ALL, type,
+		     "what fires it: psi (pressure stall), oom (an OOM kill) or signal (SIGUSR1)",
+		     FR_CONF_NAMES(conf_trig_types), .required = true),
+	[CONF_TRIG_RESOURCE] =
+	FR_CONF_TRIG("resource", CONF_ENUM, FR_CONF_T_PSI, resource,
+		     "psi: the resource whose pressure is watched",
+		     FR_CONF_NAMES(conf_psi_resources), .required = true),
+	[CONF_TRIG_KIND] =
+	FR_CONF_TRIG("kind", CONF_ENUM, FR_CONF_T_PSI, kind,
+		     "psi: some (some tasks stalled) or full (all non-idle tasks stalled at once)",
+		     FR_CONF_NAMES(conf_psi_kinds), .def = "some"),
+	[CONF_TRIG_STALL] =
+	FR_CONF_TRIG("stall", CONF_DURATION, FR_CONF_T_PSI, stall_ns,
+		     "psi: fire when tasks stall this long in total within one window",
+		     .min = FR_CONF_MSEC, .max = 10 * FR_CONF_SEC,
+		     .required = true, .note = "and at most window"),
+	[CONF_TRIG_WINDOW] =
+	FR_CONF_TRIG("window", CONF_DURATION, FR_CONF_T_PSI, window_ns,
+		     "psi: the sliding window stall time is measured over",
+		     .min = 500 * FR_CONF_MSEC, .max = 10 * FR_CONF_SEC,
+		     .def = "2s",
+		     .note = "only multiples of 2s without CAP_SYS_RESOURCE"),
+	[CONF_TRIG_CGROUP] =
+	FR_CONF_TRIG("cgroup", CONF_PATH, FR_CONF_T_PSI, cgroup,
+		     "psi: watch this cgroup v2 directory instead of the whole system",
+		     .min = 1, .max = PATH_MAX - 1),
+	[CONF_TRIG_PRE] =
+	FR_CONF_TRIG("pre", CONF_DURATION, FR_CONF_T_ALL, pre_ns,
+		     "history before the trigger to dump; 0s = the whole [recorder] window",
+		     .max = 24 * FR_CONF_HOUR, .def = "0s",
+		     .note = "and at most the [recorder] window; 0s = all of it"),
+	[CONF_TRIG_POST] =
+	FR_CONF_TRIG("post", CONF_DURATION, FR_CONF_T_ALL, post_ns,
+		     "keep recording this long after the trigger fires, then dump",
+		     .max = 60 * FR_CONF_SEC, .def = "0s"),
+	[CONF_TRIG_COOLDOWN] =
+	FR_CONF_TRIG("cooldown", CONF_DURATION, FR_CONF_T_ALL, cooldown_ns,
+		     "ignore the trigger for this long after it fired",
+		     .max = 24 * FR_CONF_HOUR, .type_def = conf_cooldown_defs),
+	[CONF_TRIG_MAX_PER_HOUR] =
+	FR_CONF_TRIG("max_per_hour", CONF_U32, FR_CONF_T_ALL, max_per_hour,
+		     "fire at most this many times in any hour; 0 = no limit",
+		     .max = 3600, .type_def = conf_max_per_hour_defs,
+		     .note = "0 = no limit"),
 };
 
 #define FR_CONF_NKEYS	FR_CONF_NELEM(conf_keys)
+_Static_assert(FR_CONF_NKEYS == CONF_NROWS, "one row for each enum conf_row");
 
 /* A unit suffix and what it multiplies by. */
 struct conf_unit {
@@ -149,18 +328,31 @@ static const struct conf_unit conf_plain_units[] = {
 	{ "", 1 },
 };
 
+/* What a load knows of one trigger of the config it fills. */
+struct conf_trig_meta {
+	bool fresh;			/* defined by this file */
+	int key_line[FR_CONF_NKEYS];	/* where each of its keys was set */
+};
+
 /* State of one config__load(); lives on the caller's stack. */
 struct conf_parse {
 	const char *path;
 	struct fr_config *cfg;		/* the copy being filled */
+	const struct fr_config_env *env; /* NULL: no checks of the system */
 	const char *pos;		/* next unread byte of the file */
 	const char *end;
 	int lineno;			/* line last handed to inih */
 	int section;			/* current section (its first key), or -1 */
+	char sname[FR_CONF_TRIGGER_NAME_MAX + 16]; /* "recorder", "trigger NAME" */
 	int section_line[FR_CONF_NKEYS]; /* where each section was opened */
 	int key_line[FR_CONF_NKEYS];	/* where each key was set */
+	long trig;			/* open trigger section (index), or -1 */
+	struct conf_trig_meta *tmeta;	/* one for each of cfg->triggers */
+	size_t tcap;			/* room in cfg->triggers and tmeta */
+	char raw[FR_CONF_NKEYS][FR_CONF_LINE_MAX + 1]; /* open trigger's values */
 	int err;			/* first error, -errno */
-	int err_line;
+	int err_line;			/* the line it names */
+	int err_seen;			/* the line read when it was found */
 	char *msg;
 	size_t msglen;
 };
@@ -258,6 +450,40 @@ static int conf__format_scaled(uint64_t v, const struct conf_unit *units,
 	return -EINVAL;
 }
 
+/*
+ * conf__format_num() - numeric @v of @type in file syntax, as rendering
+ * writes it; 0 is "0s" for a duration, "0" otherwise. Returns 0 or -EINVAL.
+ */
+static int conf__format_num(enum conf_type type, uint64_t v, char *buf,
+			    size_t len)
+{
+	const struct conf_unit *units;
+	size_t n;
+	int w;
+
+	switch (type) {
+	case CONF_DURATION:
+		units = conf_duration_units;
+		n = FR_CONF_NELEM(conf_duration_units);
+		break;
+	case CONF_SIZE:
+		units = conf_size_units;
+		n = FR_CONF_NELEM(conf_size_units);
+		break;
+	case CONF_U32:
+		units = conf_plain_units;
+		n = FR_CONF_NELEM(conf_plain_units);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (!v) {
+		w = snprintf(buf, len, "0%s", type == CONF_DURATION ? "s" : "");
+		return w >= 0 && (size_t)w < len ? 0 : -EINVAL;
+	}
+	return conf__format_scaled(v, units, n, buf, len);
+}
+
 int conf_parse_duration(const char *s, uint64_t *ns)
 {
 	return conf__parse_scaled(s, conf_duration_units,
@@ -270,39 +496,73 @@ int conf_parse_size(const char *s, uint64_t *bytes)
 				  FR_CONF_NELEM(conf_size_units), bytes);
 }
 
-static void *conf_key__field(const struct conf_key *k, struct fr_config *cfg)
+/* conf__name_find() - the entry of @k's words spelled @word, or NULL. */
+static const struct conf_name *conf__name_find(const struct conf_key *k,
+					       const char *word)
 {
-	return (char *)cfg + k->offset;
+	size_t i;
+
+	for (i = 0; i < k->nnames; i++)
+		if (!strcmp(k->names[i].name, word))
+			return &k->names[i];
+	return NULL;
+}
+
+/* conf__name_of() - the word for @value among @k's words, or NULL. */
+static const char *conf__name_of(const struct conf_key *k, uint32_t value)
+{
+	size_t i;
+
+	for (i = 0; i < k->nnames; i++)
+		if (k->names[i].value == value)
+			return k->names[i].name;
+	return NULL;
+}
+
+/* conf__type_name() - "psi" for FR_TRIG_PSI, ...; "?" if not a type. */
+static const char *conf__type_name(enum fr_trig_type type)
+{
+	const char *name = conf__name_of(&conf_keys[CONF_TRIG_TYPE], type);
+
+	return name ? name : "?";
+}
+
+/*
+ * @base is the struct @k's offset is relative to: the struct fr_config for
+ * plain keys, a struct fr_trigger_conf for trigger keys.
+ */
+static void *conf_key__field(const struct conf_key *k, void *base)
+{
+	return (char *)base + k->offset;
 }
 
 static const void *conf_key__cfield(const struct conf_key *k,
-				    const struct fr_config *cfg)
+				    const void *base)
 {
-	return (const char *)cfg + k->offset;
+	return (const char *)base + k->offset;
 }
 
-/* conf_key__get() - a numeric key's value in @cfg. */
-static uint64_t conf_key__get(const struct conf_key *k,
-			      const struct fr_config *cfg)
+/* conf_key__get() - a numeric or enum key's value in @base. */
+static uint64_t conf_key__get(const struct conf_key *k, const void *base)
 {
-	const void *field = conf_key__cfield(k, cfg);
+	const void *field = conf_key__cfield(k, base);
 
 	switch (k->type) {
 	case CONF_DURATION:
 	case CONF_SIZE:
 		return *(const uint64_t *)field;
 	case CONF_U32:
+	case CONF_ENUM:
 		return *(const uint32_t *)field;
 	default:
 		return 0;
 	}
 }
 
-/* conf_key__put() - store a numeric key's value, already range-checked. */
-static void conf_key__put(const struct conf_key *k, struct fr_config *cfg,
-			  uint64_t v)
+/* conf_key__put() - store a numeric or enum value, already checked. */
+static void conf_key__put(const struct conf_key *k, void *base, uint64_t v)
 {
-	void *field = conf_key__field(k, cfg);
+	void *field = conf_key__field(k, base);
 
 	switch (k->type) {
 	case CONF_DURATION:
@@ -310,6 +570,7 @@ static void conf_key__put(const struct conf_key *k, struct fr_config *cfg,
 		*(uint64_t *)field = v;
 		break;
 	case CONF_U32:
+	case CONF_ENUM:
 		*(uint32_t *)field = (uint32_t)v;
 		break;
 	default:
@@ -323,10 +584,10 @@ static bool conf_key__owns(const struct conf_key *k)
 	return k->type == CONF_PATH;
 }
 
-/* conf_key__clear() - free @k's string in @cfg, if it has one. */
-static void conf_key__clear(const struct conf_key *k, struct fr_config *cfg)
+/* conf_key__clear() - free @k's string in @base, if it has one. */
+static void conf_key__clear(const struct conf_key *k, void *base)
 {
-	char **field = conf_key__field(k, cfg);
+	char **field = conf_key__field(k, base);
 
 	if (conf_key__owns(k)) {
 		free(*field);
@@ -335,9 +596,8 @@ static void conf_key__clear(const struct conf_key *k, struct fr_config *cfg)
 }
 
 /* conf_key__equal() - true when @a and @b hold the same value for @k. */
-static bool conf_key__equal(const struct conf_key *k,
-			    const struct fr_config *a,
-			    const struct fr_config *b)
+static bool conf_key__equal(const struct conf_key *k, const void *a,
+			    const void *b)
 {
 	const char *sa, *sb;
 
@@ -345,7 +605,7 @@ static bool conf_key__equal(const struct conf_key *k,
 		return conf_key__get(k, a) == conf_key__get(k, b);
 	sa = *(char *const *)conf_key__cfield(k, a);
 	sb = *(char *const *)conf_key__cfield(k, b);
-	return sa && sb && !strcmp(sa, sb);
+	return sa == sb || (sa && sb && !strcmp(sa, sb));
 }
 
 /* conf_key__accepted() - what @k accepts, for error messages. */
@@ -353,46 +613,57 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 			       size_t len)
 {
 	char lo[32] = "?", hi[32] = "?";
+	size_t i, off;
+	int w = 0;
 
+	conf__format_num(k->type, k->min, lo, sizeof(lo));
+	conf__format_num(k->type, k->max, hi, sizeof(hi));
 	switch (k->type) {
 	case CONF_DURATION:
-		conf__format_scaled(k->min, conf_duration_units,
-				    FR_CONF_NELEM(conf_duration_units),
-				    lo, sizeof(lo));
-		conf__format_scaled(k->max, conf_duration_units,
-				    FR_CONF_NELEM(conf_duration_units),
-				    hi, sizeof(hi));
-		snprintf(buf, len, "%s..%s with a unit suffix ms, s, m or h",
-			 lo, hi);
+		w = snprintf(buf, len, "%s..%s with a unit suffix ms, s, m or h",
+			     lo, hi);
 		break;
 	case CONF_SIZE:
-		conf__format_scaled(k->min, conf_size_units,
-				    FR_CONF_NELEM(conf_size_units),
-				    lo, sizeof(lo));
-		conf__format_scaled(k->max, conf_size_units,
-				    FR_CONF_NELEM(conf_size_units),
-				    hi, sizeof(hi));
-		snprintf(buf, len,
-			 "%s..%s, in bytes or with a suffix K, M, G, KiB, MiB or GiB",
-			 lo, hi);
+		w = snprintf(buf, len,
+			     "%s..%s, in bytes or with a suffix K, M, G, KiB, MiB or GiB",
+			     lo, hi);
 		break;
 	case CONF_U32:
-		snprintf(buf, len, "%" PRIu64 "..%" PRIu64, k->min, k->max);
+		w = snprintf(buf, len, "%s..%s", lo, hi);
 		break;
 	case CONF_PATH:
-		snprintf(buf, len, "an absolute path without control characters");
+		if (k->max < PATH_MAX - 1)
+			w = snprintf(buf, len,
+				     "an absolute path of at most %" PRIu64 " bytes without control characters",
+				     k->max);
+		else
+			w = snprintf(buf, len,
+				     "an absolute path without control characters");
+		break;
+	case CONF_ENUM:
+		buf[0] = '\0';
+		for (i = 0, off = 0; i < k->nnames && off < len; i++) {
+			w = snprintf(buf + off, len - off, "%s%s",
+				     i ? ", " : "", k->names[i].name);
+			if (w < 0)
+				break;
+			off += (size_t)w;
+		}
+		w = (int)off;
 		break;
 	}
+	if (k->note && w >= 0 && (size_t)w < len)
+		snprintf(buf + w, len - (size_t)w, " (%s)", k->note);
 }
 
 /*
  * conf_key__set_path() - validate an absolute path and store a copy.
  * Returns 0, -EINVAL or -ENOMEM with *@why set.
  */
-static int conf_key__set_path(const struct conf_key *k, struct fr_config *cfg,
+static int conf_key__set_path(const struct conf_key *k, void *base,
 			      const char *value, const char **why)
 {
-	char **field = conf_key__field(k, cfg);
+	char **field = conf_key__field(k, base);
 	size_t len = strlen(value), i;
 	char *copy;
 
@@ -422,12 +693,13 @@ static int conf_key__set_path(const struct conf_key *k, struct fr_config *cfg,
 
 /*
  * conf_key__set() - parse @value as @k's type, check its range and store it
- * into @cfg. Returns 0, or -EINVAL / -ENOMEM with *@why set to a short
- * reason; @cfg is unchanged on error.
+ * into @base. Returns 0, or -EINVAL / -ENOMEM with *@why set to a short
+ * reason; @base is unchanged on error.
  */
-static int conf_key__set(const struct conf_key *k, struct fr_config *cfg,
+static int conf_key__set(const struct conf_key *k, void *base,
 			 const char *value, const char **why)
 {
+	const struct conf_name *word;
 	uint64_t v = 0;
 	int ret;
 
@@ -450,7 +722,15 @@ static int conf_key__set(const struct conf_key *k, struct fr_config *cfg,
 		*why = "invalid number";
 		break;
 	case CONF_PATH:
-		return conf_key__set_path(k, cfg, value, why);
+		return conf_key__set_path(k, base, value, why);
+	case CONF_ENUM:
+		word = conf__name_find(k, value);
+		if (!word) {
+			*why = "unknown value";
+			return -EINVAL;
+		}
+		conf_key__put(k, base, word->value);
+		return 0;
 	default:
 		*why = "unsupported type";
 		return -EINVAL;
@@ -465,44 +745,46 @@ static int conf_key__set(const struct conf_key *k, struct fr_config *cfg,
 		*why = "too small";
 		return -EINVAL;
 	}
-	conf_key__put(k, cfg, v);
+	conf_key__put(k, base, v);
 	return 0;
 }
 
 /*
- * conf_key__format() - @k's value in @cfg in file syntax. Returns 0, or
+ * conf_key__format() - @k's value in @base in file syntax. Returns 0, or
  * -EINVAL if the value has no file syntax (a sub-millisecond duration, a
- * NULL string) or does not fit @len.
+ * NULL string, a number no word stands for) or does not fit @len.
  */
-static int conf_key__format(const struct conf_key *k,
-			    const struct fr_config *cfg, char *buf, size_t len)
+static int conf_key__format(const struct conf_key *k, const void *base,
+			    char *buf, size_t len)
 {
 	const char *s;
 
 	switch (k->type) {
 	case CONF_DURATION:
-		return conf__format_scaled(conf_key__get(k, cfg),
-					   conf_duration_units,
-					   FR_CONF_NELEM(conf_duration_units),
-					   buf, len);
 	case CONF_SIZE:
-		return conf__format_scaled(conf_key__get(k, cfg),
-					   conf_size_units,
-					   FR_CONF_NELEM(conf_size_units),
-					   buf, len);
 	case CONF_U32:
-		return conf__format_scaled(conf_key__get(k, cfg),
-					   conf_plain_units,
-					   FR_CONF_NELEM(conf_plain_units),
-					   buf, len);
+		return conf__format_num(k->type, conf_key__get(k, base),
+					buf, len);
 	case CONF_PATH:
-		s = *(char *const *)conf_key__cfield(k, cfg);
-		if (!s || strlen(s) >= len)
-			return -EINVAL;
-		strcpy(buf, s);
-		return 0;
+		s = *(char *const *)conf_key__cfield(k, base);
+		break;
+	case CONF_ENUM:
+		s = conf__name_of(k, (uint32_t)conf_key__get(k, base));
+		break;
+	default:
+		return -EINVAL;
 	}
-	return -EINVAL;
+	if (!s || strlen(s) >= len)
+		return -EINVAL;
+	strcpy(buf, s);
+	return 0;
+}
+
+/* conf_key__default() - @k's default for a trigger of @type, or NULL. */
+static const char *conf_key__default(const struct conf_key *k,
+				     enum fr_trig_type type)
+{
+	return k->type_def ? k->type_def[type] : k->def;
 }
 
 /* conf__section_of() - the section (index of its first key) of key @i. */
@@ -540,11 +822,19 @@ static const struct conf_key *conf__key_find(int sec, const char *name)
 	return NULL;
 }
 
+/* conf__is_named() - true when section @sec is a [trigger NAME] kind. */
+static bool conf__is_named(int sec)
+{
+	return sec >= 0 && conf_keys[sec].types;
+}
+
 /*
- * conf__list() - "window, memory, frequency" for the keys of section @sec,
- * or "[recorder], [output]" for the sections when @sec is -1.
+ * conf__list() - "window, memory, frequency" for the keys of section @sec
+ * (only those fitting trigger type @type, if not 0), or "[recorder],
+ * [output], ..., [trigger NAME]" for the sections when @sec is -1.
  */
-static void conf__list(int sec, char *buf, size_t len)
+static void conf__list(int sec, enum fr_trig_type type, char *buf,
+		       size_t len)
 {
 	size_t i, off = 0;
 	int w;
@@ -552,9 +842,11 @@ static void conf__list(int sec, char *buf, size_t len)
 	buf[0] = '\0';
 	for (i = 0; i < FR_CONF_NKEYS && off < len; i++) {
 		if (sec < 0 && conf__section_of(i) == (int)i)
-			w = snprintf(buf + off, len - off, "%s[%s]",
-				     off ? ", " : "", conf_keys[i].section);
-		else if (sec >= 0 && conf__section_of(i) == sec)
+			w = snprintf(buf + off, len - off, "%s[%s%s]",
+				     off ? ", " : "", conf_keys[i].section,
+				     conf__is_named((int)i) ? " NAME" : "");
+		else if (sec >= 0 && conf__section_of(i) == sec &&
+			 (!type || conf_keys[i].types & FR_CONF_T(type)))
 			w = snprintf(buf + off, len - off, "%s%s",
 				     off ? ", " : "", conf_keys[i].name);
 		else
@@ -565,26 +857,179 @@ static void conf__list(int sec, char *buf, size_t len)
 	}
 }
 
+/* conf__name_ok() - true when @name (@len bytes) may be a trigger's NAME. */
+static bool conf__name_ok(const char *name, size_t len)
+{
+	size_t i;
+
+	if (!name || len < 1 || len > FR_CONF_TRIGGER_NAME_MAX)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!isalnum((unsigned char)name[i]) &&
+		    !strchr("._-", name[i]))
+			return false;
+	return true;
+}
+
+/* conf__file_type() - a word for the file type in @mode. */
+static const char *conf__file_type(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a regular file";
+}
+
+/*
+ * conf__cap_sys_resource() - true when CAP_SYS_RESOURCE is in the calling
+ * thread's effective set; false also when capget(2) fails.
+ */
+static bool conf__cap_sys_resource(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+		.pid = 0,
+	};
+	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = { { 0 } };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return false;
+	return data[CAP_TO_INDEX(CAP_SYS_RESOURCE)].effective &
+	       CAP_TO_MASK(CAP_SYS_RESOURCE);
+}
+
+/* conf_trig__clear() - free @t's name and strings; @t may then be reused. */
+static void conf_trig__clear(struct fr_trigger_conf *t)
+{
+	size_t i;
+
+	for (i = 0; i < FR_CONF_NKEYS; i++)
+		if (conf_keys[i].types)
+			conf_key__clear(&conf_keys[i], t);
+	free(t->name);
+	t->name = NULL;
+}
+
+/*
+ * conf_trig__copy() - deep copy of @src into @dst. Returns 0, or -ENOMEM
+ * (errno set) with @dst holding no allocations.
+ */
+static int conf_trig__copy(struct fr_trigger_conf *dst,
+			   const struct fr_trigger_conf *src)
+{
+	const char *from;
+	char **to;
+	size_t i;
+
+	*dst = *src;
+	dst->name = NULL;
+	for (i = 0; i < FR_CONF_NKEYS; i++)
+		if (conf_keys[i].types && conf_key__owns(&conf_keys[i]))
+			*(char **)conf_key__field(&conf_keys[i], dst) = NULL;
+	if (src->name && !(dst->name = strdup(src->name)))
+		goto fail;
+	for (i = 0; i < FR_CONF_NKEYS; i++) {
+		if (!conf_keys[i].types || !conf_key__owns(&conf_keys[i]))
+			continue;
+		from = *(char *const *)conf_key__cfield(&conf_keys[i], src);
+		to = conf_key__field(&conf_keys[i], dst);
+		if (from && !(*to = strdup(from)))
+			goto fail;
+	}
+	return 0;
+fail:
+	conf_trig__clear(dst);
+	errno = ENOMEM;
+	return -ENOMEM;
+}
+
+/* conf_trig__equal() - true when @a and @b are the same trigger, line aside. */
+static bool conf_trig__equal(const struct fr_trigger_conf *a,
+			     const struct fr_trigger_conf *b)
+{
+	size_t i;
+
+	if (!a->name || !b->name || strcmp(a->name, b->name))
+		return false;
+	for (i = 0; i < FR_CONF_NKEYS; i++)
+		if (conf_keys[i].types &&
+		    !conf_key__equal(&conf_keys[i], a, b))
+			return false;
+	return true;
+}
+
+/* conf__equal() - true when @a and @b hold the same values, path aside. */
+static bool conf__equal(const struct fr_config *a, const struct fr_config *b)
+{
+	size_t i;
+
+	for (i = 0; i < FR_CONF_NKEYS; i++)
+		if (!conf_keys[i].types &&
+		    !conf_key__equal(&conf_keys[i], a, b))
+			return false;
+	if (a->ntriggers != b->ntriggers)
+		return false;
+	for (i = 0; i < a->ntriggers; i++)
+		if (!conf_trig__equal(&a->triggers[i], &b->triggers[i]))
+			return false;
+	return true;
+}
+
+/* conf_parse__vfail() - record the first error, naming @line. */
+static __attribute__((format(printf, 4, 0)))
+void conf_parse__vfail(struct conf_parse *p, int line, int err,
+		       const char *fmt, va_list ap)
+{
+	char tail[FR_CONF_ERR_MAX];
+
+	if (p->err)
+		return;
+	p->err = err;
+	p->err_line = line;
+	p->err_seen = p->lineno;
+	vsnprintf(tail, sizeof(tail), fmt, ap);
+	conf__msg(p->msg, p->msglen, "%s:%d: %s", p->path, line, tail);
+}
+
 /*
  * conf_parse__fail() - record the first error of a load: -errno @err and a
- * message "<path>:<line>: <fmt...>". Later errors are dropped. Returns 0, the
- * inih handler's "error" value.
+ * message "<path>:<line>: <fmt...>" naming the line just read. Later errors
+ * are dropped. Returns 0, the inih handler's "error" value.
  */
 static __attribute__((format(printf, 3, 4)))
 int conf_parse__fail(struct conf_parse *p, int err, const char *fmt, ...)
 {
-	char tail[FR_CONF_ERR_MAX];
 	va_list ap;
 
-	if (p->err)
-		return 0;
-	p->err = err;
-	p->err_line = p->lineno;
 	va_start(ap, fmt);
-	vsnprintf(tail, sizeof(tail), fmt, ap);
+	conf_parse__vfail(p, p->lineno, err, fmt, ap);
 	va_end(ap);
-	conf__msg(p->msg, p->msglen, "%s:%d: %s", p->path, p->lineno, tail);
 	return 0;
+}
+
+/*
+ * conf_parse__fail_at() - conf_parse__fail() for an error found later than
+ * the line it names, @line. Returns the first error, -errno.
+ */
+static __attribute__((format(printf, 4, 5)))
+int conf_parse__fail_at(struct conf_parse *p, int line, int err,
+			const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	conf_parse__vfail(p, line, err, fmt, ap);
+	va_end(ap);
+	return p->err;
 }
 
 /* conf_parse__bad_value() - record a value error for @k. Returns 0. */
@@ -594,12 +1039,346 @@ static int conf_parse__bad_value(struct conf_parse *p, const struct conf_key *k,
 	char shown[FR_CONF_LINE_MAX + 1], accepted[256];
 
 	if (err == -ENOMEM)
-		return conf_parse__fail(p, err, "[%s] %s: %s", k->section,
+		return conf_parse__fail(p, err, "[%s] %s: %s", p->sname,
 					k->name, why);
 	conf__shown(value, strlen(value), shown, sizeof(shown));
 	conf_key__accepted(k, accepted, sizeof(accepted));
 	return conf_parse__fail(p, -EINVAL, "[%s] %s = %s: %s; accepted: %s",
-				k->section, k->name, shown, why, accepted);
+				p->sname, k->name, shown, why, accepted);
+}
+
+/*
+ * conf_parse__grow() - make room for one more trigger in the config being
+ * filled and in @p->tmeta. Returns 0 or -ENOMEM.
+ */
+static int conf_parse__grow(struct conf_parse *p)
+{
+	struct fr_config *cfg = p->cfg;
+	struct conf_trig_meta *meta;
+	struct fr_trigger_conf *trig;
+	size_t cap;
+
+	if (cfg->ntriggers < p->tcap)
+		return 0;
+	cap = p->tcap < 4 ? 8 : 2 * p->tcap;
+	trig = realloc(cfg->triggers, cap * sizeof(*trig));
+	if (!trig)
+		return -ENOMEM;
+	cfg->triggers = trig;
+	meta = realloc(p->tmeta, cap * sizeof(*meta));
+	if (!meta)
+		return -ENOMEM;
+	memset(meta + p->tcap, 0, (cap - p->tcap) * sizeof(*meta));
+	p->tmeta = meta;
+	p->tcap = cap;
+	return 0;
+}
+
+/*
+ * conf_parse__open_trigger() - start the section [trigger @name] (@len
+ * bytes) of kind @sec on the current line: a new trigger, or one loaded
+ * before, which this section replaces in place. Returns 0, or -EINVAL /
+ * -ENOMEM after recording an error.
+ */
+static int conf_parse__open_trigger(struct conf_parse *p, int sec,
+				    const char *name, size_t len)
+{
+	char shown[FR_CONF_LINE_MAX + 1], why[64];
+	struct fr_config *cfg = p->cfg;
+	struct fr_trigger_conf *t;
+	char *keep;
+	size_t i;
+
+	conf__shown(name, len, shown, sizeof(shown));
+	if (!conf__name_ok(name, len)) {
+		for (i = 0; i < len; i++)
+			if (!conf__name_ok(name + i, 1))
+				break;
+		if (!len)
+			snprintf(why, sizeof(why), "missing name");
+		else if (i < len)
+			snprintf(why, sizeof(why),
+				 "invalid name, '%c' not allowed", shown[i]);
+		else
+			snprintf(why, sizeof(why),
+				 "invalid name, %zu characters long", len);
+		conf_parse__fail(p, -EINVAL,
+				 "[%s%s%s]: %s; accepted: [%s NAME], NAME of 1..%d characters from A-Z, a-z, 0-9, '.', '_' and '-'",
+				 conf_keys[sec].section, len ? " " : "", shown,
+				 why, conf_keys[sec].section,
+				 FR_CONF_TRIGGER_NAME_MAX);
+		return p->err;
+	}
+	for (i = 0; i < cfg->ntriggers; i++)
+		if (!strcmp(cfg->triggers[i].name, shown))
+			break;
+	if (i < cfg->ntriggers && p->tmeta[i].fresh) {
+		conf_parse__fail(p, -EINVAL,
+				 "duplicate section [%s %s], first at line %u",
+				 conf_keys[sec].section, shown,
+				 cfg->triggers[i].line);
+		return p->err;
+	}
+	if (i < cfg->ntriggers) {
+		t = &cfg->triggers[i];
+		keep = t->name;
+		t->name = NULL;
+		conf_trig__clear(t);
+		memset(t, 0, sizeof(*t));
+		t->name = keep;
+	} else {
+		if (cfg->ntriggers >= FR_CONF_TRIGGERS_MAX) {
+			conf_parse__fail(p, -EINVAL,
+					 "[%s %s]: too many trigger sections; accepted: at most %d",
+					 conf_keys[sec].section, shown,
+					 FR_CONF_TRIGGERS_MAX);
+			return p->err;
+		}
+		t = NULL;
+		if (!conf_parse__grow(p)) {
+			t = &cfg->triggers[i];
+			memset(t, 0, sizeof(*t));
+			t->name = strdup(shown);
+		}
+		if (!t || !t->name) {
+			conf_parse__fail(p, -ENOMEM, "[%s %s]: out of memory",
+					 conf_keys[sec].section, shown);
+			return p->err;
+		}
+		cfg->ntriggers++;
+	}
+	t->line = (unsigned)p->lineno;
+	memset(&p->tmeta[i], 0, sizeof(p->tmeta[i]));
+	p->tmeta[i].fresh = true;
+	p->trig = (long)i;
+	p->section = sec;
+	/* the name is valid, so at most FR_CONF_TRIGGER_NAME_MAX bytes */
+	snprintf(p->sname, sizeof(p->sname), "%s %.*s",
+		 conf_keys[sec].section, FR_CONF_TRIGGER_NAME_MAX, shown);
+	return 0;
+}
+
+/*
+ * conf_parse__check_cgroup() - @t's cgroup (set on @line to @shown) must be
+ * a directory holding <resource>.pressure. Returns 0, or -EINVAL after
+ * recording an error.
+ */
+static int conf_parse__check_cgroup(struct conf_parse *p,
+				    const struct fr_trigger_conf *t, int line,
+				    const char *shown)
+{
+	const char *res = conf__name_of(&conf_keys[CONF_TRIG_RESOURCE],
+					t->resource);
+	char file[PATH_MAX], accepted[96], ebuf[128];
+	struct stat st;
+	int w, err;
+
+	snprintf(accepted, sizeof(accepted),
+		 "an existing cgroup v2 directory holding %s.pressure", res);
+	err = stat(t->cgroup, &st) ? -errno : 0;
+	if (err == -ENOENT)
+		return conf_parse__fail_at(p, line, -EINVAL,
+					   "[%s] cgroup = %s: no such directory; accepted: %s",
+					   p->sname, shown, accepted);
+	if (err)
+		return conf_parse__fail_at(p, line, -EINVAL,
+					   "[%s] cgroup = %s: failed to stat '%s': %s; accepted: %s",
+					   p->sname, shown, shown,
+					   conf__strerror(err, ebuf, sizeof(ebuf)),
+					   accepted);
+	if (!S_ISDIR(st.st_mode))
+		return conf_parse__fail_at(p, line, -EINVAL,
+					   "[%s] cgroup = %s: not a directory but %s; accepted: %s",
+					   p->sname, shown,
+					   conf__file_type(st.st_mode), accepted);
+	w = snprintf(file, sizeof(file), "%s%s%s.pressure", t->cgroup,
+		     t->cgroup[strlen(t->cgroup) - 1] == '/' ? "" : "/", res);
+	if (w < 0 || (size_t)w >= sizeof(file))
+		return conf_parse__fail_at(p, line, -EINVAL,
+					   "[%s] cgroup = %s: too long; accepted: %s",
+					   p->sname, shown, accepted);
+	err = stat(file, &st) ? -errno : 0;
+	if (err && err != -ENOENT)
+		return conf_parse__fail_at(p, line, -EINVAL,
+					   "[%s] cgroup = %s: failed to stat '%s': %s; accepted: %s",
+					   p->sname, shown, file,
+					   conf__strerror(err, ebuf, sizeof(ebuf)),
+					   accepted);
+	if (err || !S_ISREG(st.st_mode))
+		return conf_parse__fail_at(p, line, -EINVAL,
+					   "[%s] cgroup = %s: no %s.pressure in it, so not a cgroup v2 directory (or the kernel has no PSI); accepted: %s",
+					   p->sname, shown, res, accepted);
+	return 0;
+}
+
+/*
+ * conf_parse__check_psi() - the kernel's rules for PSI triggers that span
+ * keys or depend on the system, for @t with key lines @m. Returns 0, or
+ * -EINVAL after recording an error.
+ */
+static int conf_parse__check_psi(struct conf_parse *p,
+				 const struct fr_trigger_conf *t,
+				 const struct conf_trig_meta *m)
+{
+	char window[FR_CONF_LINE_MAX + 1];
+
+	if (t->stall_ns > t->window_ns) {
+		if (m->key_line[CONF_TRIG_WINDOW])
+			snprintf(window, sizeof(window), "%s",
+				 p->raw[CONF_TRIG_WINDOW]);
+		else
+			conf__format_num(CONF_DURATION, t->window_ns, window,
+					 sizeof(window));
+		return conf_parse__fail_at(p, m->key_line[CONF_TRIG_STALL],
+					   -EINVAL,
+					   "[%s] stall = %s: longer than window = %s%s; accepted: 0 < stall <= window",
+					   p->sname, p->raw[CONF_TRIG_STALL],
+					   window,
+					   m->key_line[CONF_TRIG_WINDOW] ?
+					   "" : " (the default)");
+	}
+	/* a default window is a multiple of 2s, so the key was set */
+	if (p->env && !p->env->cap_sys_resource &&
+	    t->window_ns % FR_CONF_PSI_UNPRIV_STEP)
+		return conf_parse__fail_at(p, m->key_line[CONF_TRIG_WINDOW],
+					   -EINVAL,
+					   "[%s] window = %s: without CAP_SYS_RESOURCE the kernel accepts only multiples of 2s (2s, 4s, 6s, 8s, 10s); grant CAP_SYS_RESOURCE or pick one of those",
+					   p->sname, p->raw[CONF_TRIG_WINDOW]);
+	if (p->env && t->cgroup)
+		return conf_parse__check_cgroup(p, t,
+						m->key_line[CONF_TRIG_CGROUP],
+						p->raw[CONF_TRIG_CGROUP]);
+	return 0;
+}
+
+/*
+ * conf_parse__close() - finish the open [trigger NAME] section, if any: it
+ * needs a type; keys of other types are refused, the type's required keys
+ * demanded, its defaults filled in; then the rules spanning keys of the
+ * section, those depending on the system, and one signal trigger per file.
+ * Returns 0, or -EINVAL / -ENOMEM after recording an error.
+ */
+static int conf_parse__close(struct conf_parse *p)
+{
+	char list[256], accepted[256];
+	const struct conf_trig_meta *m;
+	const struct conf_key *k;
+	struct fr_trigger_conf *t;
+	const char *tname, *def, *why;
+	size_t i, bad = FR_CONF_NKEYS, cur;
+	int ret;
+
+	if (p->trig < 0)
+		return 0;
+	cur = (size_t)p->trig;
+	p->trig = -1;
+	t = &p->cfg->triggers[cur];
+	m = &p->tmeta[cur];
+	if (!m->key_line[CONF_TRIG_TYPE]) {
+		conf_key__accepted(&conf_keys[CONF_TRIG_TYPE], accepted,
+				   sizeof(accepted));
+		return conf_parse__fail_at(p, (int)t->line, -EINVAL,
+					   "[%s]: missing key type; accepted: type = %s",
+					   p->sname, accepted);
+	}
+	tname = conf__type_name(t->type);
+	for (i = 0; i < FR_CONF_NKEYS; i++)
+		if (conf_keys[i].types && m->key_line[i] &&
+		    !(conf_keys[i].types & FR_CONF_T(t->type)) &&
+		    (bad == FR_CONF_NKEYS ||
+		     m->key_line[i] < m->key_line[bad]))
+			bad = i;
+	if (bad < FR_CONF_NKEYS) {
+		conf__list(conf__section_of(bad), t->type, list, sizeof(list));
+		return conf_parse__fail_at(p, m->key_line[bad], -EINVAL,
+					   "[%s] %s = %s: not a key of type = %s triggers; accepted with type = %s: %s",
+					   p->sname, conf_keys[bad].name,
+					   p->raw[bad], tname, tname, list);
+	}
+	for (i = 0; i < FR_CONF_NKEYS; i++) {
+		k = &conf_keys[i];
+		if (!(k->types & FR_CONF_T(t->type)) || m->key_line[i])
+			continue;
+		if (k->required) {
+			conf_key__accepted(k, accepted, sizeof(accepted));
+			return conf_parse__fail_at(p, (int)t->line, -EINVAL,
+						   "[%s]: missing key %s, required with type = %s; accepted: %s = %s",
+						   p->sname, k->name, tname,
+						   k->name, accepted);
+		}
+		def = conf_key__default(k, t->type);
+		if (!def)
+			continue;
+		ret = conf_key__set(k, t, def, &why);
+		if (ret)
+			return conf_parse__fail_at(p, (int)t->line, ret,
+						   "[%s] %s = %s (the default): %s",
+						   p->sname, k->name, def, why);
+	}
+	if (t->type == FR_TRIG_PSI) {
+		ret = conf_parse__check_psi(p, t, m);
+		if (ret)
+			return ret;
+	}
+	if (t->type != FR_TRIG_SIGNAL)
+		return 0;
+	for (i = 0; i < p->cfg->ntriggers; i++)
+		if (i != cur && p->tmeta[i].fresh &&
+		    p->cfg->triggers[i].type == FR_TRIG_SIGNAL)
+			return conf_parse__fail_at(p, m->key_line[CONF_TRIG_TYPE],
+						   -EINVAL,
+						   "[%s] type = %s: a second signal trigger, the first is [trigger %s] (type = signal at line %d); accepted: at most one trigger of type = signal",
+						   p->sname,
+						   p->raw[CONF_TRIG_TYPE],
+						   p->cfg->triggers[i].name,
+						   p->tmeta[i].key_line[CONF_TRIG_TYPE]);
+	return 0;
+}
+
+/*
+ * conf_parse__finish() - after the whole file: each trigger's 'pre' fits in
+ * the [recorder] window, and this file's signal trigger is the only one.
+ * Errors name the line of this file involved. Returns 0, or -EINVAL after
+ * recording an error.
+ */
+static int conf_parse__finish(struct conf_parse *p)
+{
+	const struct fr_config *cfg = p->cfg;
+	const struct fr_trigger_conf *t;
+	const struct conf_trig_meta *m;
+	char pre[32], window[32], max[32];
+	size_t i, j;
+
+	conf__format_num(CONF_DURATION, cfg->window_ns, window, sizeof(window));
+	conf__format_num(CONF_DURATION, conf_keys[CONF_RECORDER_WINDOW].max,
+			 max, sizeof(max));
+	for (i = 0; i < cfg->ntriggers; i++) {
+		t = &cfg->triggers[i];
+		m = &p->tmeta[i];
+		conf__format_num(CONF_DURATION, t->pre_ns, pre, sizeof(pre));
+		if (t->pre_ns > cfg->window_ns && m->key_line[CONF_TRIG_PRE])
+			return conf_parse__fail_at(p, m->key_line[CONF_TRIG_PRE],
+						   -EINVAL,
+						   "[trigger %s] pre = %s: longer than [recorder] window = %s, all the history there is; accepted: 0s..%s (0s = all of the window)",
+						   t->name, pre, window, window);
+		if (t->pre_ns > cfg->window_ns &&
+		    p->key_line[CONF_RECORDER_WINDOW])
+			return conf_parse__fail_at(p, p->key_line[CONF_RECORDER_WINDOW],
+						   -EINVAL,
+						   "[recorder] window = %s: shorter than pre = %s of [trigger %s], loaded before; accepted: %s..%s",
+						   window, pre, t->name, pre, max);
+		if (!m->fresh || t->type != FR_TRIG_SIGNAL)
+			continue;
+		for (j = 0; j < cfg->ntriggers; j++)
+			if (!p->tmeta[j].fresh &&
+			    cfg->triggers[j].type == FR_TRIG_SIGNAL)
+				return conf_parse__fail_at(p, m->key_line[CONF_TRIG_TYPE],
+							   -EINVAL,
+							   "[trigger %s] type = signal: a second signal trigger, the first is [trigger %s], loaded before; accepted: at most one trigger of type = signal",
+							   t->name,
+							   cfg->triggers[j].name);
+	}
+	return 0;
 }
 
 /*
@@ -614,8 +1393,8 @@ static int conf_parse__header(struct conf_parse *p, const char *line,
 {
 	char shown[FR_CONF_LINE_MAX + 1], list[256];
 	bool was_space = false;
-	size_t i, a, b;
-	int sec;
+	size_t i, a, b, w;
+	int sec, ret;
 
 	if (!len || line[0] != '[')
 		return 0;
@@ -627,6 +1406,10 @@ static int conf_parse__header(struct conf_parse *p, const char *line,
 	if (i == len)
 		return 0;
 	b = i;
+	/* the section before this one ends here */
+	ret = conf_parse__close(p);
+	if (ret)
+		return ret;
 	for (i = b + 1; i < len && isspace((unsigned char)line[i]); i++)
 		;
 	if (i < len && line[i] != ';' && line[i] != '#') {
@@ -638,9 +1421,19 @@ static int conf_parse__header(struct conf_parse *p, const char *line,
 	while (b > a && isspace((unsigned char)line[b - 1]))
 		b--;
 	conf__shown(line + a, b - a, shown, sizeof(shown));
-	sec = conf__section_find(line + a, b - a);
+	/* "trigger  NAME": the first word is the kind of section */
+	for (w = a; w < b && !isspace((unsigned char)line[w]); w++)
+		;
+	sec = conf__section_find(line + a, w - a);
+	if (conf__is_named(sec)) {
+		while (w < b && isspace((unsigned char)line[w]))
+			w++;
+		return conf_parse__open_trigger(p, sec, line + w, b - w);
+	}
+	if (w != b)
+		sec = -1;
 	if (sec < 0) {
-		conf__list(-1, list, sizeof(list));
+		conf__list(-1, 0, list, sizeof(list));
 		conf_parse__fail(p, -EINVAL,
 				 "unknown section [%s]; accepted: %s",
 				 shown, list);
@@ -654,6 +1447,7 @@ static int conf_parse__header(struct conf_parse *p, const char *line,
 	}
 	p->section_line[sec] = p->lineno;
 	p->section = sec;
+	snprintf(p->sname, sizeof(p->sname), "%s", conf_keys[sec].section);
 	return 0;
 }
 
@@ -722,6 +1516,8 @@ static int conf_parse__handler(void *user, const char *section,
 	struct conf_parse *p = user;
 	const struct conf_key *k;
 	const char *why, *sname;
+	int *key_line;
+	void *base;
 	size_t idx;
 	int ret;
 
@@ -732,56 +1528,82 @@ static int conf_parse__handler(void *user, const char *section,
 		return conf_parse__fail(p, -EINVAL, FR_CONF_SYNTAX_ERROR);
 	conf__shown(value, strlen(value), shown, sizeof(shown));
 	if (p->section < 0) {
-		conf__list(-1, list, sizeof(list));
+		conf__list(-1, 0, list, sizeof(list));
 		return conf_parse__fail(p, -EINVAL,
 					"%s = %s: key before any section; accepted: %s",
 					name, shown, list);
 	}
-	sname = conf_keys[p->section].section;
+	sname = p->sname;
 	k = conf__key_find(p->section, name);
 	if (!k) {
-		conf__list(p->section, list, sizeof(list));
+		conf__list(p->section, 0, list, sizeof(list));
 		return conf_parse__fail(p, -EINVAL,
 					"[%s] %s = %s: unknown key; accepted: %s",
 					sname, name, shown, list);
 	}
 	idx = (size_t)(k - conf_keys);
-	if (p->key_line[idx])
+	if (p->trig >= 0) {
+		base = &p->cfg->triggers[p->trig];
+		key_line = p->tmeta[p->trig].key_line;
+	} else {
+		base = p->cfg;
+		key_line = p->key_line;
+	}
+	if (key_line[idx])
 		return conf_parse__fail(p, -EINVAL,
 					"[%s] %s = %s: duplicate key, first set at line %d",
-					sname, name, shown, p->key_line[idx]);
-	p->key_line[idx] = p->lineno;
-	ret = conf_key__set(k, p->cfg, value, &why);
+					sname, name, shown, key_line[idx]);
+	key_line[idx] = p->lineno;
+	if (p->trig >= 0)
+		memcpy(p->raw[idx], shown, sizeof(shown));
+	ret = conf_key__set(k, base, value, &why);
 	if (ret)
 		return conf_parse__bad_value(p, k, value, ret, why);
 	return 1;
 }
 
 /*
- * conf__parse() - apply the INI @text (@len bytes, from @path) to @cfg.
+ * conf__parse() - apply the INI @text (@len bytes, from @path) to @cfg,
+ * judging the rules that depend on the system by @env (NULL: skip them).
  * Returns 0, or -EINVAL / -ENOMEM with a message in @msg; @cfg may then be
  * partly changed.
  */
 static int conf__parse(struct fr_config *cfg, const char *path,
-		       const char *text, size_t len, char *msg, size_t msglen)
+		       const char *text, size_t len,
+		       const struct fr_config_env *env, char *msg,
+		       size_t msglen)
 {
 	struct conf_parse p = {
 		.path = path,
 		.cfg = cfg,
+		.env = env,
 		.pos = text,
 		.end = text + len,
 		.section = -1,
+		.trig = -1,
+		.tcap = cfg->ntriggers,
 		.msg = msg,
 		.msglen = msglen,
 	};
 	int ret;
 
+	p.tmeta = calloc(p.tcap ? p.tcap : 1, sizeof(*p.tmeta));
+	if (!p.tmeta) {
+		conf__msg(msg, msglen, "failed to parse '%s': out of memory",
+			  path);
+		return -ENOMEM;
+	}
 	ret = ini_parse_stream(conf_parse__reader, &p, conf_parse__handler, &p);
+	if (!ret && !p.err && !conf_parse__close(&p))
+		conf_parse__finish(&p);
 	/*
 	 * inih returns the first line it or the handler failed on. The parse
-	 * stops at our first error, so an earlier line is a syntax error.
+	 * stops at our first error, so a line before the one we were reading
+	 * then is a syntax error. It wins even over an error we found later
+	 * but that names an earlier line (a key missing from a section): the
+	 * key may be the line inih could not read.
 	 */
-	if (ret > 0 && (!p.err || ret < p.err_line)) {
+	if (ret > 0 && (!p.err || ret < p.err_seen)) {
 		p.err = 0;
 		p.lineno = ret;
 		conf_parse__fail(&p, -EINVAL, FR_CONF_SYNTAX_ERROR);
@@ -790,23 +1612,8 @@ static int conf__parse(struct fr_config *cfg, const char *path,
 		conf__msg(msg, msglen, "failed to parse '%s': out of memory",
 			  path);
 	}
+	free(p.tmeta);
 	return p.err;
-}
-
-/* conf__file_type() - a word for the file type in @mode. */
-static const char *conf__file_type(mode_t mode)
-{
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
-	return "not a regular file";
 }
 
 /*
@@ -944,6 +1751,8 @@ struct fr_config *config__new(void)
 	if (!cfg)
 		return NULL;
 	for (i = 0; i < FR_CONF_NKEYS; i++) {
+		if (conf_keys[i].types)
+			continue;	/* per trigger */
 		ret = conf_key__set(&conf_keys[i], cfg, conf_keys[i].def, &why);
 		if (ret) {
 			config__free(cfg);
@@ -961,7 +1770,11 @@ void config__free(struct fr_config *cfg)
 	if (!cfg)
 		return;
 	for (i = 0; i < FR_CONF_NKEYS; i++)
-		conf_key__clear(&conf_keys[i], cfg);
+		if (!conf_keys[i].types)
+			conf_key__clear(&conf_keys[i], cfg);
+	for (i = 0; i < cfg->ntriggers; i++)
+		conf_trig__clear(&cfg->triggers[i]);
+	free(cfg->triggers);
 	free(cfg->path);
 	free(cfg);
 }
@@ -983,18 +1796,31 @@ struct fr_config *config__dup(const struct fr_config *cfg)
 		return NULL;
 	*copy = *cfg;
 	copy->path = NULL;
+	copy->triggers = NULL;
+	copy->ntriggers = 0;
 	for (i = 0; i < FR_CONF_NKEYS; i++)
-		if (conf_key__owns(&conf_keys[i]))
+		if (!conf_keys[i].types && conf_key__owns(&conf_keys[i]))
 			*(char **)conf_key__field(&conf_keys[i], copy) = NULL;
 	if (cfg->path && !(copy->path = strdup(cfg->path)))
 		goto fail;
 	for (i = 0; i < FR_CONF_NKEYS; i++) {
-		if (!conf_key__owns(&conf_keys[i]))
+		if (conf_keys[i].types || !conf_key__owns(&conf_keys[i]))
 			continue;
 		src = *(char *const *)conf_key__cfield(&conf_keys[i], cfg);
 		dst = conf_key__field(&conf_keys[i], copy);
 		if (src && !(*dst = strdup(src)))
 			goto fail;
+	}
+	if (cfg->ntriggers) {
+		copy->triggers = calloc(cfg->ntriggers,
+					sizeof(*copy->triggers));
+		if (!copy->triggers)
+			goto fail;
+	}
+	for (i = 0; i < cfg->ntriggers; i++) {
+		if (conf_trig__copy(&copy->triggers[i], &cfg->triggers[i]))
+			goto fail;
+		copy->ntriggers++;
 	}
 	return copy;
 fail:
@@ -1007,6 +1833,17 @@ fail:
 int config__load(struct fr_config *cfg, const char *path, char *err,
 		 size_t errlen)
 {
+	struct fr_config_env env = {
+		.cap_sys_resource = conf__cap_sys_resource(),
+	};
+
+	return config__load_env(cfg, path, &env, err, errlen);
+}
+
+int config__load_env(struct fr_config *cfg, const char *path,
+		     const struct fr_config_env *env, char *err, size_t errlen)
+{
+	struct fr_config_env self;
 	struct fr_config *tmp = NULL, old;
 	char *text = NULL;
 	size_t len = 0;
@@ -1019,6 +1856,10 @@ int config__load(struct fr_config *cfg, const char *path, char *err,
 			  "invalid argument");
 		return -EINVAL;
 	}
+	if (!env) {
+		self.cap_sys_resource = conf__cap_sys_resource();
+		env = &self;
+	}
 	ret = conf__read_file(path, &text, &len, err, errlen);
 	if (ret)
 		return ret;
@@ -1029,7 +1870,7 @@ int config__load(struct fr_config *cfg, const char *path, char *err,
 			  path);
 		goto out;
 	}
-	ret = conf__parse(tmp, path, text, len, err, errlen);
+	ret = conf__parse(tmp, path, text, len, env, err, errlen);
 	if (ret)
 		goto out;
 	free(tmp->path);
@@ -1094,21 +1935,25 @@ static bool conf__verbatim(const char *value)
  * loading it gives back the value in @cfg. Returns 0, -EINVAL if it would
  * not, or -ENOMEM.
  */
-static int conf_key__render(const struct conf_key *k,
-			    const struct fr_config *cfg, FILE *f)
+static int conf_key__render(const struct conf_key *k, const void *base,
+			    FILE *f)
 {
 	char value[FR_CONF_LINE_MAX + 1];
-	struct fr_config back = { 0 };
+	union {
+		struct fr_config cfg;
+		struct fr_trigger_conf trig;
+	} back;
 	const char *why;
 	int ret;
 
-	ret = conf_key__format(k, cfg, value, sizeof(value));
+	ret = conf_key__format(k, base, value, sizeof(value));
 	if (ret)
 		return ret;
 	if (!conf__verbatim(value))
 		return -EINVAL;
+	memset(&back, 0, sizeof(back));
 	ret = conf_key__set(k, &back, value, &why);
-	if (!ret && !conf_key__equal(k, &back, cfg))
+	if (!ret && !conf_key__equal(k, &back, base))
 		ret = -EINVAL;
 	conf_key__clear(k, &back);
 	if (ret)
@@ -1117,6 +1962,57 @@ static int conf_key__render(const struct conf_key *k,
 	if (ret)
 		return ret;
 	return conf__line(f, "%s = %s", k->name, value);
+}
+
+/*
+ * conf_trig__render() - append the section of trigger @t: its header and
+ * every key its type takes ('cgroup' only when set). Returns 0, -EINVAL if a
+ * value (or the name, or the type) cannot be written so that it loads back,
+ * or -ENOMEM.
+ */
+static int conf_trig__render(const struct fr_trigger_conf *t, FILE *f)
+{
+	const struct conf_key *k;
+	size_t i;
+	int ret;
+
+	if (!t->name || !conf__name_ok(t->name, strlen(t->name)) ||
+	    !conf__name_of(&conf_keys[CONF_TRIG_TYPE], t->type))
+		return -EINVAL;
+	ret = conf__line(f, "\n[%s %s]", conf_keys[CONF_TRIG_TYPE].section,
+			 t->name);
+	for (i = 0; !ret && i < FR_CONF_NKEYS; i++) {
+		k = &conf_keys[i];
+		if (!(k->types & FR_CONF_T(t->type)))
+			continue;
+		if (conf_key__owns(k) &&
+		    !*(char *const *)conf_key__cfield(k, t))
+			ret = conf__line(f, "# %s: not set", k->name);
+		else
+			ret = conf_key__render(k, t, f);
+	}
+	return ret;
+}
+
+/*
+ * conf__check_render() - load @text (@len bytes), the rendering of @cfg,
+ * and compare. This holds the rules between keys and sections to the same
+ * standard as a file; those that depend on the system are left out.
+ * Returns 0, -EINVAL if it does not load back to @cfg, or -ENOMEM.
+ */
+static int conf__check_render(const struct fr_config *cfg, const char *text,
+			      size_t len)
+{
+	struct fr_config *back = config__new();
+	int ret;
+
+	if (!back)
+		return -ENOMEM;
+	ret = conf__parse(back, "rendering", text, len, NULL, NULL, 0);
+	if (!ret && !conf__equal(cfg, back))
+		ret = -EINVAL;
+	config__free(back);
+	return ret;
 }
 
 char *config__render(const struct fr_config *cfg)
@@ -1135,17 +2031,21 @@ char *config__render(const struct fr_config *cfg)
 		return NULL;
 	ret = conf__line(f, "# flightrec configuration: every key, with its effective value");
 	for (i = 0; !ret && i < FR_CONF_NKEYS; i++) {
-		if (conf__section_of(i) != (int)i)
+		if (conf__section_of(i) != (int)i || conf__is_named((int)i))
 			continue;
 		ret = conf__line(f, "\n[%s]", conf_keys[i].section);
 		for (j = i; !ret && j < FR_CONF_NKEYS; j++)
 			if (conf__section_of(j) == (int)i)
 				ret = conf_key__render(&conf_keys[j], cfg, f);
 	}
+	for (i = 0; !ret && i < cfg->ntriggers; i++)
+		ret = conf_trig__render(&cfg->triggers[i], f);
 	if (!ret && ferror(f))
 		ret = -ENOMEM;
 	if (fclose(f) && !ret)
 		ret = -ENOMEM;
+	if (!ret)
+		ret = conf__check_render(cfg, text, size);
 	if (ret) {
 		free(text);
 		errno = -ret;

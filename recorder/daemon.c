@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -30,7 +31,6 @@
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
 #define FR_PROCINFO_QUEUE	8192
 
-enum { EV_SIGNAL = 1, EV_TICK, EV_RING, EV_DUMP };
 
 static void read_first_line(const char *path, char *buf, size_t len)
 {
@@ -80,11 +80,11 @@ static int notify(const char *msg)
 	return err;
 }
 
-static int epoll_add(int epfd, int fd, uint32_t events, uint64_t tag)
+int daemon_epoll_add(struct daemon *dm, int fd, uint32_t events, uint64_t tag)
 {
 	struct epoll_event ev = { .events = events, .data.u64 = tag };
 
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_ctl(dm->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
 /* The signals the loop reads from its signalfd. */
@@ -109,18 +109,22 @@ static int setup_loop(struct daemon *dm)
 	loop_signals(&mask);
 	dm->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	dm->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (dm->sigfd < 0 || dm->tickfd < 0 || dm->epfd < 0)
+	dm->freezefd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (dm->sigfd < 0 || dm->tickfd < 0 || dm->freezefd < 0)
 		return -errno;
 	if (timerfd_settime(dm->tickfd, 0, &its, NULL))
 		return -errno;
-	err = epoll_add(dm->epfd, dm->sigfd, EPOLLIN, EV_SIGNAL);
+	err = daemon_epoll_add(dm, dm->sigfd, EPOLLIN, FR_EV_TAG_SIGNAL);
 	if (!err)
-		err = epoll_add(dm->epfd, dm->tickfd, EPOLLIN, EV_TICK);
+		err = daemon_epoll_add(dm, dm->tickfd, EPOLLIN, FR_EV_TAG_TICK);
 	if (!err)
-		err = epoll_add(dm->epfd, ringbuf__fd(dm->rb), EPOLLIN | EPOLLET, EV_RING);
+		err = daemon_epoll_add(dm, dm->freezefd, EPOLLIN, FR_EV_TAG_FREEZE);
 	if (!err)
-		err = epoll_add(dm->epfd, dumper__fd(dm->dumper), EPOLLIN, EV_DUMP);
+		err = daemon_epoll_add(dm, ringbuf__fd(dm->rb), EPOLLIN | EPOLLET, FR_EV_TAG_RING);
+	if (!err)
+		err = daemon_epoll_add(dm, dumper__fd(dm->dumper), EPOLLIN, FR_EV_TAG_DUMP);
+	if (!err)
+		err = daemon_epoll_add(dm, control__fd(dm->control), EPOLLIN, FR_EV_TAG_CONTROL);
 	return err;
 }
 
@@ -160,14 +164,92 @@ static int scan_task(void *ctx, const struct fr_rec_task *t)
 	return 0;
 }
 
-static const char *output_dir(const struct daemon *dm)
+/* Drain hook: an OOM victim was chosen. Queued: the drain is mid-pump. */
+static void hook_oom(void *ctx, const void *rec)
 {
-	return dm->opts.output_dir ? dm->opts.output_dir : dm->cfg->directory;
+	const struct fr_rec_oom *o = rec;
+	struct daemon *dm = ctx;
+	struct trigger_fire *f;
+	char anon[32];
+
+	if (!dm->has_oom || dm->nqueued == FR_QUEUED_FIRES)
+		return;
+	f = &dm->queued[dm->nqueued++];
+	memset(f, 0, sizeof(*f));
+	snprintf(f->name, sizeof(f->name), "%s", dm->oom_trig.name);
+	snprintf(f->type, sizeof(f->type), "oom");
+	snprintf(anon, sizeof(anon), "%" PRIu64 " KiB", (uint64_t)o->rss_anon >> 10);
+	snprintf(f->reason, sizeof(f->reason), "OOM killer chose pid %u (%.16s), anon rss %s",
+		 o->h.tgid, o->h.comm, anon);
+	snprintf(f->detail, sizeof(f->detail), "victim pid=%u start=%" PRIu64 " comm=%.16s "
+		 "total_vm=%" PRIu64 " rss_anon=%" PRIu64 " rss_file=%" PRIu64 " rss_shmem=%" PRIu64
+		 " oom_score_adj=%d", o->h.tgid, (uint64_t)o->h.start, o->h.comm,
+		 (uint64_t)o->total_vm, (uint64_t)o->rss_anon, (uint64_t)o->rss_file,
+		 (uint64_t)o->rss_shmem, o->oom_score_adj);
+	f->ts = o->h.ts;
+	f->victim_pid = o->h.tgid;
+	f->victim_start = o->h.start;
+}
+
+/* The policy of a named trigger from its config section. */
+static struct trigger_policy policy_of(const struct fr_trigger_conf *c)
+{
+	return (struct trigger_policy){
+		.pre_ns = c->pre_ns, .post_ns = c->post_ns,
+		.cooldown_ns = c->cooldown_ns, .max_per_hour = c->max_per_hour,
+	};
 }
 
 /*
- * daemon__init() - load BPF, reserve the window, set up the loop, and say
- * "ready". Takes ownership of @cfg. Returns 0 or -errno (logged).
+ * The triggers that are not PSI: SIGUSR1 ("signal", tuned by a type=signal
+ * section), control-socket snapshots ("command": no cooldown, an operator
+ * asked) and the OOM trigger if configured.
+ */
+static int setup_triggers(struct daemon *dm)
+{
+	struct trigger_policy none = {};
+	const struct fr_trigger_conf *sig = NULL, *oom = NULL;
+	int err;
+
+	for (size_t i = 0; i < dm->cfg->ntriggers; i++) {
+		if (dm->cfg->triggers[i].type == FR_TRIG_SIGNAL)
+			sig = &dm->cfg->triggers[i];
+		if (dm->cfg->triggers[i].type == FR_TRIG_OOM && oom)
+			fr_warn("trigger '%s': only the first oom trigger ('%s') is used, ignoring",
+				dm->cfg->triggers[i].name, oom->name);
+		if (dm->cfg->triggers[i].type == FR_TRIG_OOM && !oom)
+			oom = &dm->cfg->triggers[i];
+	}
+	trigger__fini(&dm->signal_trig);
+	trigger__fini(&dm->oom_trig);
+	err = trigger__init(&dm->signal_trig, sig ? sig->name : "signal", "signal",
+			    sig ? &(struct trigger_policy){ 0 } : &none);
+	if (!err && sig) {
+		struct trigger_policy p = policy_of(sig);
+
+		trigger__fini(&dm->signal_trig);
+		err = trigger__init(&dm->signal_trig, sig->name, "signal", &p);
+	}
+	snprintf(dm->signal_trig.desc, sizeof(dm->signal_trig.desc), "SIGUSR1");
+	if (!err && !dm->command_trig.name[0]) {
+		err = trigger__init(&dm->command_trig, "command", "command", &none);
+		snprintf(dm->command_trig.desc, sizeof(dm->command_trig.desc),
+			 "flightrec snapshot");
+	}
+	dm->has_oom = oom != NULL;
+	if (!err && oom) {
+		struct trigger_policy p = policy_of(oom);
+
+		err = trigger__init(&dm->oom_trig, oom->name, "oom", &p);
+		snprintf(dm->oom_trig.desc, sizeof(dm->oom_trig.desc), "oom/mark_victim");
+	}
+	return err;
+}
+
+/*
+ * daemon__init() - load BPF, reserve the window, arm the triggers, open
+ * the control socket, set up the loop, and say "ready". Takes ownership of
+ * @cfg. Returns 0 or -errno (logged).
  */
 int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_config *cfg)
 {
@@ -183,14 +265,35 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	memset(dm, 0, sizeof(*dm));
 	dm->opts = *o;
 	dm->cfg = cfg;
-	dm->epfd = dm->sigfd = dm->tickfd = -1;
+	dm->epfd = dm->sigfd = dm->tickfd = dm->freezefd = -1;
+	dm->started = fr_boottime_ns();
 	host_identity(dm);
 
+	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (dm->epfd < 0) {
+		e = -errno;
+		fr_err("failed to create epoll: %s", strerror(-e));
+		return e;
+	}
 	dm->drain = drain__new(cfg->memory_bytes, cfg->window_ns);
 	if (!dm->drain) {
 		e = -errno;
 		fr_err("failed to reserve %" PRIu64 " bytes for the window: %s",
 		       cfg->memory_bytes, strerror(-e));
+		return e;
+	}
+	e = setup_triggers(dm);
+	if (!e)
+		e = pressure__init(dm);
+	if (e) {
+		if (e == -ENOMEM)
+			fr_err("failed to set up triggers: %s", strerror(-e));
+		return e;
+	}
+	dm->control = control__new(cfg->control_socket, err, sizeof(err));
+	if (!dm->control) {
+		e = -errno;
+		fr_err("%s", err);
 		return e;
 	}
 	dm->sampler = sampler__open(&so, err, sizeof(err));
@@ -208,7 +311,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	}
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
-		.ctx = dm, .proc = hook_proc, .stack = hook_stack });
+		.ctx = dm, .proc = hook_proc, .stack = hook_stack, .oom = hook_oom });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {
@@ -225,37 +328,55 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	}
 	fr_info("sampling %d CPUs at %u Hz (%s), window %" PRIu64 " ms, memory %" PRIu64
-		" MiB (%" PRIu64 " MiB reserved), ring %zu KiB, dumps to '%s'; ready",
+		" MiB (%" PRIu64 " MiB reserved), ring %zu KiB, %zu psi trigger(s)%s, control "
+		"socket '%s', dumps to '%s'; ready",
 		sampler__ncpus(dm->sampler), cfg->frequency, sampler__source(dm->sampler),
 		cfg->window_ns / FR_NSEC_PER_MSEC, cfg->memory_bytes >> 20,
 		drain__budget(dm->drain) >> 20, sampler__ring_bytes(dm->sampler) >> 10,
-		output_dir(dm));
+		dm->npsi, dm->has_oom ? ", oom trigger" : "", cfg->control_socket,
+		daemon_output_dir(dm));
 	e = notify("READY=1");
 	if (e)
 		fr_warn("failed to notify '%s': %s, ignoring", getenv("NOTIFY_SOCKET"), strerror(-e));
 	return 0;
 }
 
+/* Wait for the dump in flight; then write a plan still collecting, so that
+ * a trigger that already fired is not lost by stopping. */
+static void finish_dumps(struct daemon *dm)
+{
+	for (int round = 0; round < 2; round++) {
+		if (dm->plan.active && !dumper__busy(dm->dumper)) {
+			dm->plan.freeze = FR_MIN(dm->plan.freeze, fr_boottime_ns());
+			plan__try_freeze(dm);
+		}
+		while (dumper__busy(dm->dumper)) {
+			struct pollfd pfd = { .fd = dumper__fd(dm->dumper), .events = POLLIN };
+
+			if (poll(&pfd, 1, 100) > 0)
+				plan__dump_done(dm);
+		}
+	}
+	plan__abort(dm);
+}
+
 void daemon__fini(struct daemon *dm)
 {
-	if (dm->dumper && dumper__busy(dm->dumper)) {
-		struct dump_result r;
-
-		while (dumper__finish(dm->dumper, &r) == -EAGAIN)
-			usleep(1000);
-		window__unpin(drain__tables(dm->drain)->win);
-		drain__release_hold(dm->drain);
-		if (r.err)
-			fr_err("%s", r.msg);
-		else
-			fr_info("dump written to '%s'", r.path);
-	}
+	if (dm->dumper && dm->drain && dm->rb)
+		finish_dumps(dm);
 	dumper__free(dm->dumper);
 	ringbuf__free(dm->rb);
 	sampler__close(dm->sampler);
 	procinfo__free(dm->procinfo);
+	control__free(dm->control);
+	pressure__fini(dm);
+	trigger__fini(&dm->oom_trig);
+	trigger__fini(&dm->command_trig);
+	trigger__fini(&dm->signal_trig);
 	drain__free(dm->drain);
 	symcache__free(dm->symcache);
+	if (dm->freezefd >= 0)
+		close(dm->freezefd);
 	if (dm->epfd >= 0)
 		close(dm->epfd);
 	if (dm->tickfd >= 0)
@@ -265,216 +386,22 @@ void daemon__fini(struct daemon *dm)
 	config__free(dm->cfg);
 }
 
-/* ----------------------------------------------------------------- dump */
-
-/* The process table and its /proc reader, as bookkeeping. */
-static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
-{
-	struct proctable_stats ps;
-	struct procinfo_stats is;
-	int err = 0;
-
-	proctable__stats(drain__tables(dm->drain)->procs, &ps);
-	procinfo__stats(dm->procinfo, &is);
-	err |= kvlist__add_u64(m, "proctable_live", ps.live);
-	err |= kvlist__add_u64(m, "proctable_capacity", ps.capacity);
-	err |= kvlist__add_u64(m, "proctable_created", ps.created);
-	err |= kvlist__add_u64(m, "proctable_freed", ps.freed);
-	err |= kvlist__add_u64(m, "procinfo_reads", is.reads);
-	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
-	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
-	return err;
-}
-
-static int add_meta(struct daemon *dm, struct fr_kvlist *m)
-{
-	uint64_t b0 = fr_boottime_ns(), r = fr_clock_ns(CLOCK_REALTIME);
-	uint64_t b1 = fr_boottime_ns();
-	char *ini = config__render(dm->cfg);
-	int err = 0;
-
-	err |= kvlist__add_str(m, "flightrec_version", FR_VERSION);
-	err |= kvlist__add_u64(m, "contract_version", FR_CONTRACT_VERSION);
-	err |= kvlist__add_str(m, "host", dm->host);
-	err |= kvlist__add_str(m, "kernel", dm->kernel);
-	err |= kvlist__add_str(m, "boot_id", dm->boot_id);
-	err |= kvlist__add_u64(m, "ncpus", sampler__ncpus(dm->sampler));
-	err |= kvlist__add_u64(m, "frequency", dm->cfg->frequency);
-	err |= kvlist__add_str(m, "event_source", sampler__source(dm->sampler));
-	err |= kvlist__add_u64(m, "clock_boottime_ns", b0 + (b1 - b0) / 2);
-	err |= kvlist__add_u64(m, "clock_realtime_ns", r);
-	err |= kvlist__add_u64(m, "daemon_pid", getpid());
-	err |= kvlist__add_u64(m, "page_size", sysconf(_SC_PAGESIZE));
-	err |= kvlist__add_u64(m, "ring_bytes", sampler__ring_bytes(dm->sampler));
-	err |= kvlist__add_u64(m, "window_reserved_bytes", drain__budget(dm->drain));
-	err |= add_table_stats(dm, m);
-	err |= kvlist__add_str(m, "config_path", dm->cfg->path ? dm->cfg->path : "");
-	err |= kvlist__add_str(m, "config", ini ? ini : "");
-	free(ini);
-	return err ? -ENOMEM : 0;
-}
-
-/* Per-CPU BPF counters as an array value. */
-static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *key,
-			   enum fr_counter which)
-{
-	uint64_t vals[4096];
-	int n = sampler__counters(dm->sampler, which, vals, FR_ARRAY_SIZE(vals));
-
-	if (n < 0)
-		n = 0;
-	return kvlist__add_array(l, key, vals, n);
-}
-
-static int add_losses(struct daemon *dm, struct fr_kvlist *l)
-{
-	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
-	const struct drain_stats *ds = drain__stats(dm->drain);
-	struct proctable_stats ps;
-	struct procinfo_stats is;
-	int err = 0;
-
-	proctable__stats(drain__tables(dm->drain)->procs, &ps);
-	procinfo__stats(dm->procinfo, &is);
-	err |= add_cpu_counter(dm, l, "bpf_reserve_failed", FR_CNT_RESERVE);
-	err |= add_cpu_counter(dm, l, "bpf_scratch_failed", FR_CNT_SCRATCH);
-	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
-	err |= kvlist__add_u64(l, "window_evicted_pinned", ws->evicted_pinned);
-	err |= kvlist__add_u64(l, "window_evicted_time", ws->evicted_time);
-	err |= kvlist__add_u64(l, "drain_dropped", ds->dropped);
-	err |= kvlist__add_u64(l, "drain_bad_records", ds->bad);
-	err |= kvlist__add_u64(l, "drain_late", ds->late);
-	err |= kvlist__add_u64(l, "drain_forced", ds->forced);
-	err |= kvlist__add_u64(l, "drain_busy_passes", ds->busy_passes);
-	err |= kvlist__add_u64(l, "proctable_full", ps.full);
-	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
-	return err ? -ENOMEM : 0;
-}
-
-static int add_trigger(struct fr_dump *d, const struct trigger_fire *f)
-{
-	struct fr_dump_trigger *t = calloc(1, sizeof(*t));
-
-	if (!t)
-		return -ENOMEM;
-	t->name = strdup(f->name);
-	t->type = strdup(f->type);
-	t->reason = strdup(f->reason);
-	t->detail = strdup(f->detail);
-	t->ts = f->ts;
-	d->trig = t;
-	d->ntrig = 1;
-	return t->name && t->type && t->reason && t->detail ? 0 : -ENOMEM;
-}
-
-/*
- * Freeze [T - window, T] for @f and hand it to the dump thread. The drain
- * must already have passed T. Pins the window and holds the tables until
- * the dump is finished.
- */
-static int start_dump(struct daemon *dm, const struct trigger_fire *f)
-{
-	const struct drain_tables *t = drain__tables(dm->drain);
-	uint64_t span = window__span(t->win), T = f->ts;
-	struct dump_request req = {};
-	int err;
-
-	dump__init(&req.model);
-	req.requested = T;
-	req.first = window__lower_bound(t->win, T > span ? T - span : 0);
-	req.last = window__lower_bound(t->win, T + 1);
-	req.model.win = (struct fr_dump_window){
-		.start = T > span ? T - span : 0, .end = T,
-		.watermark = drain__watermark(dm->drain), .span = span,
-	};
-	req.dir = strdup(output_dir(dm));
-	req.name_hint = strdup(f->name);
-	req.mode = 0600;
-	req.writer_flags = dm->opts.writer_flags;
-	err = !req.dir || !req.name_hint ? -ENOMEM : 0;
-	if (!err)
-		err = add_meta(dm, &req.model.meta);
-	if (!err)
-		err = add_trigger(&req.model, f);
-	if (!err)
-		err = add_losses(dm, &req.model.loss);
-	if (err)
-		goto fail;
-	window__pin(t->win, req.first);
-	drain__hold(dm->drain);
-	fr_info("dump requested: %s; freezing %" PRIu64 " events", f->reason,
-		req.last - req.first);
-	err = dumper__start(dm->dumper, &req);
-	if (err) {
-		window__unpin(t->win);
-		drain__release_hold(dm->drain);
-		goto fail;
-	}
-	return 0;
-fail:
-	dump_request__free(&req);
-	return err;
-}
-
-/*
- * A trigger fired at f->ts: drain until the watermark passes it (now, not
- * at the next tick), then freeze and dump; or queue it behind the dump in
- * flight.
- */
-static void on_trigger(struct daemon *dm, const struct trigger_fire *f)
-{
-	int err = drain__sync(dm->drain, dm->rb, f->ts, FR_SYNC_TIMEOUT_NS);
-
-	if (err)
-		fr_warn("failed to drain up to the trigger: %s, dumping what was drained",
-			strerror(-err));
-	if (dumper__busy(dm->dumper)) {
-		if (dm->pending)
-			dm->merged++;
-		else
-			dm->pending_fire = *f;
-		dm->pending = true;
-		fr_info("dump in progress; '%s' will follow it", f->reason);
-		return;
-	}
-	err = start_dump(dm, f);
-	if (err) {
-		dm->dump_failures++;
-		fr_err("failed to start dump for '%s': %s", f->reason, strerror(-err));
-	}
-}
-
-static void on_dump_done(struct daemon *dm)
-{
-	struct dump_result r;
-
-	if (dumper__finish(dm->dumper, &r))
-		return;
-	window__unpin(drain__tables(dm->drain)->win);
-	drain__release_hold(dm->drain);
-	if (r.err) {
-		dm->dump_failures++;
-		fr_err("%s", r.msg);
-	} else {
-		dm->dumps++;
-		fr_info("dump written to '%s' (%" PRIu64 " events, %" PRIu64 " processes, %" PRIu64
-			" stacks, %" PRIu64 " bytes, %.1f ms%s%s)", r.path, r.events, r.procs,
-			r.stacks, r.bytes, r.elapsed_ns / 1e6, r.uring ? ", io_uring" : ", pwrite",
-			r.stale ? ", some events recycled while writing" : "");
-	}
-	if (dm->pending && !dm->stopping) {
-		struct trigger_fire f = dm->pending_fire;
-
-		dm->pending = false;
-		if (dm->merged)
-			fr_info("%" PRIu64 " more triggers were merged into the next dump", dm->merged);
-		dm->merged = 0;
-		if (start_dump(dm, &f))
-			fr_err("failed to start queued dump for '%s'", f.reason);
-	}
-}
-
 /* ----------------------------------------------------------------- reload */
+
+static bool triggers_same(const struct fr_config *a, const struct fr_config *b)
+{
+	if (a->ntriggers != b->ntriggers)
+		return false;
+	for (size_t i = 0; i < a->ntriggers; i++) {
+		const struct fr_trigger_conf *x = &a->triggers[i], *y = &b->triggers[i];
+
+		if (strcmp(x->name, y->name) || x->type != y->type || x->resource != y->resource ||
+		    x->kind != y->kind || x->stall_ns != y->stall_ns || x->window_ns != y->window_ns ||
+		    strcmp(x->cgroup ? x->cgroup : "", y->cgroup ? y->cgroup : ""))
+			return false;
+	}
+	return true;
+}
 
 /*
  * SIGHUP: load the config file again. A bad file changes nothing. What can
@@ -510,12 +437,17 @@ static void reload(struct daemon *dm)
 			n->frequency = dm->cfg->frequency;
 		}
 	}
+	if (!triggers_same(dm->cfg, n) || strcmp(n->control_socket, dm->cfg->control_socket))
+		fr_warn("trigger and control socket changes need a restart; the running psi "
+			"triggers and socket stay, ignoring");
 	window__set_span(drain__tables(dm->drain)->win, n->window_ns);
 	config__free(dm->cfg);
 	dm->cfg = n;
+	if (setup_triggers(dm))
+		fr_err("failed to apply the signal and oom trigger policies, ignoring");
 	fr_info("config reloaded from '%s': window %" PRIu64 " ms, %u Hz, dumps to '%s'",
 		dm->opts.config_path ? dm->opts.config_path : "(defaults)",
-		n->window_ns / FR_NSEC_PER_MSEC, n->frequency, output_dir(dm));
+		n->window_ns / FR_NSEC_PER_MSEC, n->frequency, daemon_output_dir(dm));
 }
 
 static void on_signal(struct daemon *dm)
@@ -527,7 +459,8 @@ static void on_signal(struct daemon *dm)
 		switch (si.ssi_signo) {
 		case SIGUSR1:
 			trigger_signal__fire(&si, fr_boottime_ns(), &f);
-			on_trigger(dm, &f);
+			snprintf(f.name, sizeof(f.name), "%s", dm->signal_trig.name);
+			plan__fire(dm, &dm->signal_trig, &f, 0);
 			break;
 		case SIGHUP:
 			reload(dm);
@@ -541,12 +474,91 @@ static void on_signal(struct daemon *dm)
 	}
 }
 
+/* Pump the drain, then act on fires raised inside it (OOM). */
 static void pump(struct daemon *dm)
 {
 	int r = drain__pump(dm->drain, dm->rb);
 
 	if (r < 0)
 		fr_err("failed to drain the BPF ring: %s", strerror(-r));
+	for (uint32_t i = 0; i < dm->nqueued; i++)
+		plan__fire(dm, &dm->oom_trig, &dm->queued[i], 0);
+	dm->nqueued = 0;
+}
+
+static void on_tick(struct daemon *dm)
+{
+	uint64_t n;
+
+	if (read(dm->tickfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		fr_warn("failed to read timer: %s, ignoring", strerror(errno));
+	pump(dm);
+	if (++dm->ticks % FR_PRESSURE_TICKS)
+		return;
+	/* Once a second. */
+	pressure__tick(dm);
+	control__expire(dm->control, fr_boottime_ns());
+	n = dm->ticks / FR_PRESSURE_TICKS;
+	dm->rate_records[(n - 1) % FR_RATE_SECONDS] = drain__stats(dm->drain)->records;
+	dm->rate_ts[(n - 1) % FR_RATE_SECONDS] = fr_boottime_ns();
+}
+
+static void on_freeze(struct daemon *dm)
+{
+	uint64_t n;
+
+	if (read(dm->freezefd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+		fr_warn("failed to read the freeze timer: %s, ignoring", strerror(errno));
+	pump(dm);
+	plan__try_freeze(dm);
+}
+
+static void on_accept(struct daemon *dm)
+{
+	int id, fd, err;
+
+	while ((err = control__accept(dm->control, &id, &fd)) != -EAGAIN) {
+		if (err == -EPERM)
+			fr_warn("refused a control connection from a non-root peer");
+		else if (err == -EBUSY)
+			fr_warn("refused a control connection: too many clients");
+		else if (err)
+			break;
+		else if (daemon_epoll_add(dm, fd, EPOLLIN, FR_EV_TAG_CLIENT | (uint64_t)id << 8))
+			control__close(dm->control, id);
+	}
+}
+
+static void on_client(struct daemon *dm, int id)
+{
+	struct control_req req;
+	struct trigger_fire f = {};
+	char *text;
+	int r = control__read(dm->control, id, &req);
+
+	if (r == 0)
+		return;
+	if (r < 0) {
+		if (r == -EINVAL || r == -EMSGSIZE)
+			control__reply(dm->control, id, r == -EINVAL ?
+				       "error unknown request; accepted: 'snapshot [REASON]', 'status', 'status json'\n" :
+				       "error request too long\n");
+		control__close(dm->control, id);
+		return;
+	}
+	if (req.verb == FR_CTL_STATUS) {
+		text = status__render(dm, req.json);
+		control__reply(dm->control, id, text ? text : "error out of memory\n");
+		free(text);
+		control__close(dm->control, id);
+		return;
+	}
+	snprintf(f.name, sizeof(f.name), "command");
+	snprintf(f.type, sizeof(f.type), "command");
+	snprintf(f.reason, sizeof(f.reason), "flightrec snapshot%s%.200s",
+		 *req.reason ? ": " : "", req.reason);
+	f.ts = fr_boottime_ns();
+	plan__fire(dm, &dm->command_trig, &f, id);
 }
 
 /*
@@ -555,8 +567,7 @@ static void pump(struct daemon *dm)
  */
 int daemon__run(struct daemon *dm)
 {
-	struct epoll_event evs[8];
-	uint64_t ticks;
+	struct epoll_event evs[16];
 
 	while (!dm->stopping) {
 		int n = epoll_wait(dm->epfd, evs, FR_ARRAY_SIZE(evs), -1);
@@ -568,20 +579,32 @@ int daemon__run(struct daemon *dm)
 			return -errno;
 		}
 		for (int i = 0; i < n; i++) {
-			switch (evs[i].data.u64) {
-			case EV_SIGNAL:
+			uint64_t tag = evs[i].data.u64;
+
+			switch (tag & 0xff) {
+			case FR_EV_TAG_SIGNAL:
 				on_signal(dm);
 				break;
-			case EV_TICK:
-				if (read(dm->tickfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-					fr_warn("failed to read timer: %s, ignoring", strerror(errno));
+			case FR_EV_TAG_TICK:
+				on_tick(dm);
+				break;
+			case FR_EV_TAG_RING:
 				pump(dm);
 				break;
-			case EV_RING:
-				pump(dm);
+			case FR_EV_TAG_DUMP:
+				plan__dump_done(dm);
 				break;
-			case EV_DUMP:
-				on_dump_done(dm);
+			case FR_EV_TAG_FREEZE:
+				on_freeze(dm);
+				break;
+			case FR_EV_TAG_CONTROL:
+				on_accept(dm);
+				break;
+			case FR_EV_TAG_CLIENT:
+				on_client(dm, (int)(tag >> 8));
+				break;
+			case FR_EV_TAG_PSI:
+				pressure__event(dm, tag >> 8, evs[i].events);
 				break;
 			}
 		}

@@ -1,15 +1,26 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon.h - flightrecd's event loop: the drain tick, signals, triggers,
- * dumps in flight. One thread; the dump thread reports back through an fd.
+ * daemon.h - flightrecd's event loop and the state it orchestrates.
+ *
+ *   daemon.c    set-up, the epoll loop, signals, config reload
+ *   plan.c      triggers to dumps: policy, merging, post windows, freeze,
+ *               the dump in flight, waiting requesters, retention
+ *   pressure.c  PSI triggers (arming, re-arming) and the pressure history
+ *   status.c    the control socket's "status" answer
+ *
+ * One thread runs all of this; the dump thread and the /proc worker report
+ * back through fds and locks of their own modules.
  */
 #ifndef FR_DAEMON_H
 #define FR_DAEMON_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "../conf/config.h"
+#include "../triggers/control.h"
+#include "../triggers/psi.h"
 #include "../triggers/trigger.h"
 #include "drain.h"
 #include "dumper.h"
@@ -17,12 +28,58 @@
 #include "ringbuf.h"
 #include "sampler.h"
 
-#define FR_TICK_NS	(100 * 1000 * 1000ULL)	/* drain and age the window */
+#define FR_TICK_NS		(100 * 1000 * 1000ULL)	/* drain and age the window */
+#define FR_PRESSURE_TICKS	10			/* pressure history: every 1 s */
+#define FR_PLAN_FIRES		32	/* triggers named in one dump */
+#define FR_MERGE_EXTEND_NS	(10 * 1000 * 1000 * 1000ULL)	/* merging delays a freeze at most this */
+#define FR_RECENT_DUMPS		10
+#define FR_QUEUED_FIRES		64	/* fires raised inside the drain, handled after it */
+#define FR_RATE_SECONDS		10
 
 struct daemon_opts {
 	const char *config_path;
 	const char *output_dir;		/* overrides [output] directory */
 	unsigned writer_flags;		/* FR_WRITER_* */
+};
+
+/* Triggers collected for one dump until its freeze instant. */
+struct dump_plan {
+	bool active;
+	struct trigger_fire fires[FR_PLAN_FIRES];
+	uint32_t nfires;
+	uint64_t merged;		/* fires beyond FR_PLAN_FIRES, counted only */
+	uint64_t start;			/* earliest T - pre */
+	uint64_t freeze;		/* latest T + post, at most limit */
+	uint64_t limit;
+	uint64_t pin;			/* window index held for start */
+	int waiters[FR_CONTROL_CLIENTS];	/* control clients owed the path */
+	uint32_t nwaiters;
+};
+
+/* One [trigger] of type psi. */
+struct psi_watch {
+	struct trigger trig;
+	struct psi_trigger *psi;
+	char source[PATH_MAX];		/* "" for /proc/pressure, else the cgroup */
+	int resource;
+	int kind;
+	bool in_epoll;
+	bool warned;			/* logged the current outage */
+};
+
+/* A pressure file read into the window every second. */
+struct pressure_src {
+	char source[PATH_MAX];
+	int resource;
+	int fd;				/* -1 while missing */
+};
+
+struct recent_dump {
+	char path[PATH_MAX];
+	uint64_t bytes;
+	uint64_t ts;			/* CLOCK_BOOTTIME ns when durable */
+	uint64_t events;
+	char triggers[256];
 };
 
 struct daemon {
@@ -34,22 +91,78 @@ struct daemon {
 	struct dumper *dumper;
 	struct symcache *symcache;
 	struct procinfo *procinfo;
+	struct control *control;
 	int epfd;
 	int sigfd;
 	int tickfd;
+	int freezefd;
 	bool stopping;
-	bool pending;			/* a trigger waits for the dump in flight */
-	struct trigger_fire pending_fire;
-	uint64_t merged;		/* fires merged into the pending one */
-	uint64_t dumps;
-	uint64_t dump_failures;
+	uint64_t started;
+	uint64_t ticks;
 	char host[256];
 	char kernel[256];
 	char boot_id[64];
+
+	/* Triggers. */
+	struct trigger signal_trig;
+	struct trigger command_trig;
+	struct trigger oom_trig;
+	bool has_oom;
+	struct psi_watch *psi;
+	size_t npsi;
+	struct pressure_src *srcs;
+	size_t nsrcs;
+	struct trigger_fire queued[FR_QUEUED_FIRES];
+	uint32_t nqueued;
+
+	/* Dumps. */
+	struct dump_plan plan;
+	int writing_waiters[FR_CONTROL_CLIENTS];
+	uint32_t nwriting;
+	uint64_t writing_pin;
+	uint64_t dumps;
+	uint64_t dump_failures;
+	struct recent_dump recent[FR_RECENT_DUMPS];
+	uint32_t nrecent;
+
+	/* Rates: drain records at each of the last seconds. */
+	uint64_t rate_records[FR_RATE_SECONDS];
+	uint64_t rate_ts[FR_RATE_SECONDS];
 };
 
 int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_config *cfg);
 int daemon__run(struct daemon *dm);
 void daemon__fini(struct daemon *dm);
+
+/* plan.c */
+void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
+		int waiter);
+void plan__try_freeze(struct daemon *dm);
+void plan__dump_done(struct daemon *dm);
+void plan__abort(struct daemon *dm);
+const char *daemon_output_dir(const struct daemon *dm);
+
+/* pressure.c */
+int pressure__init(struct daemon *dm);
+void pressure__fini(struct daemon *dm);
+void pressure__tick(struct daemon *dm);
+void pressure__event(struct daemon *dm, size_t idx, uint32_t revents);
+
+/* status.c */
+char *status__render(struct daemon *dm, bool json);
+
+/* The log and epoll helpers the parts share. */
+int daemon_epoll_add(struct daemon *dm, int fd, uint32_t events, uint64_t tag);
+
+enum {
+	FR_EV_TAG_SIGNAL = 1,
+	FR_EV_TAG_TICK,
+	FR_EV_TAG_RING,
+	FR_EV_TAG_DUMP,
+	FR_EV_TAG_FREEZE,
+	FR_EV_TAG_CONTROL,
+	FR_EV_TAG_CLIENT,	/* | id << 8 */
+	FR_EV_TAG_PSI,		/* | index << 8 */
+};
 
 #endif /* FR_DAEMON_H */

@@ -320,8 +320,11 @@ static int make_oom(struct drain *d, const void *data, size_t len,
 	if (err) {
 		ev->ref = 0;
 		put_refs(d, ev);
+		return err;
 	}
-	return err;
+	if (d->hooks.oom)
+		d->hooks.oom(d->hooks.ctx, o);
+	return 0;
 }
 
 /* Insert into the staging area, keeping it sorted (input is nearly sorted). */
@@ -447,6 +450,37 @@ int drain__record(struct drain *d, const void *data, size_t len)
 		d->st.dropped++;
 	else
 		stage(d, &ev);
+	return 0;
+}
+
+/*
+ * drain__add_pressure() - stage a pressure reading taken by the daemon at
+ * @ts from @source ("" for /proc/pressure). It enters the window in time
+ * order with the kernel's events. Returns 0, or -errno (counted as dropped).
+ */
+int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
+			const struct fr_pressure_info *info)
+{
+	struct fr_event ev = { .ts = ts, .type = FR_EV_PRESSURE, .cpu = info->resource };
+	int err;
+
+	if (d->nstage == d->stage_cap)
+		drain__release(d, d->watermark);
+	if (d->nstage == d->stage_cap) {
+		d->st.dropped++;
+		return -ENOSPC;
+	}
+	err = get_str(d, FR_TAG_COMM, source, strlen(source), &ev.comm);
+	if (!err) {
+		err = get_str(d, FR_TAG_PRESSURE, info, sizeof(*info), &ev.ref);
+		if (err)
+			intern__unref(d->t.strs, ev.comm);
+	}
+	if (err) {
+		d->st.dropped++;
+		return err;
+	}
+	stage(d, &ev);
 	return 0;
 }
 

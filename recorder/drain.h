@@ -27,6 +27,17 @@ enum fr_str_tag {
 	FR_TAG_PATH	= 2,
 	FR_TAG_EXIT	= 3,	/* struct fr_exit_stats */
 	FR_TAG_OOM	= 4,	/* struct fr_oom_info */
+	FR_TAG_PRESSURE	= 5,	/* struct fr_pressure_info */
+};
+
+/* One pressure reading (FR_TAG_PRESSURE): avg in 1/100 %, totals in us. */
+struct fr_pressure_info {
+	uint32_t resource;	/* 0 cpu, 1 memory, 2 io */
+	uint32_t has_full;
+	uint32_t some_avg10, some_avg60, some_avg300;
+	uint32_t full_avg10, full_avg60, full_avg300;
+	uint64_t some_total;
+	uint64_t full_total;
 };
 
 /* Counters of an OOM victim selection, as interned (FR_TAG_OOM). */
@@ -77,6 +88,7 @@ struct drain_hooks {
 	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start);
 	void (*stack)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		      const void *user_ips, unsigned n);
+	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */
 };
 
 struct drain;
@@ -86,6 +98,8 @@ void drain__free(struct drain *d);
 void drain__set_hooks(struct drain *d, const struct drain_hooks *h);
 int drain__record(struct drain *d, const void *data, size_t len);
 void drain__release(struct drain *d, uint64_t watermark);
+int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
+			const struct fr_pressure_info *info);
 int drain__pump(struct drain *d, struct ringbuf *rb);
 int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 		uint64_t timeout_ns);

@@ -89,6 +89,8 @@ bool dumper__busy(const struct dumper *dp)
 void dump_request__free(struct dump_request *req)
 {
 	dump__free(&req->model);
+	free(req->victim_pid);
+	free(req->victim_start);
 	free(req->dir);
 	free(req->name_hint);
 	memset(req, 0, sizeof(*req));
@@ -167,6 +169,7 @@ static void write_dump(struct dumper *dp)
 	struct encode_in in = {
 		.t = drain__tables(dp->drain), .sampler = dp->sampler,
 		.sym = dp->sym, .first = req->first, .last = req->last,
+		.victim_pid = req->victim_pid, .victim_start = req->victim_start,
 	};
 	struct encoder *enc = NULL;
 	struct dumpfile *f = NULL;
@@ -225,6 +228,9 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	snprintf(res->path, sizeof(res->path), "%s/%s", req->dir, name);
+	for (uint32_t i = 0, n = 0; i < req->model.ntrig && n < sizeof(res->triggers); i++)
+		n += snprintf(res->triggers + n, sizeof(res->triggers) - n, "%s%s", i ? "," : "",
+			      req->model.trig[i].name);
 	res->raw_bytes = sink.bytes;
 	res->stale = encoder__stats(enc)->stale;
 	res->procs = req->model.nproc;

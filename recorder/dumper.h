@@ -23,6 +23,8 @@ struct dump_request {
 	uint64_t first;			/* window indexes [first, last) */
 	uint64_t last;
 	uint64_t requested;		/* CLOCK_BOOTTIME ns of the trigger */
+	uint32_t *victim_pid;		/* per model trigger, 0: no OOM victim */
+	uint64_t *victim_start;
 	char *dir;			/* output directory */
 	char *name_hint;		/* short tag for the file name */
 	mode_t mode;
@@ -41,6 +43,7 @@ struct dump_result {
 	uint64_t stacks;
 	uint64_t elapsed_ns;		/* trigger to durable file */
 	bool uring;			/* written through io_uring */
+	char triggers[256];		/* names of the triggers it answers */
 };
 
 struct dumper;

@@ -20,6 +20,7 @@
 struct symbolizer {
 	struct kallsyms *ksyms;
 	uint64_t modules_hash;		/* of /proc/modules when ksyms was read */
+	bool loaded;
 	struct symcache *cache;		/* shared with the procinfo worker */
 };
 
@@ -97,10 +98,15 @@ static uint64_t modules_hash(void)
 
 	if (fd < 0)
 		return 0;
-	while ((size_t)n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) > 0)
+	uint64_t h = 1;
+
+	/* Hash it all, 64 KiB at a time. */
+	while ((r = read(fd, buf, sizeof(buf))) > 0) {
+		h = fr_hash64(buf, r, h);
 		n += r;
+	}
 	close(fd);
-	return fr_hash64(buf, n, 1) | 1;
+	return n ? h | 1 : 0;
 }
 
 /*
@@ -111,10 +117,12 @@ static const struct kallsyms *kernel_symbols(struct symbolizer *s)
 {
 	uint64_t h = modules_hash();
 
-	if (!s->modules_hash || h != s->modules_hash) {
+	/* h == 0: /proc/modules unreadable; keep what was loaded. */
+	if (!s->loaded || (h && h != s->modules_hash)) {
 		kallsyms__free(s->ksyms);
 		s->ksyms = kallsyms__load("/proc/kallsyms");
-		s->modules_hash = h ? h : 1;
+		s->modules_hash = h;
+		s->loaded = true;
 	}
 	return s->ksyms;
 }
@@ -397,6 +405,8 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	uint32_t idx, tmp;
 	int err;
 
+	if (ev->type == FR_EV_PRESSURE)
+		return str_of(e, ev->comm, &tmp);
 	err = proc_of(e, ev->proc, &idx);
 	if (!err)
 		err = str_of(e, ev->comm, &tmp);
@@ -676,6 +686,28 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	return 0;
 }
 
+/* Point each OOM trigger at its victim's incarnation in the dump. */
+static int resolve_victims(struct encoder *e)
+{
+	struct fr_dump *d = e->d;
+
+	for (uint32_t i = 0; i < d->ntrig && e->in.victim_pid; i++) {
+		uint32_t pid = e->in.victim_pid[i], idx, slot;
+		uint64_t start = e->in.victim_start[i];
+
+		if (!pid)
+			continue;
+		if (!idmap__get(&e->proc_of_id, incarnation_key(pid, start), &idx) ||
+		    d->proc[idx].pid != pid || d->proc[idx].start != start) {
+			if (proctable__lookup(e->in.t->procs, pid, start, &slot) ||
+			    proc_of(e, slot, &idx))
+				continue;	/* gone from the table: the detail names it */
+		}
+		d->trig[i].victim = idx + 1;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- public */
 
 /*
@@ -748,6 +780,8 @@ int encoder__prepare(struct encoder *e)
 	if (err)
 		return err;
 	err = merge_snapshot(e);
+	if (!err)
+		err = resolve_victims(e);
 	if (err)
 		return err;
 	e->ksyms = kernel_symbols(e->in.sym);
@@ -769,8 +803,23 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	out->cpu = ev->cpu;
 	out->type = ev->type;
 	out->flags = ev->flags;
-	if (!idmap__get(&e->proc_of_slot, ev->proc, &out->proc) ||
-	    (ev->comm && !idmap__get(&e->str_of_id, ev->comm, &out->comm)))
+	if (ev->comm && !idmap__get(&e->str_of_id, ev->comm, &out->comm))
+		return -ENOENT;
+	if (ev->type == FR_EV_PRESSURE) {
+		struct fr_pressure_info p = {};
+
+		intern__copy(e->in.t->strs, ev->ref, &p, sizeof(p));
+		out->cpu = 0;
+		out->psi = (struct fr_dump_pressure){
+			.resource = p.resource, .has_full = p.has_full,
+			.some_avg10 = p.some_avg10, .some_avg60 = p.some_avg60,
+			.some_avg300 = p.some_avg300, .some_total = p.some_total,
+			.full_avg10 = p.full_avg10, .full_avg60 = p.full_avg60,
+			.full_avg300 = p.full_avg300, .full_total = p.full_total,
+		};
+		return 0;
+	}
+	if (!idmap__get(&e->proc_of_slot, ev->proc, &out->proc))
 		return -ENOENT;
 	switch (ev->type) {
 	case FR_EV_SAMPLE:

@@ -31,6 +31,8 @@ struct encode_in {
 	struct symbolizer *sym;
 	uint64_t first;			/* frozen window: indexes [first, last) */
 	uint64_t last;
+	const uint32_t *victim_pid;	/* per model trigger: OOM victim, 0: none */
+	const uint64_t *victim_start;
 };
 
 struct encoder_stats {

@@ -23,7 +23,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		1
+#define FR_DUMP_MINOR		2
 #define FR_DUMP_HDR_SIZE	32
 #define FR_SECTION_HDR_SIZE	16
 #define FR_DUMP_SUFFIX		".frd"
@@ -75,6 +75,7 @@ struct fr_dump_trigger {
 	char *reason;		/* human text */
 	char *detail;		/* e.g. the PSI line; may be "" */
 	uint64_t ts;		/* CLOCK_BOOTTIME ns */
+	uint32_t victim;	/* oom: process index + 1 of the victim, 0: none (1.2) */
 };
 
 struct fr_dump_window {
@@ -154,6 +155,17 @@ struct fr_dump_oom {
 	uint64_t uid;
 };
 
+/* A pressure reading: avg in 1/100 %, totals in us (CLOCK_BOOTTIME). */
+struct fr_dump_pressure {
+	uint8_t resource;	/* 0 cpu, 1 memory, 2 io */
+	uint8_t has_full;
+	uint32_t some_avg10, some_avg60, some_avg300;
+	uint32_t full_avg10, full_avg60, full_avg300;
+	uint64_t some_total, full_total;
+};
+
+#define FR_DEV_PRESSURE		6	/* event type: no process; comm names the source */
+
 struct fr_dump_event {
 	uint64_t ts;		/* ns, CLOCK_BOOTTIME */
 	uint32_t proc;		/* process index */
@@ -168,6 +180,7 @@ struct fr_dump_event {
 	union {
 		struct fr_dump_exit exit;
 		struct fr_dump_oom oom;
+		struct fr_dump_pressure psi;
 	};
 };
 

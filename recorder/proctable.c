@@ -138,6 +138,17 @@ int proctable__find(const struct proctable *pt, uint32_t pid, uint64_t start,
 	return -ENOENT;
 }
 
+/* proctable__lookup() - proctable__find() for any thread (takes the lock). */
+int proctable__lookup(struct proctable *pt, uint32_t pid, uint64_t start, uint32_t *slot)
+{
+	int err;
+
+	pthread_mutex_lock(&pt->lock);
+	err = proctable__find(pt, pid, start, slot);
+	pthread_mutex_unlock(&pt->lock);
+	return err;
+}
+
 static uint32_t alloc_slot(struct proctable *pt)
 {
 	uint32_t s = pt->free_slot;

@@ -65,6 +65,7 @@ void proctable__stats(const struct proctable *pt, struct proctable_stats *st);
 
 /* Any thread: copy an entry, or take its /proc facts, under the table lock. */
 int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out);
+int proctable__lookup(struct proctable *pt, uint32_t pid, uint64_t start, uint32_t *slot);
 struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 				  uint64_t start);
 int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,

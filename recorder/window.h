@@ -23,17 +23,19 @@ enum fr_event_type {
 	FR_EV_FORK	= 3,
 	FR_EV_EXEC	= 4,
 	FR_EV_OOM	= 5,
-	FR_EV_TYPE_MAX	= FR_EV_OOM,
+	FR_EV_PRESSURE	= 6,	/* a pressure reading, made by the daemon */
+	FR_EV_TYPE_MAX	= FR_EV_PRESSURE,
 };
 
 /*
  * One window slot. References point into the drain's tables and hold a
  * reference there until the event is evicted:
- *   proc:  process table slot of the incarnation (every event)
- *   comm:  string id of the thread's comm (every event)
+ *   proc:  process table slot of the incarnation (0 for pressure)
+ *   comm:  string id of the thread's comm; pressure: of the source
+ *          ("" for /proc/pressure, else the cgroup directory)
  *   ref:   sample: stack id (0: none); exec: filename string id;
  *          exit: string id of the struct fr_exit_stats blob;
- *          fork: process table slot of the child; oom: blob id.
+ *          fork: process table slot of the child; oom, pressure: blob id.
  *   arg:   exit: wait status; fork: child pid; otherwise 0.
  */
 struct fr_event {

@@ -16,6 +16,8 @@ int cmd_show(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
 int cmd_processes(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
+int cmd_status(int argc, char **argv);
 
 int cli_load(const char *path, struct fr_dump *d);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -24,7 +24,8 @@ static void usage(FILE *f)
 		"               event; samples add stack (leaf first), exits add code,\n"
 		"               execs add filename, forks add child_pid and child_start\n"
 		"  --pid PID    only events of processes with this PID\n"
-		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom\n"
+		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom,\n"
+		"               pressure (the PSI history: avg10 and total every second)\n"
 		"  --help       show this help\n"
 		"  --version    show the version\n");
 }
@@ -39,6 +40,28 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	json__obj(&j, NULL);
 	json__u64(&j, "ts", e->ts);
 	json__str(&j, "type", dump__event_type_name(e->type));
+	if (e->type == FR_DEV_PRESSURE) {
+		/* Not a process event: pid, tid and start are 0. */
+		json__u64(&j, "pid", 0);
+		json__u64(&j, "tid", 0);
+		json__u64(&j, "start", 0);
+		json__str(&j, "comm", "");
+		json__str(&j, "resource", view_resource(e->psi.resource));
+		json__str(&j, "source", *dump__str(d, e->comm) ? dump__str(d, e->comm) : "system");
+		json__f64(&j, "some_avg10", e->psi.some_avg10 / 100.0);
+		json__f64(&j, "some_avg60", e->psi.some_avg60 / 100.0);
+		json__f64(&j, "some_avg300", e->psi.some_avg300 / 100.0);
+		json__u64(&j, "some_total", e->psi.some_total);
+		if (e->psi.has_full) {
+			json__f64(&j, "full_avg10", e->psi.full_avg10 / 100.0);
+			json__f64(&j, "full_avg60", e->psi.full_avg60 / 100.0);
+			json__f64(&j, "full_avg300", e->psi.full_avg300 / 100.0);
+			json__u64(&j, "full_total", e->psi.full_total);
+		}
+		json__end_obj(&j);
+		putchar('\n');
+		return;
+	}
 	json__u64(&j, "pid", p->pid);
 	json__u64(&j, "tid", e->tid);
 	json__u64(&j, "start", p->start);
@@ -95,6 +118,18 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	const struct fr_dump_proc *p = &d->proc[e->proc];
 	char buf[512], b2[64], b3[64];
 
+	if (e->type == FR_DEV_PRESSURE) {
+		printf("%" PRIu64 ".%09" PRIu64 " %-8s %s %s some avg10=%u.%02u%% total=%" PRIu64 "us",
+		       e->ts / 1000000000, e->ts % 1000000000, "pressure", view_resource(e->psi.resource),
+		       *dump__str(d, e->comm) ? dump__str(d, e->comm) : "system",
+		       e->psi.some_avg10 / 100, e->psi.some_avg10 % 100, e->psi.some_total);
+		if (e->psi.has_full)
+			printf(" full avg10=%u.%02u%% total=%" PRIu64 "us", e->psi.full_avg10 / 100,
+			       e->psi.full_avg10 % 100, e->psi.full_total);
+		putchar('\n');
+		return;
+	}
+
 	printf("%" PRIu64 ".%09" PRIu64 " %-6s %u/%u start=%" PRIu64 ".%09" PRIu64 " %-16s cpu%u",
 	       e->ts / 1000000000, e->ts % 1000000000, dump__event_type_name(e->type),
 	       p->pid, e->tid, p->start / 1000000000, p->start % 1000000000,
@@ -132,7 +167,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 
 static int type_of(const char *name)
 {
-	for (unsigned t = 1; t <= 5; t++)
+	for (unsigned t = 1; t <= FR_DEV_PRESSURE; t++)
 		if (!strcmp(name, dump__event_type_name(t)))
 			return t;
 	return -1;
@@ -168,7 +203,7 @@ int cmd_events(int argc, char **argv)
 		case 't':
 			type = type_of(optarg);
 			if (type < 0)
-				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom",
+				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom, pressure",
 						       optarg);
 			break;
 		case 'h':
@@ -191,7 +226,8 @@ int cmd_events(int argc, char **argv)
 	for (uint32_t i = 0; i < d.nev; i++) {
 		const struct fr_dump_event *e = &d.ev[i];
 
-		if ((by_pid && d.proc[e->proc].pid != pid) || (type && e->type != type))
+		if ((by_pid && (e->type == FR_DEV_PRESSURE || d.proc[e->proc].pid != pid)) ||
+		    (type && e->type != type))
 			continue;
 		if (json)
 			json_event(&d, e);

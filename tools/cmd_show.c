@@ -129,10 +129,15 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	       dump__meta_str(d, "host"), dump__meta_str(d, "kernel"),
 	       dump__meta_u64(d, "ncpus"), dump__meta_str(d, "event_source"),
 	       dump__meta_u64(d, "frequency"));
-	for (uint32_t i = 0; i < d->ntrig; i++)
+	for (uint32_t i = 0; i < d->ntrig; i++) {
 		printf("trigger:   %s (%s) at %s: %s%s%s\n", d->trig[i].name, d->trig[i].type,
 		       view_time(d, d->trig[i].ts, t0, sizeof(t0)), d->trig[i].reason,
 		       *d->trig[i].detail ? "; " : "", d->trig[i].detail);
+		if (d->trig[i].victim)
+			printf("           victim: pid %u, start %.6f, %s\n",
+			       d->proc[d->trig[i].victim - 1].pid, d->proc[d->trig[i].victim - 1].start / 1e9,
+			       dump__str(d, d->proc[d->trig[i].victim - 1].comm));
+	}
 	printf("window:    %.3f s, %s .. %s\n", (d->win.end - d->win.start) / 1e9,
 	       view_time(d, d->win.start, t0, sizeof(t0)), view_time(d, d->win.end, t1, sizeof(t1)));
 	printf("events:    %u: %" PRIu64 " samples, %" PRIu64 " exits, %" PRIu64 " forks, %" PRIu64
@@ -141,6 +146,7 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	printf("processes: %u incarnations: %u live at the snapshot, %u exited in the window\n",
 	       d->nproc, live, exited);
 	text_losses(d);
+	view_sparklines(d, stdout);
 
 	ntop = ntop > 256 ? 256 : ntop;
 	np = top(v->proc_samples, d->nproc, tp, ntop);
@@ -217,6 +223,15 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 		json__str(&j, "detail", d->trig[i].detail);
 		json__u64(&j, "ts", d->trig[i].ts);
 		json__str(&j, "time", view_time(d, d->trig[i].ts, buf, sizeof(buf)));
+		if (d->trig[i].victim) {
+			const struct fr_dump_proc *vp = &d->proc[d->trig[i].victim - 1];
+
+			json__obj(&j, "victim");
+			json__u64(&j, "pid", vp->pid);
+			json__u64(&j, "start", vp->start);
+			json__str(&j, "comm", dump__str(d, vp->comm));
+			json__end_obj(&j);
+		}
 		json__end_obj(&j);
 	}
 	json__end_arr(&j);
@@ -234,6 +249,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	json__u64(&j, "forks", v->by_type[3]);
 	json__u64(&j, "execs", v->by_type[4]);
 	json__u64(&j, "ooms", v->by_type[5]);
+	json__u64(&j, "pressure", v->by_type[6]);
 	json__u64(&j, "processes", d->nproc);
 	json__u64(&j, "stacks", d->nstack);
 	json__u64(&j, "frames", d->nframe);

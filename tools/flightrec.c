@@ -19,15 +19,18 @@ static const struct {
 	{ "events", cmd_events, "one line per event, in time order" },
 	{ "folded", cmd_folded, "collapsed stacks for flame graphs (flamegraph.pl, speedscope)" },
 	{ "processes", cmd_processes, "the process table: every incarnation in the dump" },
+	{ "snapshot", cmd_snapshot, "ask the running flightrecd for a dump now; print its path" },
+	{ "status", cmd_status, "what the running flightrecd is doing: window, rates, triggers, dumps" },
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: flightrec COMMAND [OPTIONS] DUMP\n\nCommands:\n");
+	fprintf(f, "Usage: flightrec COMMAND [OPTIONS] [DUMP]\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
 	fprintf(f, "\nRun 'flightrec COMMAND --help' for a command's options.\n"
-		   "Exit codes: 0 ok, 1 the dump could not be read, 2 usage error.\n");
+		   "Exit codes: 0 ok, 1 runtime error (a dump that cannot be read, no daemon),\n"
+		   "2 usage error.\n");
 }
 
 /* cli_load() - load @path into @d, or print why not. Returns an exit code. */

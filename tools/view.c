@@ -123,3 +123,65 @@ const char *view_bytes(uint64_t b, char *buf, size_t len)
 		snprintf(buf, len, "%" PRIu64 " B", b);
 	return buf;
 }
+
+const char *view_resource(unsigned r)
+{
+	static const char *const names[] = { "cpu", "memory", "io" };
+
+	return r < 3 ? names[r] : "?";
+}
+
+#define FR_SPARK_WIDTH	60
+
+/*
+ * view_sparklines() - one line per pressure series (resource, source) in
+ * the window: "some avg10" as a sparkline over time, its peak, and the
+ * stall time added over the window (from total=).
+ */
+void view_sparklines(const struct fr_dump *d, FILE *f)
+{
+	static const char *const bars[] = { " ", "\u2581", "\u2582", "\u2583", "\u2584",
+					     "\u2585", "\u2586", "\u2587", "\u2588" };
+	uint64_t t0 = d->win.start, span = d->win.end > d->win.start ? d->win.end - d->win.start : 1;
+	bool any = false;
+
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+		uint32_t peak[FR_SPARK_WIDTH] = {0}, max = 0;
+		uint64_t first_total = 0, last_total = 0;
+		bool seen = false, dup = false;
+
+		if (e->type != FR_DEV_PRESSURE)
+			continue;
+		for (uint32_t k = 0; k < i && !dup; k++)
+			dup = d->ev[k].type == FR_DEV_PRESSURE && d->ev[k].psi.resource == e->psi.resource &&
+			      d->ev[k].comm == e->comm;
+		if (dup)
+			continue;
+		for (uint32_t k = i; k < d->nev; k++) {
+			const struct fr_dump_event *x = &d->ev[k];
+			uint64_t b;
+
+			if (x->type != FR_DEV_PRESSURE || x->psi.resource != e->psi.resource ||
+			    x->comm != e->comm)
+				continue;
+			b = x->ts > t0 ? (x->ts - t0) * FR_SPARK_WIDTH / span : 0;
+			b = b < FR_SPARK_WIDTH ? b : FR_SPARK_WIDTH - 1;
+			peak[b] = peak[b] > x->psi.some_avg10 ? peak[b] : x->psi.some_avg10;
+			max = max > x->psi.some_avg10 ? max : x->psi.some_avg10;
+			if (!seen)
+				first_total = x->psi.some_total;
+			last_total = x->psi.some_total;
+			seen = true;
+		}
+		if (!any)
+			fprintf(f, "pressure:  some avg10 across the window (peak; stall added):\n");
+		any = true;
+		fprintf(f, "  %-6s %-24.24s |", view_resource(e->psi.resource),
+			*dump__str(d, e->comm) ? dump__str(d, e->comm) : "system");
+		for (int b = 0; b < FR_SPARK_WIDTH; b++)
+			fputs(bars[max ? (peak[b] * 8 + max - 1) / max : 0], f);
+		fprintf(f, "| peak %u.%02u%%, +%.3f s\n", max / 100, max % 100,
+			(last_total - first_total) / 1e6);
+	}
+}

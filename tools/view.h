@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "format.h"
 
@@ -28,5 +29,7 @@ uint64_t view_realtime(const struct fr_dump *d, uint64_t boot_ns);
 const char *view_time(const struct fr_dump *d, uint64_t boot_ns, char *buf, size_t len);
 const char *view_status(int32_t code, char *buf, size_t len);
 const char *view_bytes(uint64_t b, char *buf, size_t len);
+const char *view_resource(unsigned r);
+void view_sparklines(const struct fr_dump *d, FILE *f);
 
 #endif /* FR_VIEW_H */

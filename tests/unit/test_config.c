@@ -22,6 +22,7 @@
 #include "config.h"
 #include "tap.h"
 
+#define MSEC	1000000ULL
 #define SEC	1000000000ULL
 #define MIB	(1024ULL * 1024)
 #define GIB	(1024 * MIB)
@@ -96,14 +97,49 @@ static int same_str(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
+/* same_trigger() - true when @a and @b match (their lines too if @line). */
+static int same_trigger(const struct fr_trigger_conf *a,
+			const struct fr_trigger_conf *b, int line)
+{
+	return same_str(a->name, b->name) &&
+	       (!line || a->line == b->line) &&
+	       a->type == b->type &&
+	       a->resource == b->resource &&
+	       a->kind == b->kind &&
+	       a->stall_ns == b->stall_ns &&
+	       a->window_ns == b->window_ns &&
+	       same_str(a->cgroup, b->cgroup) &&
+	       a->pre_ns == b->pre_ns &&
+	       a->post_ns == b->post_ns &&
+	       a->cooldown_ns == b->cooldown_ns &&
+	       a->max_per_hour == b->max_per_hour;
+}
+
+/* same_values() - true when @a and @b hold the same values; path aside. */
+static int same_values(const struct fr_config *a, const struct fr_config *b,
+		       int lines)
+{
+	size_t i;
+
+	if (a->window_ns != b->window_ns ||
+	    a->memory_bytes != b->memory_bytes ||
+	    a->frequency != b->frequency ||
+	    !same_str(a->directory, b->directory) ||
+	    a->max_dumps != b->max_dumps ||
+	    a->max_bytes != b->max_bytes ||
+	    !same_str(a->control_socket, b->control_socket) ||
+	    a->ntriggers != b->ntriggers)
+		return 0;
+	for (i = 0; i < a->ntriggers; i++)
+		if (!same_trigger(&a->triggers[i], &b->triggers[i], lines))
+			return 0;
+	return 1;
+}
+
 /* same_config() - true when @a and @b hold the same values and path. */
 static int same_config(const struct fr_config *a, const struct fr_config *b)
 {
-	return a->window_ns == b->window_ns &&
-	       a->memory_bytes == b->memory_bytes &&
-	       a->frequency == b->frequency &&
-	       same_str(a->path, b->path) &&
-	       same_str(a->directory, b->directory);
+	return same_values(a, b, 1) && same_str(a->path, b->path);
 }
 
 static void test_defaults(void)
@@ -119,6 +155,12 @@ static void test_defaults(void)
 	is_int(cfg->frequency, 99, "defaults: frequency is 99");
 	is_str(cfg->directory, "/var/lib/flightrec",
 	       "defaults: directory is /var/lib/flightrec");
+	is_int(cfg->max_dumps, 50, "defaults: max_dumps is 50");
+	is_int(cfg->max_bytes, GIB, "defaults: max_bytes is 1G");
+	is_str(cfg->control_socket, "/run/flightrec/control.sock",
+	       "defaults: control socket is /run/flightrec/control.sock");
+	ok(cfg->ntriggers == 0 && cfg->triggers == NULL,
+	   "defaults: no triggers");
 	config__free(cfg);
 	config__free(NULL);
 	ok(1, "config__free(NULL) is harmless");
@@ -170,6 +212,12 @@ static void test_full_file(void)
 	is_int(cfg->frequency, 497, "full: frequency = 497");
 	is_str(cfg->directory, "/srv/flight rec;1",
 	       "full: directory keeps inner blanks and ';'");
+	is_int(cfg->max_dumps, 50, "full: max_dumps not set, default 50");
+	is_int(cfg->max_bytes, GIB, "full: max_bytes not set, default 1G");
+	is_str(cfg->control_socket, "/run/flightrec/control.sock",
+	       "full: no [control], default socket");
+	ok(cfg->ntriggers == 0 && cfg->triggers == NULL,
+	   "full: no trigger sections, no triggers");
 
 	/* a second file only overrides what it sets */
 	tmp_path(path, "partial.conf");
@@ -243,10 +291,8 @@ struct err_case {
 #define ACC_M	"accepted: 4M..64G, in bytes or with a suffix K, M, G, KiB, MiB or GiB"
 #define ACC_F	"accepted: 1..10000"
 #define SYNTAX	"syntax error; expected '[section]' or 'key = value'"
-#define LONG200	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" \
-		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" \
-		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx" \
-		"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define X50	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
+#define LONG200	X50 X50 X50 X50
 
 static const struct err_case err_cases[] = {
 	/* window */
@@ -316,6 +362,33 @@ static const struct err_case err_cases[] = {
 	  { "[output] directory = : empty value", "accepted: an absolute path" } },
 	{ "directory with a control character", BASE_O "directory = /a\033b\n",
 	  0, 9, { "[output] directory = /a?b: contains a control character" } },
+	/* max_dumps, max_bytes, [control] socket */
+	{ "max_dumps above range", BASE_O "max_dumps = 1000001\n", 0, 9,
+	  { "[output] max_dumps = 1000001: too large",
+	    "accepted: 0..1000000 (0 = no limit)" } },
+	{ "max_dumps negative", BASE_O "max_dumps = -1\n", 0, 9,
+	  { "[output] max_dumps = -1: invalid number",
+	    "accepted: 0..1000000 (0 = no limit)" } },
+	{ "max_dumps with a unit", BASE_O "max_dumps = 5K\n", 0, 9,
+	  { "[output] max_dumps = 5K: invalid number" } },
+	{ "max_bytes above range", BASE_O "max_bytes = 1025G\n", 0, 9,
+	  { "[output] max_bytes = 1025G: too large",
+	    "accepted: 0..1024G, in bytes or with a suffix K, M, G, KiB, MiB or GiB (0 = no limit)" } },
+	{ "max_bytes in T", BASE_O "max_bytes = 1T\n", 0, 9,
+	  { "[output] max_bytes = 1T: invalid size", "accepted: 0..1024G" } },
+	{ "max_bytes empty", BASE_O "max_bytes =\n", 0, 9,
+	  { "[output] max_bytes = : empty value", "accepted: 0..1024G" } },
+	{ "control socket relative",
+	  BASE_F "frequency = 7\n[control]\nsocket = run/flightrec.sock\n", 0, 9,
+	  { "[control] socket = run/flightrec.sock: not an absolute path",
+	    "accepted: an absolute path of at most 107 bytes" } },
+	{ "control socket too long for sun_path",
+	  BASE_F "frequency = 7\n[control]\nsocket = /" X50 X50 X50 "\n", 0, 9,
+	  { "[control] socket = /xxxx", "too long",
+	    "accepted: an absolute path of at most 107 bytes" } },
+	{ "unknown key in [control]",
+	  BASE_F "frequency = 7\n[control]\npath = /x\n", 0, 9,
+	  { "[control] path = /x: unknown key", "accepted: socket" } },
 	/* structure */
 	{ "unknown key", BASE_W "windw = 5s\n", 0, 7,
 	  { "[recorder] windw = 5s: unknown key",
@@ -496,6 +569,544 @@ static void test_file_errors(void)
 	config__free(cfg);
 }
 
+/* Lines 1..4; the case's sections start on line 5. */
+#define T_PRE	"# trigger tests\n[recorder]\nwindow = 30s\n\n"
+#define T_PSI	"type = psi\nresource = memory\n"
+#define T_NAME_ACC \
+	"accepted: [trigger NAME], NAME of 1..48 characters from A-Z, a-z, 0-9, '.', '_' and '-'"
+#define T_CAP_MSG \
+	"[trigger t1] window = 3s: without CAP_SYS_RESOURCE the kernel accepts only multiples of 2s (2s, 4s, 6s, 8s, 10s); grant CAP_SYS_RESOURCE or pick one of those"
+
+struct trig_case {
+	const char *what;
+	const char *text;
+	int cap;		/* fr_config_env.cap_sys_resource */
+	int line;		/* where the error is */
+	const char *want[4];	/* further parts of the message */
+};
+
+static const struct trig_case trig_cases[] = {
+	{ "trigger without type",
+	  T_PRE "[trigger t1]\nresource = memory\nstall = 100ms\n", 1, 5,
+	  { "[trigger t1]: missing key type",
+	    "accepted: type = psi, oom, signal" } },
+	{ "trigger without type, followed by another section",
+	  T_PRE "[trigger t1]\npost = 1s\n\n[output]\nmax_dumps = 3\n", 1, 5,
+	  { "[trigger t1]: missing key type" } },
+	{ "trigger of unknown type",
+	  T_PRE "[trigger t1]\ntype = pressure\n", 1, 6,
+	  { "[trigger t1] type = pressure: unknown value",
+	    "accepted: psi, oom, signal" } },
+	{ "trigger type in upper case", T_PRE "[trigger t1]\ntype = OOM\n", 1, 6,
+	  { "[trigger t1] type = OOM: unknown value",
+	    "accepted: psi, oom, signal" } },
+	{ "trigger name with '/'", T_PRE "[trigger mem/pressure]\ntype = oom\n",
+	  1, 5, { "[trigger mem/pressure]: invalid name, '/' not allowed",
+		  T_NAME_ACC } },
+	{ "trigger name with a blank", T_PRE "[trigger a b]\ntype = oom\n", 1, 5,
+	  { "[trigger a b]: invalid name, ' ' not allowed", T_NAME_ACC } },
+	{ "trigger name of 50 characters",
+	  T_PRE "[trigger " X50 "]\ntype = oom\n", 1, 5,
+	  { "invalid name, 50 characters long", T_NAME_ACC } },
+	{ "trigger without a name", T_PRE "\n[ trigger ]\ntype = oom\n", 1, 6,
+	  { "[trigger]: missing name", T_NAME_ACC } },
+	{ "trigger section glued to its name", T_PRE "[triggerx]\n", 1, 5,
+	  { "unknown section [triggerx]",
+	    "accepted: [recorder], [output], [control], [trigger NAME]" } },
+	{ "plain section with a name", T_PRE "[output x]\n", 1, 5,
+	  { "unknown section [output x]" } },
+	{ "psi trigger without stall",
+	  T_PRE "[trigger t1]\n" T_PSI "window = 2s\n", 1, 5,
+	  { "[trigger t1]: missing key stall, required with type = psi",
+	    "accepted: stall = 1ms..10s" } },
+	{ "psi trigger without resource",
+	  T_PRE "[trigger t1]\ntype = psi\nstall = 100ms\n", 1, 5,
+	  { "[trigger t1]: missing key resource, required with type = psi",
+	    "accepted: resource = memory, cpu, io" } },
+	{ "psi trigger with an unknown resource",
+	  T_PRE "[trigger t1]\ntype = psi\nresource = disk\nstall = 1s\n", 1, 7,
+	  { "[trigger t1] resource = disk: unknown value",
+	    "accepted: memory, cpu, io" } },
+	{ "psi trigger with an unknown kind",
+	  T_PRE "[trigger t1]\n" T_PSI "kind = most\nstall = 1s\n", 1, 8,
+	  { "[trigger t1] kind = most: unknown value",
+	    "accepted: some, full" } },
+	{ "psi window 100ms",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 50ms\nwindow = 100ms\n", 1, 9,
+	  { "[trigger t1] window = 100ms: too small", "accepted: 500ms..10s" } },
+	{ "psi window 11s",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 50ms\nwindow = 11s\n", 1, 9,
+	  { "[trigger t1] window = 11s: too large", "accepted: 500ms..10s" } },
+	{ "psi stall 3s, window 2s",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 3s\nwindow = 2s\n", 1, 8,
+	  { "[trigger t1] stall = 3s: longer than window = 2s",
+	    "accepted: 0 < stall <= window" } },
+	{ "psi stall 3s, window set first as 2000ms",
+	  T_PRE "[trigger t1]\n" T_PSI "window = 2000ms\nstall = 3s\n", 1, 9,
+	  { "[trigger t1] stall = 3s: longer than window = 2000ms;" } },
+	{ "psi stall 3s, default window",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 3s\n", 1, 8,
+	  { "[trigger t1] stall = 3s: longer than window = 2s (the default)" } },
+	{ "psi stall 0", T_PRE "[trigger t1]\n" T_PSI "stall = 0ms\n", 1, 8,
+	  { "[trigger t1] stall = 0ms: too small",
+	    "accepted: 1ms..10s with a unit suffix ms, s, m or h (and at most window)" } },
+	{ "psi window 3s without CAP_SYS_RESOURCE",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 1s\nwindow = 3s\n", 0, 9,
+	  { T_CAP_MSG } },
+	{ "psi window 500ms without CAP_SYS_RESOURCE",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 100ms\nwindow = 500ms\n", 0, 9,
+	  { "[trigger t1] window = 500ms: without CAP_SYS_RESOURCE" } },
+	{ "resource in an oom trigger",
+	  T_PRE "[trigger t1]\ntype = oom\nresource = memory\n", 1, 7,
+	  { "[trigger t1] resource = memory: not a key of type = oom triggers",
+	    "accepted with type = oom: type, pre, post, cooldown, max_per_hour" } },
+	{ "window before the type of a signal trigger",
+	  T_PRE "[trigger t1]\npost = 1s\nwindow = 2s\ntype = signal\ncgroup = /x\n",
+	  1, 7,
+	  { "[trigger t1] window = 2s: not a key of type = signal triggers" } },
+	{ "two signal triggers",
+	  T_PRE "[trigger a]\ntype = signal\n\n[trigger b]\npost = 1s\ntype = signal\n",
+	  1, 10,
+	  { "[trigger b] type = signal: a second signal trigger",
+	    "the first is [trigger a] (type = signal at line 6)",
+	    "accepted: at most one trigger of type = signal" } },
+	{ "duplicate trigger name",
+	  T_PRE "[trigger a]\ntype = oom\n[trigger b]\ntype = oom\n[trigger a]\ntype = oom\n",
+	  1, 9, { "duplicate section [trigger a], first at line 5" } },
+	{ "duplicate trigger name, spaced differently",
+	  T_PRE "[trigger a]\ntype = oom\n[ trigger   a ]\ntype = oom\n",
+	  1, 7, { "duplicate section [trigger a], first at line 5" } },
+	{ "duplicate key in a trigger",
+	  T_PRE "[trigger t1]\ntype = oom\npost = 1s\npost = 2s\n", 1, 8,
+	  { "[trigger t1] post = 2s: duplicate key, first set at line 7" } },
+	{ "unknown key in a trigger", T_PRE "[trigger t1]\ntype = oom\nafter = 1s\n",
+	  1, 7,
+	  { "[trigger t1] after = 1s: unknown key",
+	    "accepted: type, resource, kind, stall, window, cgroup, pre, post, cooldown, max_per_hour" } },
+	{ "pre longer than a [recorder] window that comes later",
+	  "# pre\n[trigger t1]\ntype = oom\npre = 40s\n\n[recorder]\nwindow = 30s\n",
+	  1, 4,
+	  { "[trigger t1] pre = 40s: longer than [recorder] window = 30s",
+	    "accepted: 0s..30s (0s = all of the window)" } },
+	{ "pre longer than the [recorder] window loaded before (2m)",
+	  "[trigger t1]\ntype = signal\npre = 121s\n", 1, 3,
+	  { "[trigger t1] pre = 121s: longer than [recorder] window = 2m" } },
+	{ "post 61s", T_PRE "[trigger t1]\ntype = oom\npost = 61s\n", 1, 7,
+	  { "[trigger t1] post = 61s: too large", "accepted: 0s..1m" } },
+	{ "cooldown 25h", T_PRE "[trigger t1]\ntype = oom\ncooldown = 25h\n", 1, 7,
+	  { "[trigger t1] cooldown = 25h: too large", "accepted: 0s..24h" } },
+	{ "max_per_hour 3601",
+	  T_PRE "[trigger t1]\ntype = oom\nmax_per_hour = 3601\n", 1, 7,
+	  { "[trigger t1] max_per_hour = 3601: too large",
+	    "accepted: 0..3600 (0 = no limit)" } },
+	{ "relative cgroup",
+	  T_PRE "[trigger t1]\n" T_PSI "stall = 1s\ncgroup = sys/fs/cgroup\n", 1, 9,
+	  { "[trigger t1] cgroup = sys/fs/cgroup: not an absolute path" } },
+	{ "syntax error in a trigger wins over the key it lacks",
+	  T_PRE "[trigger t1]\n" T_PSI "stall 100ms\n[output]\n", 1, 8,
+	  { "syntax error; expected '[section]' or 'key = value'" } },
+	{ "syntax error after a trigger that lacks a key",
+	  T_PRE "[trigger t1]\n" T_PSI "\n[output]\nmax_dumps 5\n", 1, 5,
+	  { "[trigger t1]: missing key stall" } },
+};
+
+/*
+ * load_env() - write @text to case.conf and load it over @cfg with
+ * CAP_SYS_RESOURCE as @cap says. Returns what config__load_env() does.
+ */
+static int load_env(struct fr_config *cfg, char *path, const char *text,
+		    int cap, char *err)
+{
+	struct fr_config_env env = { .cap_sys_resource = cap };
+
+	tmp_path(path, "case.conf");
+	if (write_file(path, text, strlen(text), 0600))
+		return -EIO;
+	memset(err, 0, FR_CONF_ERR_MAX);
+	return config__load_env(cfg, path, &env, err, FR_CONF_ERR_MAX);
+}
+
+/*
+ * expect_trig_error() - load @text over @cfg (a copy of @before) and check
+ * -EINVAL, a message naming the file, line @line and each of @want, and
+ * that @cfg did not change.
+ */
+static void expect_trig_error(struct fr_config *cfg,
+			      const struct fr_config *before, const char *what,
+			      const char *text, int cap, int line,
+			      const char *const *want, size_t nwant)
+{
+	char path[PATH_MAX], err[FR_CONF_ERR_MAX], at[16];
+	size_t i;
+	int ret;
+
+	ret = load_env(cfg, path, text, cap, err);
+	tap_diag("%s", err);
+	is_int(ret, -EINVAL, "%s: returns -EINVAL", what);
+	contains(err, path, "%s: message names the file", what);
+	snprintf(at, sizeof(at), ":%d:", line);
+	contains(err, at, "%s: message names line %d", what, line);
+	for (i = 0; i < nwant && want[i]; i++)
+		contains(err, want[i], "%s: message says \"%s\"", what, want[i]);
+	ok(same_config(cfg, before), "%s: config unchanged", what);
+}
+
+static void test_trigger_errors(void)
+{
+	char path[PATH_MAX], dir[PATH_MAX], want[PATH_MAX + 64];
+	char text[PATH_MAX + 1024];
+	struct fr_config *cfg, *before;
+	const char *wants[2];
+	size_t i;
+
+	cfg = load_full(path);
+	before = cfg ? config__dup(cfg) : NULL;
+	if (!ok(cfg && before, "trigger errors: a loaded config to start from"))
+		return;
+	for (i = 0; i < sizeof(trig_cases) / sizeof(trig_cases[0]); i++)
+		expect_trig_error(cfg, before, trig_cases[i].what,
+				  trig_cases[i].text, trig_cases[i].cap,
+				  trig_cases[i].line, trig_cases[i].want, 4);
+
+	/* cgroups that are not there, or not cgroup v2 directories */
+	tmp_path(dir, "no-such-cgroup");
+	snprintf(text, sizeof(text),
+		 T_PRE "[trigger t1]\n" T_PSI "stall = 1s\ncgroup = %s\n", dir);
+	snprintf(want, sizeof(want), "[trigger t1] cgroup = %s: no such directory",
+		 dir);
+	wants[0] = want;
+	wants[1] = "accepted: an existing cgroup v2 directory holding memory.pressure";
+	expect_trig_error(cfg, before, "nonexistent cgroup", text, 1, 9,
+			  wants, 2);
+
+	tmp_path(dir, "not-a-cgroup");
+	ok(!mkdir(dir, 0700), "made %s", dir);
+	snprintf(text, sizeof(text),
+		 T_PRE "[trigger t1]\n" T_PSI "stall = 1s\ncgroup = %s\n", dir);
+	snprintf(want, sizeof(want),
+		 "[trigger t1] cgroup = %s: no memory.pressure in it", dir);
+	wants[0] = want;
+	wants[1] = "not a cgroup v2 directory";
+	expect_trig_error(cfg, before, "cgroup directory without memory.pressure",
+			  text, 1, 9, wants, 2);
+
+	/* it holds cpu.pressure, but the trigger watches io */
+	tmp_path(path, "not-a-cgroup/cpu.pressure");
+	write_file(path, "", 0, 0600);
+	snprintf(text, sizeof(text),
+		 T_PRE "[trigger t1]\ntype = psi\nresource = io\nstall = 1s\ncgroup = %s/\n",
+		 dir);
+	snprintf(want, sizeof(want),
+		 "[trigger t1] cgroup = %s/: no io.pressure in it", dir);
+	wants[0] = want;
+	wants[1] = "holding io.pressure";
+	expect_trig_error(cfg, before, "cgroup directory without io.pressure",
+			  text, 1, 9, wants, 2);
+
+	snprintf(text, sizeof(text),
+		 T_PRE "[trigger t1]\n" T_PSI "stall = 1s\ncgroup = %s\n", path);
+	snprintf(want, sizeof(want),
+		 "[trigger t1] cgroup = %s: not a directory but a regular file",
+		 path);
+	wants[0] = want;
+	expect_trig_error(cfg, before, "cgroup that is a file", text, 1, 9,
+			  wants, 1);
+
+	config__free(before);
+	config__free(cfg);
+}
+
+/* load_text() - a config loaded from @text with CAP_SYS_RESOURCE @cap. */
+static struct fr_config *load_text(const char *text, int cap, const char *what)
+{
+	char path[PATH_MAX], err[FR_CONF_ERR_MAX];
+	struct fr_config *cfg = config__new();
+	int ret;
+
+	if (!cfg)
+		return NULL;
+	ret = load_env(cfg, path, text, cap, err);
+	if (!is_int(ret, 0, "%s: loads", what)) {
+		tap_diag("%s", err);
+		config__free(cfg);
+		return NULL;
+	}
+	return cfg;
+}
+
+static void test_trigger_capability(void)
+{
+	static const char text[] =
+		T_PRE "[trigger t1]\n" T_PSI "stall = 1s\nwindow = 3s\n";
+	struct fr_config *cfg;
+
+	cfg = load_text(text, 1, "window 3s with CAP_SYS_RESOURCE");
+	if (!cfg) {
+		tap_skip(2, "the config did not load");
+		return;
+	}
+	ok(cfg->ntriggers == 1, "window 3s with CAP_SYS_RESOURCE: one trigger");
+	is_int(cfg->triggers[0].window_ns, 3 * SEC,
+	       "window 3s with CAP_SYS_RESOURCE: window = 3s");
+	config__free(cfg);
+
+	cfg = load_text(T_PRE "[trigger t1]\n" T_PSI "stall = 1s\nwindow = 10s\n",
+			0, "window 10s without CAP_SYS_RESOURCE");
+	ok(cfg && cfg->triggers[0].window_ns == 10 * SEC,
+	   "window 10s without CAP_SYS_RESOURCE: window = 10s");
+	config__free(cfg);
+}
+
+/* real_cgroup() - a cgroup v2 directory holding cpu.pressure, or NULL. */
+static const char *real_cgroup(void)
+{
+	static const char *const dirs[] = {
+		"/sys/fs/cgroup/unified", "/sys/fs/cgroup",
+	};
+	char file[PATH_MAX];
+	struct stat st;
+	size_t i;
+
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(file, sizeof(file), "%s/cpu.pressure", dirs[i]);
+		if (!stat(file, &st) && S_ISREG(st.st_mode))
+			return dirs[i];
+	}
+	return NULL;
+}
+
+static void test_trigger_cgroup(void)
+{
+	const char *dir = real_cgroup();
+	char text[PATH_MAX + 1024];
+	struct fr_config *cfg;
+
+	if (!dir) {
+		tap_skip(3, "no cgroup v2 directory with cpu.pressure (neither /sys/fs/cgroup/unified nor /sys/fs/cgroup)");
+		return;
+	}
+	snprintf(text, sizeof(text),
+		 T_PRE "[trigger cpu]\ntype = psi\nresource = cpu\nkind = full\nstall = 150ms\ncgroup = %s\n",
+		 dir);
+	cfg = load_text(text, 0, "real cgroup v2 directory");
+	if (!cfg) {
+		tap_skip(2, "the config did not load");
+		return;
+	}
+	is_str(cfg->triggers[0].cgroup, dir, "real cgroup: cgroup = %s", dir);
+	ok(cfg->triggers[0].resource == FR_PSI_CPU &&
+	   cfg->triggers[0].kind == FR_PSI_FULL &&
+	   cfg->triggers[0].stall_ns == 150 * MSEC &&
+	   cfg->triggers[0].window_ns == 2 * SEC,
+	   "real cgroup: resource cpu, kind full, stall 150ms, window 2s");
+	config__free(cfg);
+}
+
+/*
+ * Every trigger type, defaults and set keys mixed. The psi trigger with a
+ * cgroup needs a directory holding io.pressure: %s is one made in tmpdir.
+ */
+#define TRIG_FULL_CONF							\
+	"# all trigger types\n"						\
+	"[trigger mem]\n"						\
+	"type = psi\n"							\
+	"resource = memory\n"						\
+	"stall = 200ms\n"						\
+	"\n"								\
+	"[trigger Disk_IO.2]\n"						\
+	"max_per_hour = 3600\n"						\
+	"cgroup = %s\n"							\
+	"type = psi\n"							\
+	"resource = io\n"						\
+	"kind = full\n"							\
+	"stall = 1500ms\n"						\
+	"window = 4s\n"							\
+	"pre = 2m\n"							\
+	"post = 60s\n"							\
+	"cooldown = 0s\n"						\
+	"\n"								\
+	"[trigger oom]\n"						\
+	"type = oom\n"							\
+	"\n"								\
+	"[trigger manual]\n"						\
+	"type = signal\n"						\
+	"post = 5s\n"							\
+	"\n"								\
+	"[recorder]\n"							\
+	"window = 5m\n"							\
+	"[output]\n"							\
+	"max_dumps = 0\n"						\
+	"max_bytes = 0\n"						\
+	"[control]\n"							\
+	"socket = /run/fr test.sock\n"
+
+/* load_trig_full() - a config loaded from TRIG_FULL_CONF, or NULL. */
+static struct fr_config *load_trig_full(void)
+{
+	char dir[PATH_MAX], file[PATH_MAX], text[PATH_MAX + 2048];
+
+	tmp_path(dir, "fake-cgroup");
+	mkdir(dir, 0700);
+	tmp_path(file, "fake-cgroup/io.pressure");
+	write_file(file, "", 0, 0600);
+	snprintf(text, sizeof(text), TRIG_FULL_CONF, dir);
+	return load_text(text, 0, "trigger full");
+}
+
+static void test_trigger_full(void)
+{
+	const struct fr_trigger_conf *t;
+	struct fr_config *cfg;
+	char dir[PATH_MAX];
+
+	cfg = load_trig_full();
+	if (!cfg) {
+		tap_skip(21, "the config did not load");
+		return;
+	}
+	is_int(cfg->max_dumps, 0, "trigger full: max_dumps = 0");
+	is_int(cfg->max_bytes, 0, "trigger full: max_bytes = 0");
+	is_str(cfg->control_socket, "/run/fr test.sock",
+	       "trigger full: control socket");
+	if (!is_int(cfg->ntriggers, 4, "trigger full: four triggers")) {
+		tap_skip(18, "wrong number of triggers");
+		config__free(cfg);
+		return;
+	}
+	t = &cfg->triggers[0];
+	is_str(t->name, "mem", "trigger full: first is [trigger mem]");
+	is_int(t->line, 2, "trigger full: mem at line 2");
+	ok(t->type == FR_TRIG_PSI && t->resource == FR_PSI_MEMORY &&
+	   t->kind == FR_PSI_SOME && t->stall_ns == 200 * MSEC &&
+	   t->window_ns == 2 * SEC && t->cgroup == NULL,
+	   "trigger full: mem is psi memory some 200ms/2s, system-wide");
+	ok(t->pre_ns == 0 && t->post_ns == 0 && t->cooldown_ns == 60 * SEC &&
+	   t->max_per_hour == 10,
+	   "trigger full: mem has the psi defaults pre 0, post 0, cooldown 60s, 10/hour");
+
+	t = &cfg->triggers[1];
+	is_str(t->name, "Disk_IO.2", "trigger full: second is [trigger Disk_IO.2]");
+	is_int(t->line, 7, "trigger full: Disk_IO.2 at line 7");
+	tmp_path(dir, "fake-cgroup");
+	is_str(t->cgroup, dir, "trigger full: Disk_IO.2 cgroup");
+	ok(t->type == FR_TRIG_PSI && t->resource == FR_PSI_IO &&
+	   t->kind == FR_PSI_FULL && t->stall_ns == 1500 * MSEC &&
+	   t->window_ns == 4 * SEC,
+	   "trigger full: Disk_IO.2 is psi io full 1500ms/4s");
+	ok(t->pre_ns == 120 * SEC && t->post_ns == 60 * SEC &&
+	   t->cooldown_ns == 0 && t->max_per_hour == 3600,
+	   "trigger full: Disk_IO.2 pre 2m, post 60s, cooldown 0, 3600/hour");
+
+	t = &cfg->triggers[2];
+	is_str(t->name, "oom", "trigger full: third is [trigger oom]");
+	ok(t->type == FR_TRIG_OOM && t->cooldown_ns == 60 * SEC &&
+	   t->max_per_hour == 10 && t->pre_ns == 0 && t->post_ns == 0,
+	   "trigger full: oom has the oom defaults cooldown 60s, 10/hour");
+	ok(t->resource == 0 && t->kind == 0 && t->stall_ns == 0 &&
+	   t->window_ns == 0 && t->cgroup == NULL,
+	   "trigger full: oom leaves the psi fields zero");
+
+	t = &cfg->triggers[3];
+	is_str(t->name, "manual", "trigger full: fourth is [trigger manual]");
+	ok(t->type == FR_TRIG_SIGNAL && t->post_ns == 5 * SEC &&
+	   t->cooldown_ns == 0 && t->max_per_hour == 0 && t->pre_ns == 0,
+	   "trigger full: signal has post 5s and the signal defaults cooldown 0, no limit");
+	ok(t->window_ns == 0 && t->stall_ns == 0 && t->cgroup == NULL,
+	   "trigger full: signal leaves the psi fields zero");
+	config__free(cfg);
+}
+
+static void test_render_round_trip(const struct fr_config *cfg,
+				   const char *what);
+
+/* Names of 48 characters, and the cap on the number of triggers. */
+static void test_trigger_limits(void)
+{
+	static const char name48[] =
+		"A-Za-z0.9_" "aaaaaaaaaa" "bbbbbbbbbb" "cccccccccc" "dddddddd";
+	char path[PATH_MAX], err[FR_CONF_ERR_MAX], *text, *pos;
+	struct fr_config *cfg;
+	size_t i, size = (FR_CONF_TRIGGERS_MAX + 1) * 32;
+	int ret;
+
+	text = malloc(size);
+	if (!ok(text != NULL, "limits: text buffer"))
+		return;
+	snprintf(text, size, "[trigger %s]\ntype = oom\n", name48);
+	cfg = load_text(text, 0, "limits: a 48-character name");
+	ok(cfg && cfg->ntriggers == 1 && !strcmp(cfg->triggers[0].name, name48),
+	   "limits: the 48-character name is kept");
+	config__free(cfg);
+
+	pos = text;
+	for (i = 0; i < FR_CONF_TRIGGERS_MAX; i++)
+		pos += sprintf(pos, "[trigger t%zu]\ntype = oom\n", i);
+	cfg = load_text(text, 0, "limits: as many triggers as allowed");
+	ok(cfg && cfg->ntriggers == FR_CONF_TRIGGERS_MAX,
+	   "limits: %d triggers loaded", FR_CONF_TRIGGERS_MAX);
+	if (cfg)
+		test_render_round_trip(cfg, "limits");
+	config__free(cfg);
+
+	sprintf(pos, "[trigger one-more]\ntype = oom\n");
+	cfg = config__new();
+	ret = load_env(cfg, path, text, 0, err);
+	is_int(ret, -EINVAL, "limits: one trigger too many returns -EINVAL");
+	contains(err, ":513: [trigger one-more]: too many trigger sections",
+		 "limits: message names the section and line 513");
+	contains(err, "accepted: at most 256", "limits: message says the limit");
+	ok(cfg->ntriggers == 0, "limits: config unchanged");
+	config__free(cfg);
+	free(text);
+}
+
+/* A second file over a loaded one: triggers are replaced by name. */
+static void test_trigger_layers(void)
+{
+	char path[PATH_MAX], err[FR_CONF_ERR_MAX];
+	struct fr_config *cfg, *before;
+	const char *wants[2];
+	int ret;
+
+	cfg = load_trig_full();
+	before = cfg ? config__dup(cfg) : NULL;
+	if (!ok(cfg && before, "layers: a loaded config to start from"))
+		goto out;
+	ret = load_env(cfg, path,
+		       "[trigger oom]\ntype = oom\ncooldown = 5s\n[trigger new]\ntype = oom\n",
+		       0, err);
+	if (!is_int(ret, 0, "layers: a second file loads"))
+		tap_diag("%s", err);
+	ok(cfg->ntriggers == 5, "layers: one trigger added");
+	ok(cfg->ntriggers == 5 && !strcmp(cfg->triggers[2].name, "oom") &&
+	   cfg->triggers[2].cooldown_ns == 5 * SEC &&
+	   cfg->triggers[2].line == 1,
+	   "layers: [trigger oom] replaced in place");
+	ok(cfg->ntriggers == 5 && !strcmp(cfg->triggers[4].name, "new"),
+	   "layers: [trigger new] added at the end");
+	ok(cfg->ntriggers == 5 &&
+	   same_trigger(&cfg->triggers[0], &before->triggers[0], 1) &&
+	   same_trigger(&cfg->triggers[3], &before->triggers[3], 1),
+	   "layers: triggers the file does not name are kept");
+
+	config__free(before);
+	before = config__dup(cfg);
+	wants[0] = "[trigger sig2] type = signal: a second signal trigger, the first is [trigger manual], loaded before";
+	expect_trig_error(cfg, before, "layers: a second signal trigger",
+			  "[trigger sig2]\ntype = signal\n", 0, 2, wants, 1);
+	wants[0] = "[recorder] window = 1m: shorter than pre = 2m of [trigger Disk_IO.2], loaded before";
+	wants[1] = "accepted: 2m..24h";
+	expect_trig_error(cfg, before, "layers: window below a kept pre",
+			  "# shorter\n[recorder]\nwindow = 1m\n", 0, 3, wants, 2);
+	ret = load_env(cfg, path, "[trigger manual]\ntype = oom\n[trigger sig2]\ntype = signal\n",
+		       0, err);
+	if (!is_int(ret, 0, "layers: a signal trigger may move to another name"))
+		tap_diag("%s", err);
+out:
+	config__free(before);
+	config__free(cfg);
+}
+
 /* test_render_round_trip() - render @cfg, load it back, compare. */
 static void test_render_round_trip(const struct fr_config *cfg,
 				   const char *what)
@@ -522,6 +1133,8 @@ static void test_render_round_trip(const struct fr_config *cfg,
 	       "%s: frequency round-trips", what);
 	is_str(back->directory, cfg->directory,
 	       "%s: directory round-trips", what);
+	ok(same_values(back, cfg, 0),
+	   "%s: every value and trigger round-trips", what);
 	again = config__render(back);
 	is_str(again, text, "%s: rendering the loaded config is identical",
 	       what);
@@ -620,6 +1233,116 @@ static void test_render(void)
 	config__free(cfg);
 }
 
+/* render_fails() - true when rendering @cfg fails with EINVAL. */
+static int render_fails(const struct fr_config *cfg)
+{
+	char *text;
+
+	errno = 0;
+	text = config__render(cfg);
+	free(text);
+	return !text && errno == EINVAL;
+}
+
+static void test_render_triggers(void)
+{
+	struct fr_config *cfg, *copy;
+	struct fr_trigger_conf *t;
+	char *text;
+
+	cfg = load_trig_full();
+	if (!cfg) {
+		tap_skip(24, "the config did not load");
+		return;
+	}
+	text = config__render(cfg);
+	contains(text, "\n[output]\n# directory the dumps",
+		 "render triggers: [output] as before");
+	contains(text, "\nmax_dumps = 0\n", "render triggers: max_dumps = 0");
+	contains(text, "\nmax_bytes = 0\n", "render triggers: max_bytes = 0");
+	contains(text, "\n[control]\n", "render triggers: has [control]");
+	contains(text, "\nsocket = /run/fr test.sock\n",
+		 "render triggers: socket verbatim");
+	contains(text, "\n[trigger mem]\n", "render triggers: has [trigger mem]");
+	contains(text, "\ntype = psi\n# psi: the resource whose pressure is watched\nresource = memory\n",
+		 "render triggers: type, then resource");
+	contains(text, "\nkind = some\n", "render triggers: default kind");
+	contains(text, "\nstall = 200ms\n", "render triggers: stall = 200ms");
+	contains(text, "\n# cgroup: not set\n",
+		 "render triggers: a psi trigger without cgroup says so");
+	contains(text, "\n[trigger Disk_IO.2]\n",
+		 "render triggers: has [trigger Disk_IO.2]");
+	contains(text, "\nstall = 1500ms\n", "render triggers: stall = 1500ms");
+	contains(text, "\npre = 2m\n", "render triggers: pre = 2m");
+	contains(text, "\ncooldown = 0s\n", "render triggers: cooldown = 0s");
+	contains(text, "\n[trigger oom]\n# what fires it: psi (pressure stall), oom (an OOM kill) or signal (SIGUSR1)\ntype = oom\n# history",
+		 "render triggers: oom has no psi keys");
+	contains(text, "\n[trigger manual]\n", "render triggers: has [trigger manual]");
+	contains(text, "\nmax_per_hour = 0\n",
+		 "render triggers: signal default max_per_hour = 0");
+	free(text);
+	test_render_round_trip(cfg, "triggers");
+
+	/* triggers that cannot be written so that they load back */
+	copy = config__dup(cfg);
+	ok(copy && copy->triggers != cfg->triggers &&
+	   copy->triggers[1].name != cfg->triggers[1].name &&
+	   copy->triggers[1].cgroup != cfg->triggers[1].cgroup &&
+	   same_config(copy, cfg), "dup: deep copy of the triggers");
+	t = &copy->triggers[2];
+	t->stall_ns = MSEC;
+	ok(render_fails(copy), "render: an oom trigger with a stall fails with EINVAL");
+	t->stall_ns = 0;
+	free(t->name);
+	t->name = strdup("no/slash");
+	ok(render_fails(copy), "render: a bad trigger name fails with EINVAL");
+	free(t->name);
+	t->name = strdup("mem");
+	ok(render_fails(copy), "render: two triggers of one name fail with EINVAL");
+	free(t->name);
+	t->name = strdup("oom");
+	t->type = 0;
+	ok(render_fails(copy), "render: a trigger without a type fails with EINVAL");
+	t->type = FR_TRIG_SIGNAL;
+	ok(render_fails(copy), "render: two signal triggers fail with EINVAL");
+	t->type = FR_TRIG_OOM;
+	t->pre_ns = copy->window_ns + SEC;
+	ok(render_fails(copy), "render: pre longer than the window fails with EINVAL");
+	t->pre_ns = 0;
+	copy->triggers[0].stall_ns = 3 * SEC;
+	ok(render_fails(copy), "render: stall longer than window fails with EINVAL");
+	copy->triggers[0].stall_ns = 200 * MSEC;
+	text = config__render(copy);
+	ok(text != NULL, "render: the repaired copy renders again");
+	free(text);
+	config__free(copy);
+	config__free(cfg);
+}
+
+/* test_sample_triggers() - the two triggers flightrec.conf enables. */
+static void test_sample_triggers(const struct fr_config *cfg)
+{
+	const struct fr_trigger_conf *t;
+
+	if (!is_int(cfg->ntriggers, 2, "sample: two triggers")) {
+		tap_skip(4, "wrong number of triggers");
+		return;
+	}
+	t = &cfg->triggers[0];
+	is_str(t->name, "memory-pressure", "sample: [trigger memory-pressure]");
+	ok(t->type == FR_TRIG_PSI && t->resource == FR_PSI_MEMORY &&
+	   t->kind == FR_PSI_SOME && t->stall_ns == 200 * MSEC &&
+	   t->window_ns == 2 * SEC && !t->cgroup && t->pre_ns == 0 &&
+	   t->post_ns == 2 * SEC && t->cooldown_ns == 60 * SEC &&
+	   t->max_per_hour == 10,
+	   "sample: memory-pressure is psi memory some 200ms/2s, post 2s, cooldown 60s, 10/hour");
+	t = &cfg->triggers[1];
+	is_str(t->name, "oom", "sample: [trigger oom]");
+	ok(t->type == FR_TRIG_OOM && t->post_ns == SEC && t->pre_ns == 0 &&
+	   t->cooldown_ns == 60 * SEC && t->max_per_hour == 10,
+	   "sample: oom has post 1s, cooldown 60s, 10/hour");
+}
+
 /* The shipped flightrec.conf loads to the defaults and lists every key. */
 static void test_sample_file(const char *sample)
 {
@@ -641,9 +1364,15 @@ static void test_sample_file(const char *sample)
 	ret = config__load(cfg, path, err, sizeof(err));
 	if (!is_int(ret, 0, "sample: %s loads", sample))
 		tap_diag("%s", err);
-	free(cfg->path);
-	cfg->path = NULL;
-	ok(same_config(cfg, defaults), "sample: holds the built-in defaults");
+	ok(cfg->window_ns == defaults->window_ns &&
+	   cfg->memory_bytes == defaults->memory_bytes &&
+	   cfg->frequency == defaults->frequency &&
+	   same_str(cfg->directory, defaults->directory) &&
+	   cfg->max_dumps == defaults->max_dumps &&
+	   cfg->max_bytes == defaults->max_bytes &&
+	   same_str(cfg->control_socket, defaults->control_socket),
+	   "sample: holds the built-in defaults");
+	test_sample_triggers(cfg);
 	render = config__render(defaults);
 	ok(render != NULL, "sample: defaults render");
 	for (line = strtok_r(render, "\n", &save); line;
@@ -746,19 +1475,33 @@ static void test_parse_cases(const char *what,
 	is_int(parse(NULL, &v), -EINVAL, "%s(NULL) returns -EINVAL", what);
 }
 
-/* cleanup() - remove the temporary directory and everything in it. */
-static void cleanup(void)
+/* remove_tree() - remove everything in directory @path, one level deep. */
+static void remove_tree(const char *path, int depth)
 {
+	char sub[PATH_MAX];
 	struct dirent *de;
 	DIR *dir;
 
-	dir = opendir(tmpdir);
+	dir = opendir(path);
 	if (!dir)
 		return;
-	while ((de = readdir(dir)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
-			unlinkat(dirfd(dir), de->d_name, 0);
+	while ((de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (!unlinkat(dirfd(dir), de->d_name, 0) || errno != EISDIR ||
+		    depth > 0)
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		remove_tree(sub, depth + 1);
+		unlinkat(dirfd(dir), de->d_name, AT_REMOVEDIR);
+	}
 	closedir(dir);
+}
+
+/* cleanup() - remove the temporary directory and everything in it. */
+static void cleanup(void)
+{
+	remove_tree(tmpdir, 0);
 	ok(!rmdir(tmpdir), "removed %s", tmpdir);
 }
 
@@ -779,8 +1522,15 @@ int main(int argc, char **argv)
 	test_full_file();
 	test_syntax_variants();
 	test_error_cases();
+	test_trigger_errors();
+	test_trigger_capability();
+	test_trigger_cgroup();
+	test_trigger_full();
+	test_trigger_layers();
+	test_trigger_limits();
 	test_file_errors();
 	test_render();
+	test_render_triggers();
 	test_sample_file(sample);
 	cleanup();
 	return tap_done_testing();

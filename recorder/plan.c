@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * plan.c - from trigger firings to dumps.
+ *
+ * An admitted firing at T joins the dump plan: the plan covers
+ * [min(T - pre), max(T + post)] and freezes at its end. Firings that come
+ * while a plan collects are merged into it (the dump lists each), but a
+ * merge never delays the freeze by more than FR_MERGE_EXTEND_NS. A plan
+ * pins its window start at once, so the history before the trigger cannot
+ * age out while the post window records. At the freeze instant the drain
+ * is pumped up to it (not at the next tick), the window indexes are taken
+ * and the dump thread gets the request. Only one dump is written at a
+ * time; a plan that is due meanwhile freezes when it is done.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+#include "retention.h"
+#include "util.h"
+
+#define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
+
+const char *daemon_output_dir(const struct daemon *dm)
+{
+	return dm->opts.output_dir ? dm->opts.output_dir : dm->cfg->directory;
+}
+
+/* Hold time eviction at the earliest window index a plan or dump needs. */
+static void update_pin(struct daemon *dm)
+{
+	struct window *w = drain__tables(dm->drain)->win;
+	uint64_t pin = UINT64_MAX;
+
+	if (dm->plan.active)
+		pin = dm->plan.pin;
+	if (dumper__busy(dm->dumper))
+		pin = FR_MIN(pin, dm->writing_pin);
+	if (pin == UINT64_MAX)
+		window__unpin(w);
+	else
+		window__pin(w, pin);
+}
+
+static void arm_freeze(struct daemon *dm, uint64_t at)
+{
+	struct itimerspec its = {
+		.it_value = { .tv_sec = at / FR_NSEC_PER_SEC, .tv_nsec = at % FR_NSEC_PER_SEC },
+	};
+
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	if (timerfd_settime(dm->freezefd, TFD_TIMER_ABSTIME, &its, NULL))
+		fr_warn("failed to arm the freeze timer: %s, ignoring", strerror(errno));
+}
+
+/* ------------------------------------------------------------- requesters */
+
+static void reply_all(struct daemon *dm, int *ids, uint32_t n, const char *text)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (!control__alive(dm->control, ids[i]))
+			continue;
+		if (control__reply(dm->control, ids[i], text))
+			fr_debug("failed to reply to control client %d, ignoring", ids[i]);
+		control__close(dm->control, ids[i]);
+	}
+}
+
+/* ---------------------------------------------------------------- the plan */
+
+static void plan_start(struct daemon *dm, const struct trigger_fire *f,
+		       const struct trigger_policy *pol)
+{
+	struct dump_plan *p = &dm->plan;
+	uint64_t pre = pol->pre_ns ? pol->pre_ns : dm->cfg->window_ns;
+
+	memset(p, 0, sizeof(*p));
+	p->active = true;
+	p->start = f->ts > pre ? f->ts - pre : 0;
+	p->freeze = f->ts + pol->post_ns;
+	p->limit = p->freeze + FR_MERGE_EXTEND_NS;
+	p->pin = window__lower_bound(drain__tables(dm->drain)->win, p->start);
+}
+
+static void plan_merge(struct daemon *dm, const struct trigger_fire *f,
+		       const struct trigger_policy *pol)
+{
+	struct dump_plan *p = &dm->plan;
+	uint64_t pre = pol->pre_ns ? pol->pre_ns : dm->cfg->window_ns;
+	uint64_t start = f->ts > pre ? f->ts - pre : 0;
+
+	if (start < p->start) {
+		p->start = start;
+		p->pin = window__lower_bound(drain__tables(dm->drain)->win, start);
+	}
+	p->freeze = FR_MIN(FR_MAX(p->freeze, f->ts + pol->post_ns), p->limit);
+}
+
+/*
+ * plan__fire() - trigger @t fired (@f). Applies its cooldown and
+ * max_per_hour, then adds it to the dump plan, starting one if none
+ * collects. @waiter is a control client owed the dump's path, or 0.
+ */
+void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
+		int waiter)
+{
+	struct dump_plan *p = &dm->plan;
+	enum trigger_admit a = trigger__admit(t, f);
+
+	if (a != FR_ADMIT_OK) {
+		fr_info("trigger '%s' fired but is %s; ignoring: %s", t->name,
+			trigger_admit_name(a), f->reason);
+		if (waiter) {
+			reply_all(dm, &waiter, 1, "error trigger refused by its policy\n");
+		}
+		return;
+	}
+	if (!p->active)
+		plan_start(dm, f, &t->pol);
+	else
+		plan_merge(dm, f, &t->pol);
+	if (p->nfires < FR_PLAN_FIRES)
+		p->fires[p->nfires++] = *f;
+	else
+		p->merged++;
+	if (waiter && p->nwaiters < FR_CONTROL_CLIENTS)
+		p->waiters[p->nwaiters++] = waiter;
+	fr_info("trigger '%s' fired: %s%s", t->name, f->reason,
+		p->nfires + p->merged > 1 ? " (merged into the coming dump)" : "");
+	update_pin(dm);
+	arm_freeze(dm, p->freeze);
+	plan__try_freeze(dm);
+}
+
+/* ------------------------------------------------------------------ dumps */
+
+/* The process table and its /proc reader, as bookkeeping. */
+static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
+{
+	struct proctable_stats ps;
+	struct procinfo_stats is;
+	int err = 0;
+
+	proctable__stats(drain__tables(dm->drain)->procs, &ps);
+	procinfo__stats(dm->procinfo, &is);
+	err |= kvlist__add_u64(m, "proctable_live", ps.live);
+	err |= kvlist__add_u64(m, "proctable_capacity", ps.capacity);
+	err |= kvlist__add_u64(m, "proctable_created", ps.created);
+	err |= kvlist__add_u64(m, "proctable_freed", ps.freed);
+	err |= kvlist__add_u64(m, "procinfo_reads", is.reads);
+	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
+	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
+	return err;
+}
+
+static int add_meta(struct daemon *dm, struct fr_kvlist *m)
+{
+	uint64_t b0 = fr_boottime_ns(), r = fr_clock_ns(CLOCK_REALTIME);
+	uint64_t b1 = fr_boottime_ns();
+	char *ini = config__render(dm->cfg);
+	int err = 0;
+
+	err |= kvlist__add_str(m, "flightrec_version", FR_VERSION);
+	err |= kvlist__add_u64(m, "contract_version", FR_CONTRACT_VERSION);
+	err |= kvlist__add_str(m, "host", dm->host);
+	err |= kvlist__add_str(m, "kernel", dm->kernel);
+	err |= kvlist__add_str(m, "boot_id", dm->boot_id);
+	err |= kvlist__add_u64(m, "ncpus", sampler__ncpus(dm->sampler));
+	err |= kvlist__add_u64(m, "frequency", dm->cfg->frequency);
+	err |= kvlist__add_str(m, "event_source", sampler__source(dm->sampler));
+	err |= kvlist__add_u64(m, "clock_boottime_ns", b0 + (b1 - b0) / 2);
+	err |= kvlist__add_u64(m, "clock_realtime_ns", r);
+	err |= kvlist__add_u64(m, "daemon_pid", getpid());
+	err |= kvlist__add_u64(m, "page_size", sysconf(_SC_PAGESIZE));
+	err |= kvlist__add_u64(m, "ring_bytes", sampler__ring_bytes(dm->sampler));
+	err |= kvlist__add_u64(m, "window_reserved_bytes", drain__budget(dm->drain));
+	err |= add_table_stats(dm, m);
+	err |= kvlist__add_str(m, "config_path", dm->cfg->path ? dm->cfg->path : "");
+	err |= kvlist__add_str(m, "config", ini ? ini : "");
+	free(ini);
+	return err ? -ENOMEM : 0;
+}
+
+/* Per-CPU BPF counters as an array value. */
+static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *key,
+			   enum fr_counter which)
+{
+	uint64_t vals[4096];
+	int n = sampler__counters(dm->sampler, which, vals, FR_ARRAY_SIZE(vals));
+
+	if (n < 0)
+		n = 0;
+	return kvlist__add_array(l, key, vals, n);
+}
+
+static int add_losses(struct daemon *dm, struct fr_kvlist *l)
+{
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	const struct drain_stats *ds = drain__stats(dm->drain);
+	struct proctable_stats ps;
+	struct procinfo_stats is;
+	int err = 0;
+
+	proctable__stats(drain__tables(dm->drain)->procs, &ps);
+	procinfo__stats(dm->procinfo, &is);
+	err |= add_cpu_counter(dm, l, "bpf_reserve_failed", FR_CNT_RESERVE);
+	err |= add_cpu_counter(dm, l, "bpf_scratch_failed", FR_CNT_SCRATCH);
+	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
+	err |= kvlist__add_u64(l, "window_evicted_pinned", ws->evicted_pinned);
+	err |= kvlist__add_u64(l, "window_evicted_time", ws->evicted_time);
+	err |= kvlist__add_u64(l, "drain_dropped", ds->dropped);
+	err |= kvlist__add_u64(l, "drain_bad_records", ds->bad);
+	err |= kvlist__add_u64(l, "drain_late", ds->late);
+	err |= kvlist__add_u64(l, "drain_forced", ds->forced);
+	err |= kvlist__add_u64(l, "drain_busy_passes", ds->busy_passes);
+	err |= kvlist__add_u64(l, "proctable_full", ps.full);
+	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
+	return err ? -ENOMEM : 0;
+}
+
+/* The plan's firings as the dump's trigger records, victims aside. */
+static int add_triggers(struct dump_request *req, const struct dump_plan *p)
+{
+	struct fr_dump *d = &req->model;
+
+	d->trig = calloc(p->nfires, sizeof(*d->trig));
+	req->victim_pid = calloc(p->nfires, sizeof(*req->victim_pid));
+	req->victim_start = calloc(p->nfires, sizeof(*req->victim_start));
+	if (!d->trig || !req->victim_pid || !req->victim_start)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nfires; i++) {
+		const struct trigger_fire *f = &p->fires[i];
+		struct fr_dump_trigger *t = &d->trig[d->ntrig++];
+
+		t->name = strdup(f->name);
+		t->type = strdup(f->type);
+		t->reason = strdup(f->reason);
+		t->detail = strdup(f->detail);
+		t->ts = f->ts;
+		req->victim_pid[i] = f->victim_pid;
+		req->victim_start[i] = f->victim_start;
+		if (!t->name || !t->type || !t->reason || !t->detail)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Freeze the plan's window and hand it to the dump thread. */
+static int start_dump(struct daemon *dm)
+{
+	const struct drain_tables *t = drain__tables(dm->drain);
+	struct dump_plan *p = &dm->plan;
+	struct dump_request req = {};
+	int err;
+
+	dump__init(&req.model);
+	req.requested = p->fires[0].ts;
+	req.first = window__lower_bound(t->win, p->start);
+	req.last = window__lower_bound(t->win, p->freeze + 1);
+	req.model.win = (struct fr_dump_window){
+		.start = p->start, .end = p->freeze,
+		.watermark = drain__watermark(dm->drain), .span = window__span(t->win),
+	};
+	req.dir = strdup(daemon_output_dir(dm));
+	req.name_hint = strdup(p->fires[0].name);
+	req.mode = 0600;
+	req.writer_flags = dm->opts.writer_flags;
+	err = !req.dir || !req.name_hint ? -ENOMEM : 0;
+	if (!err)
+		err = add_meta(dm, &req.model.meta);
+	if (!err)
+		err = add_triggers(&req, p);
+	if (!err && p->merged)
+		err = kvlist__add_u64(&req.model.meta, "triggers_merged_unlisted", p->merged);
+	if (!err)
+		err = add_losses(dm, &req.model.loss);
+	if (err)
+		goto fail;
+	dm->writing_pin = req.first;
+	drain__hold(dm->drain);
+	fr_info("freezing %" PRIu64 " events for %u trigger(s): %s", req.last - req.first,
+		p->nfires + (uint32_t)p->merged, p->fires[0].reason);
+	err = dumper__start(dm->dumper, &req);
+	if (err) {
+		drain__release_hold(dm->drain);
+		goto fail;
+	}
+	return 0;
+fail:
+	dump_request__free(&req);
+	return err;
+}
+
+/*
+ * plan__try_freeze() - if the plan's freeze instant has come and no dump
+ * is being written, drain up to it and start its dump.
+ */
+void plan__try_freeze(struct daemon *dm)
+{
+	struct dump_plan *p = &dm->plan;
+	int err;
+
+	if (!p->active || dumper__busy(dm->dumper) || fr_boottime_ns() < p->freeze)
+		return;
+	err = drain__sync(dm->drain, dm->rb, p->freeze, FR_SYNC_TIMEOUT_NS);
+	if (err)
+		fr_warn("failed to drain up to the freeze: %s, dumping what was drained",
+			strerror(-err));
+	err = start_dump(dm);
+	if (err) {
+		dm->dump_failures++;
+		fr_err("failed to start dump for '%s': %s", p->fires[0].reason, strerror(-err));
+		reply_all(dm, p->waiters, p->nwaiters, "error failed to start the dump\n");
+		p->active = false;
+		update_pin(dm);
+		return;
+	}
+	memcpy(dm->writing_waiters, p->waiters, p->nwaiters * sizeof(p->waiters[0]));
+	dm->nwriting = p->nwaiters;
+	p->active = false;
+	update_pin(dm);
+}
+
+static void remember(struct daemon *dm, const struct dump_result *r)
+{
+	struct recent_dump *rd;
+
+	memmove(&dm->recent[1], &dm->recent[0], (FR_RECENT_DUMPS - 1) * sizeof(dm->recent[0]));
+	rd = &dm->recent[0];
+	snprintf(rd->path, sizeof(rd->path), "%s", r->path);
+	rd->bytes = r->bytes;
+	rd->events = r->events;
+	rd->ts = fr_boottime_ns();
+	snprintf(rd->triggers, sizeof(rd->triggers), "%s", r->triggers);
+	if (dm->nrecent < FR_RECENT_DUMPS)
+		dm->nrecent++;
+}
+
+/* Keep the output directory within max_dumps and max_bytes. */
+static void retain(struct daemon *dm, const char *path)
+{
+	struct retention_result res;
+	char copy[PATH_MAX];
+	int dirfd, err;
+
+	if (!dm->cfg->max_dumps && !dm->cfg->max_bytes)
+		return;
+	dirfd = open(daemon_output_dir(dm), O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	if (dirfd < 0) {
+		fr_warn("failed to open '%s' for retention: %s, ignoring", daemon_output_dir(dm),
+			strerror(errno));
+		return;
+	}
+	snprintf(copy, sizeof(copy), "%s", path);
+	err = retention__apply(dirfd, dm->cfg->max_dumps, dm->cfg->max_bytes, basename(copy), &res);
+	close(dirfd);
+	if (err) {
+		fr_warn("failed to list '%s' for retention: %s, ignoring", daemon_output_dir(dm),
+			strerror(-err));
+		return;
+	}
+	for (uint32_t i = 0; i < res.removed && i < FR_RETENTION_REPORT; i++)
+		fr_info("removed old dump '%s/%s' (max_dumps %u, max_bytes %" PRIu64 ")",
+			daemon_output_dir(dm), res.names[i], dm->cfg->max_dumps, dm->cfg->max_bytes);
+	if (res.removed > FR_RETENTION_REPORT)
+		fr_info("removed %u more old dumps", res.removed - FR_RETENTION_REPORT);
+	if (res.err)
+		fr_warn("failed to remove an old dump: %s, ignoring", strerror(-res.err));
+}
+
+/*
+ * plan__dump_done() - the dump thread finished: tell the requesters, apply
+ * retention, and freeze the next plan if it is due.
+ */
+void plan__dump_done(struct daemon *dm)
+{
+	struct dump_result r;
+	char reply[PATH_MAX + 600];
+
+	if (dumper__finish(dm->dumper, &r))
+		return;
+	drain__release_hold(dm->drain);
+	update_pin(dm);
+	if (r.err) {
+		dm->dump_failures++;
+		fr_err("%s", r.msg);
+		snprintf(reply, sizeof(reply), "error %s\n", r.msg);
+	} else {
+		dm->dumps++;
+		fr_info("dump written to '%s' (%" PRIu64 " events, %" PRIu64 " processes, %" PRIu64
+			" stacks, %" PRIu64 " bytes, %.1f ms%s%s)", r.path, r.events, r.procs,
+			r.stacks, r.bytes, r.elapsed_ns / 1e6, r.uring ? ", io_uring" : ", pwrite",
+			r.stale ? ", some events recycled while writing" : "");
+		snprintf(reply, sizeof(reply), "ok %s\n", r.path);
+		remember(dm, &r);
+		retain(dm, r.path);
+	}
+	reply_all(dm, dm->writing_waiters, dm->nwriting, reply);
+	dm->nwriting = 0;
+	if (!dm->stopping)
+		plan__try_freeze(dm);
+}
+
+/* plan__abort() - stopping: a plan that never froze answers its waiters. */
+void plan__abort(struct daemon *dm)
+{
+	if (!dm->plan.active)
+		return;
+	reply_all(dm, dm->plan.waiters, dm->plan.nwaiters, "error the daemon is stopping\n");
+	dm->plan.active = false;
+	update_pin(dm);
+}

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * status.c - what "flightrec status" shows: recording state, window fill,
+ * event rates and losses, every trigger with its state and last firing,
+ * and the recent dumps. Text or one JSON object.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "json.h"
+#include "util.h"
+
+struct fill {
+	uint64_t events, capacity, span_ns;
+	uint64_t oldest, newest;
+	struct intern_stats stacks, strs;
+	struct proctable_stats procs;
+};
+
+static void window_fill(struct daemon *dm, struct fill *f)
+{
+	const struct drain_tables *t = drain__tables(dm->drain);
+	uint64_t head = window__head(t->win), tail = window__tail(t->win);
+	struct fr_event ev;
+
+	memset(f, 0, sizeof(*f));
+	f->events = head - tail;
+	f->capacity = window__capacity(t->win);
+	if (f->events && !window__read(t->win, tail, &ev))
+		f->oldest = ev.ts;
+	if (f->events && !window__read(t->win, head - 1, &ev))
+		f->newest = ev.ts;
+	f->span_ns = f->newest > f->oldest ? f->newest - f->oldest : 0;
+	intern__stats(t->stacks, &f->stacks);
+	intern__stats(t->strs, &f->strs);
+	proctable__stats(t->procs, &f->procs);
+}
+
+/* Records per second over the last FR_RATE_SECONDS. */
+static double rate(const struct daemon *dm)
+{
+	uint64_t n = dm->ticks / FR_PRESSURE_TICKS;
+	uint32_t newest, oldest;
+
+	if (n < 2)
+		return 0;
+	newest = (n - 1) % FR_RATE_SECONDS;
+	oldest = n > FR_RATE_SECONDS ? n % FR_RATE_SECONDS : 0;
+	if (dm->rate_ts[newest] <= dm->rate_ts[oldest])
+		return 0;
+	return (dm->rate_records[newest] - dm->rate_records[oldest]) * 1e9 /
+	       (dm->rate_ts[newest] - dm->rate_ts[oldest]);
+}
+
+static uint64_t cpu_sum(struct daemon *dm, enum fr_counter which)
+{
+	uint64_t v[4096], sum = 0;
+	int n = sampler__counters(dm->sampler, which, v, FR_ARRAY_SIZE(v));
+
+	for (int i = 0; i < n; i++)
+		sum += v[i];
+	return sum;
+}
+
+static const char *trig_state(struct daemon *dm, const struct trigger *t, char *buf, size_t len)
+{
+	uint64_t now = fr_boottime_ns();
+
+	for (size_t i = 0; i < dm->npsi; i++) {
+		if (&dm->psi[i].trig != t || psi_trigger__fd(dm->psi[i].psi) >= 0)
+			continue;
+		snprintf(buf, len, "disarmed (source gone), retry in %.1f s",
+			 (psi_trigger__retry_at(dm->psi[i].psi) - FR_MIN(now, psi_trigger__retry_at(dm->psi[i].psi))) / 1e9);
+		return buf;
+	}
+	if (t->last_fired && t->pol.cooldown_ns && now - t->last_fired < t->pol.cooldown_ns)
+		snprintf(buf, len, "cooldown, %.1f s left",
+			 (t->pol.cooldown_ns - (now - t->last_fired)) / 1e9);
+	else
+		snprintf(buf, len, "armed");
+	return buf;
+}
+
+/* Every named trigger, in a fixed order. */
+static size_t triggers(struct daemon *dm, const struct trigger **out, size_t max)
+{
+	size_t n = 0;
+
+	out[n++] = &dm->signal_trig;
+	out[n++] = &dm->command_trig;
+	if (dm->has_oom && n < max)
+		out[n++] = &dm->oom_trig;
+	for (size_t i = 0; i < dm->npsi && n < max; i++)
+		out[n++] = &dm->psi[i].trig;
+	return n;
+}
+
+static void text(struct daemon *dm, FILE *f)
+{
+	const struct trigger *tr[64];
+	const struct drain_stats *ds = drain__stats(dm->drain);
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	uint64_t now = fr_boottime_ns();
+	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
+	struct fill fl;
+	char st[96];
+
+	window_fill(dm, &fl);
+	fprintf(f, "flightrecd %s, pid %d, up %.0f s, host %s\n", FR_VERSION, getpid(),
+		(now - dm->started) / 1e9, dm->host);
+	fprintf(f, "recording: %d CPUs at %u Hz (%s), window %.1f s, dumps to %s\n",
+		sampler__ncpus(dm->sampler), dm->cfg->frequency, sampler__source(dm->sampler),
+		dm->cfg->window_ns / 1e9, daemon_output_dir(dm));
+	fprintf(f, "window: %" PRIu64 " events covering %.1f s; events %" PRIu64 "/%" PRIu64
+		" slots, stacks %" PRIu64 "/%" PRIu64 " blocks, strings %" PRIu64 "/%" PRIu64
+		" blocks, processes %" PRIu64 "/%" PRIu64 "\n", fl.events, fl.span_ns / 1e9,
+		fl.events, fl.capacity, fl.stacks.blocks_used, fl.stacks.blocks_total,
+		fl.strs.blocks_used, fl.strs.blocks_total, fl.procs.live, fl.procs.capacity);
+	fprintf(f, "rates: %.1f records/s; totals: %" PRIu64 " samples, %" PRIu64 " exits, %"
+		PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " OOM kills\n", rate(dm),
+		ds->by_type[FR_EV_SAMPLE], ds->by_type[FR_EV_EXIT], ds->by_type[FR_EV_FORK],
+		ds->by_type[FR_EV_EXEC], ds->by_type[FR_EV_OOM]);
+	fprintf(f, "losses: bpf reserve failed %" PRIu64 ", window evicted for space %" PRIu64
+		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
+		ws->evicted_space, ds->dropped, ds->late);
+	fprintf(f, "triggers:\n");
+	for (size_t i = 0; i < nt; i++) {
+		fprintf(f, "  %-20s %-8s %-40s %-28s fired %" PRIu64 ", suppressed %" PRIu64,
+			tr[i]->name, tr[i]->type, tr[i]->desc, trig_state(dm, tr[i], st, sizeof(st)),
+			tr[i]->fired, tr[i]->suppressed);
+		if (tr[i]->last_fired)
+			fprintf(f, ", last %.1f s ago: %s", (now - tr[i]->last_fired) / 1e9,
+				tr[i]->last_reason);
+		fputc('\n', f);
+	}
+	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n", dm->dumps,
+		dm->dump_failures, dm->plan.active ? ", one being prepared" :
+		dumper__busy(dm->dumper) ? ", one being written" : "");
+	for (uint32_t i = 0; i < dm->nrecent; i++)
+		fprintf(f, "  %s  %" PRIu64 " bytes, %" PRIu64 " events, %.1f s ago, triggers: %s\n",
+			dm->recent[i].path, dm->recent[i].bytes, dm->recent[i].events,
+			(now - dm->recent[i].ts) / 1e9, dm->recent[i].triggers);
+}
+
+static void json(struct daemon *dm, FILE *f)
+{
+	const struct trigger *tr[64];
+	const struct drain_stats *ds = drain__stats(dm->drain);
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	uint64_t now = fr_boottime_ns();
+	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
+	struct fill fl;
+	struct json j;
+	char st[96];
+
+	window_fill(dm, &fl);
+	json__init(&j, f);
+	json__obj(&j, NULL);
+	json__str(&j, "version", FR_VERSION);
+	json__u64(&j, "pid", getpid());
+	json__u64(&j, "uptime_ns", now - dm->started);
+	json__str(&j, "state", dm->stopping ? "stopping" : "recording");
+	json__u64(&j, "ncpus", sampler__ncpus(dm->sampler));
+	json__u64(&j, "frequency", dm->cfg->frequency);
+	json__str(&j, "event_source", sampler__source(dm->sampler));
+	json__str(&j, "output_directory", daemon_output_dir(dm));
+	json__obj(&j, "window");
+	json__u64(&j, "configured_ns", dm->cfg->window_ns);
+	json__u64(&j, "covered_ns", fl.span_ns);
+	json__u64(&j, "events", fl.events);
+	json__u64(&j, "event_slots", fl.capacity);
+	json__u64(&j, "event_bytes", fl.events * sizeof(struct fr_event));
+	json__u64(&j, "stack_blocks_used", fl.stacks.blocks_used);
+	json__u64(&j, "stack_blocks", fl.stacks.blocks_total);
+	json__u64(&j, "string_blocks_used", fl.strs.blocks_used);
+	json__u64(&j, "string_blocks", fl.strs.blocks_total);
+	json__u64(&j, "processes", fl.procs.live);
+	json__u64(&j, "process_capacity", fl.procs.capacity);
+	json__u64(&j, "reserved_bytes", drain__budget(dm->drain));
+	json__end_obj(&j);
+	json__obj(&j, "rates");
+	json__f64(&j, "records_per_s", rate(dm));
+	json__u64(&j, "samples", ds->by_type[FR_EV_SAMPLE]);
+	json__u64(&j, "exits", ds->by_type[FR_EV_EXIT]);
+	json__u64(&j, "forks", ds->by_type[FR_EV_FORK]);
+	json__u64(&j, "execs", ds->by_type[FR_EV_EXEC]);
+	json__u64(&j, "ooms", ds->by_type[FR_EV_OOM]);
+	json__end_obj(&j);
+	json__obj(&j, "losses");
+	json__u64(&j, "bpf_reserve_failed", cpu_sum(dm, FR_CNT_RESERVE));
+	json__u64(&j, "window_evicted_space", ws->evicted_space);
+	json__u64(&j, "drain_dropped", ds->dropped);
+	json__u64(&j, "drain_late", ds->late);
+	json__end_obj(&j);
+	json__arr(&j, "triggers");
+	for (size_t i = 0; i < nt; i++) {
+		json__obj(&j, NULL);
+		json__str(&j, "name", tr[i]->name);
+		json__str(&j, "type", tr[i]->type);
+		json__str(&j, "description", tr[i]->desc);
+		json__str(&j, "state", trig_state(dm, tr[i], st, sizeof(st)));
+		json__u64(&j, "fired", tr[i]->fired);
+		json__u64(&j, "suppressed", tr[i]->suppressed);
+		json__u64(&j, "last_fired", tr[i]->last_fired);
+		json__str(&j, "last_reason", tr[i]->last_reason);
+		json__end_obj(&j);
+	}
+	json__end_arr(&j);
+	json__obj(&j, "dumps");
+	json__u64(&j, "written", dm->dumps);
+	json__u64(&j, "failed", dm->dump_failures);
+	json__bool(&j, "preparing", dm->plan.active);
+	json__bool(&j, "writing", dumper__busy(dm->dumper));
+	json__arr(&j, "recent");
+	for (uint32_t i = 0; i < dm->nrecent; i++) {
+		json__obj(&j, NULL);
+		json__str(&j, "path", dm->recent[i].path);
+		json__u64(&j, "bytes", dm->recent[i].bytes);
+		json__u64(&j, "events", dm->recent[i].events);
+		json__u64(&j, "ts", dm->recent[i].ts);
+		json__str(&j, "triggers", dm->recent[i].triggers);
+		json__end_obj(&j);
+	}
+	json__end_arr(&j);
+	json__end_obj(&j);
+	json__end_obj(&j);
+	fputc('\n', f);
+}
+
+/* status__render() - the status as text or JSON; malloc'd, NULL on ENOMEM. */
+char *status__render(struct daemon *dm, bool as_json)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	if (as_json)
+		json(dm, f);
+	else
+		text(dm, f);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
