@@ -348,6 +348,7 @@ static void finish_dumps(struct daemon *dm)
 	for (int round = 0; round < 2; round++) {
 		if (dm->plan.active && !dumper__busy(dm->dumper)) {
 			dm->plan.freeze = FR_MIN(dm->plan.freeze, fr_boottime_ns());
+			dm->next_start = 0;
 			plan__try_freeze(dm);
 		}
 		while (dumper__busy(dm->dumper)) {

@@ -35,6 +35,7 @@
 #define FR_RECENT_DUMPS		10
 #define FR_QUEUED_FIRES		64	/* fires raised inside the drain, handled after it */
 #define FR_RATE_SECONDS		10
+#define FR_DUMP_GAP_NS		(1000 * 1000 * 1000ULL)	/* storms: at most one dump start per second */
 
 struct daemon_opts {
 	const char *config_path;
@@ -120,6 +121,7 @@ struct daemon {
 	int writing_waiters[FR_CONTROL_CLIENTS];
 	uint32_t nwriting;
 	uint64_t writing_pin;
+	uint64_t next_start;		/* CLOCK_BOOTTIME ns: no dump starts before */
 	uint64_t dumps;
 	uint64_t dump_failures;
 	struct recent_dump recent[FR_RECENT_DUMPS];

@@ -17,6 +17,8 @@
 #include "symbols.h"
 #include "util.h"
 
+#define FR_MTIME_SLACK_NS	(50 * 1000 * 1000ULL)
+
 struct symbolizer {
 	struct kallsyms *ksyms;
 	uint64_t modules_hash;		/* of /proc/modules when ksyms was read */
@@ -524,8 +526,9 @@ static const struct perfmap *perfmap_of(struct encoder *e, struct space *sp)
 		return sp->perfmap;
 	sp->perfmap_tried = true;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", sp->pid);
+	/* File times come from a coarse clock: allow it FR_MTIME_SLACK_NS. */
 	if (stat(path, &st) || (uint64_t)st.st_mtim.tv_sec * FR_NSEC_PER_SEC +
-	    (uint64_t)st.st_mtim.tv_nsec < e->boot_to_real + sp->start)
+	    (uint64_t)st.st_mtim.tv_nsec + FR_MTIME_SLACK_NS < e->boot_to_real + sp->start)
 		return NULL;	/* absent, or left by an older process with this PID */
 	sp->perfmap = perfmap__load(path);
 	return sp->perfmap;

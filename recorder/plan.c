@@ -10,7 +10,9 @@
  * age out while the post window records. At the freeze instant the drain
  * is pumped up to it (not at the next tick), the window indexes are taken
  * and the dump thread gets the request. Only one dump is written at a
- * time; a plan that is due meanwhile freezes when it is done.
+ * time; a plan that is due meanwhile freezes when it is done. Dumps start
+ * at most once per FR_DUMP_GAP_NS: a storm of triggers merges into a few
+ * dumps instead of flooding the disk, while a lone trigger dumps at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -307,10 +309,16 @@ fail:
 void plan__try_freeze(struct daemon *dm)
 {
 	struct dump_plan *p = &dm->plan;
+	uint64_t now = fr_boottime_ns();
 	int err;
 
-	if (!p->active || dumper__busy(dm->dumper) || fr_boottime_ns() < p->freeze)
+	if (!p->active || dumper__busy(dm->dumper) || now < p->freeze)
 		return;
+	if (now < dm->next_start) {
+		arm_freeze(dm, dm->next_start);
+		return;
+	}
+	dm->next_start = now + FR_DUMP_GAP_NS;
 	err = drain__sync(dm->drain, dm->rb, p->freeze, FR_SYNC_TIMEOUT_NS);
 	if (err)
 		fr_warn("failed to drain up to the freeze: %s, dumping what was drained",

@@ -75,6 +75,8 @@ static int ask(const char *path, const char *request, int timeout_s, char **repl
 			buf = nb;
 		}
 		n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == ECONNRESET && len)
+			break;	/* the daemon said its piece and hung up */
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;

@@ -162,12 +162,21 @@ static struct client *client_of(struct control *c, int id)
 	return &c->cl[id - 1];
 }
 
-/* Refuse a connection with a one-line reason. */
+/*
+ * Refuse a connection with a one-line reason. Half-close first and drop
+ * what the peer already sent: closing with unread input would reset the
+ * connection and the peer might never read why.
+ */
 static void refuse(int fd, const char *why)
 {
-	if (write(fd, why, strlen(why)) < 0) {
+	char sink[256];
+
+	if (send(fd, why, strlen(why), MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
 		/* the peer is gone; nothing to tell */
 	}
+	shutdown(fd, SHUT_WR);
+	while (recv(fd, sink, sizeof(sink), MSG_DONTWAIT) > 0)
+		;
 	close(fd);
 }
 

@@ -64,10 +64,14 @@ def require_root_bpf(tap):
         tap.skip_all("kernel has no BTF (/sys/kernel/btf/vmlinux)")
 
 
-def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp"):
+def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp",
+                 socket=None, extra="", output_extra=""):
+    """A config file for a test daemon; @extra holds more sections (triggers)."""
+    socket = socket or os.path.join(os.path.dirname(path), "control.sock")
     with open(path, "w") as f:
         f.write(f"[recorder]\nwindow = {window}\nmemory = {memory}\n"
-                f"frequency = {frequency}\n\n[output]\ndirectory = {directory}\n")
+                f"frequency = {frequency}\n\n[output]\ndirectory = {directory}\n"
+                f"{output_extra}\n[control]\nsocket = {socket}\n\n{extra}")
     os.chmod(path, 0o600)
 
 
@@ -75,12 +79,14 @@ class Daemon:
     """A flightrecd process with its log collected line by line."""
 
     def __init__(self, tap, window="30s", memory="64M", frequency=99, extra_args=(),
-                 env=None):
+                 env=None, extra="", output_extra=""):
         self.tap = tap
         self.dir = tempfile.mkdtemp(prefix="fr-it-")
         self.out = os.path.join(self.dir, "dumps")
         self.conf = os.path.join(self.dir, "flightrec.conf")
-        write_config(self.conf, window, memory, frequency, self.out)
+        self.socket = os.path.join(self.dir, "control.sock")
+        write_config(self.conf, window, memory, frequency, self.out, self.socket, extra,
+                     output_extra)
         self.lines = []
         self.cond = threading.Condition()
         self.proc = subprocess.Popen(
@@ -133,6 +139,18 @@ class Daemon:
             self.tap.diag(self.log())
             return None
         return m.group(1)
+
+    def dumps(self):
+        """The .frd files in the output directory, oldest first."""
+        if not os.path.isdir(self.out):
+            return []
+        return sorted(os.path.join(self.out, f) for f in os.listdir(self.out) if f.endswith(".frd"))
+
+    def cpu_seconds(self):
+        """User + system CPU time the daemon has used so far."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
     def stop(self, timeout=30):
         if self.proc.poll() is None:

@@ -121,7 +121,7 @@ try:
     m = d.wait_line(r"failed to reload config: .*flightrec.conf:\d+.*bogus.*keeping", 10, n)
     tap.ok(m is not None, "SIGHUP with a bad config logs why and keeps the old one", d.log())
     tap.ok(d.dump() is not None, "and recording goes on")
-    write_config(d.conf, window="7s", directory=d.out)
+    write_config(d.conf, window="7s", directory=d.out, socket=d.socket)
     n = d.nlines()
     d.proc.send_signal(signal.SIGHUP)
     tap.ok(d.wait_line(r"config reloaded .*window 7000 ms", 10, n) is not None, "SIGHUP applies a good config")

@@ -11,6 +11,11 @@
  *                                worker spins in fr_pthexit_worker
  *   frtool churn N               fork N children that exit at once
  *   frtool hog MIB [CGROUP_PROCS]  join a cgroup, then touch MIB MiB
+ *   frtool thrash PROCS MIB SECONDS FILE
+ *                                join the cgroup whose procs file is PROCS,
+ *                                write a MIB MiB FILE from inside it (its page
+ *                                cache is charged there), then touch random
+ *                                pages of it in fr_thrash_touch for SECONDS
  *   frtool dlopen LIB SECONDS    after 0.3 s, dlopen LIB and spin in its
  *                                fr_dl_spin
  *   frtool jit SECONDS           spin in code copied to an anonymous
@@ -207,6 +212,56 @@ static int hog(long mib, const char *procs)
 	return 0;
 }
 
+__attribute__((noinline)) unsigned long fr_thrash_touch(const volatile char *p, size_t len,
+						    double seconds);
+
+__attribute__((noinline)) unsigned long fr_thrash_touch(const volatile char *p, size_t len,
+						    double seconds)
+{
+	double until = now() + seconds;
+	unsigned long sum = 0, x = 88172645463325252UL;
+
+	while (now() < until) {
+		for (int i = 0; i < 256; i++) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			sum += p[(x % (len / 4096)) * 4096];
+		}
+	}
+	return sum;
+}
+
+static int thrash(const char *procs, long mib, double seconds, const char *path)
+{
+	size_t len = (size_t)mib << 20;
+	static char buf[1 << 20];
+	char *p;
+	int fd;
+
+	fd = open(procs, O_WRONLY);
+	if (fd < 0 || dprintf(fd, "%d\n", getpid()) < 0) {
+		fprintf(stderr, "frtool: failed to join '%s': %s\n", procs, strerror(errno));
+		return 1;
+	}
+	close(fd);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return 1;
+	memset(buf, 0x5a, sizeof(buf));
+	for (long i = 0; i < mib; i++)
+		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			return 1;
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return 1;
+	printf("%lu\n", fr_thrash_touch(p, len, seconds) & 1);
+	munmap(p, len);
+	close(fd);
+	unlink(path);
+	return 0;
+}
+
 static int dl(const char *lib, double seconds)
 {
 	void (*fn)(double);
@@ -263,6 +318,8 @@ static int jit(double seconds)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 6 && !strcmp(argv[1], "thrash"))
+		return thrash(argv[2], atol(argv[3]), atof(argv[4]), argv[5]);
 	if (argc >= 4 && !strcmp(argv[1], "dlopen"))
 		return dl(argv[2], atof(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "jit"))
