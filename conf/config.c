@@ -23,6 +23,9 @@
  * checked when the next section starts or the file ends. Rules that span
  * sections ('pre' against the [recorder] window, one signal trigger) are
  * checked after the whole file.
+ *
+ * An optional key (a schema row without a default) holds NULL until a file
+ * sets it; once set, a later file can change it but not unset it.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -31,6 +34,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -65,6 +69,10 @@
 #define FR_CONF_TIB		(1024 * FR_CONF_GIB)
 /* Longest path a Unix socket can be bound to. */
 #define FR_CONF_SOCKET_MAX	(sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+/* Longest [output] group name; NSS sets no limit, a config line does. */
+#define FR_CONF_GROUP_NAME_MAX	255
+/* Largest buffer getgrnam_r(3) gets for one group (its member list). */
+#define FR_CONF_GROUP_BUF_MAX	(16 * 1024 * 1024)
 /* Without CAP_SYS_RESOURCE the kernel takes PSI windows of N * this only. */
 #define FR_CONF_PSI_UNPRIV_STEP	(2 * FR_CONF_SEC)
 
@@ -78,9 +86,11 @@ enum conf_type {
 	CONF_U32,	/* uint32_t plain decimal number; min/max */
 	CONF_PATH,	/* char *, malloc'd absolute path; min/max length */
 	CONF_ENUM,	/* an enum (uint32_t-sized) named by one of @names */
+	CONF_BOOL,	/* bool named by one of @names; rendered true or false */
+	CONF_GROUP,	/* char *, malloc'd name of a group; its gid_t at @gid */
 };
 
-/* A word a CONF_ENUM key accepts and the value it stands for. */
+/* A word a CONF_ENUM or CONF_BOOL key accepts and the value it stands for. */
 struct conf_name {
 	const char *name;
 	uint32_t value;
@@ -102,6 +112,18 @@ static const struct conf_name conf_psi_resources[] = {
 static const struct conf_name conf_psi_kinds[] = {
 	{ "some", FR_PSI_SOME },
 	{ "full", FR_PSI_FULL },
+};
+
+/* Rendering writes the first word of a value: true or false. */
+static const struct conf_name conf_bool_names[] = {
+	{ "true", 1 },
+	{ "false", 0 },
+	{ "yes", 1 },
+	{ "no", 0 },
+	{ "on", 1 },
+	{ "off", 0 },
+	{ "1", 1 },
+	{ "0", 0 },
 };
 
 _Static_assert(sizeof(enum fr_trig_type) == sizeof(uint32_t) &&
@@ -137,6 +159,9 @@ static const char *const conf_max_per_hour_defs[] = {
  * the named, multi-instance [trigger NAME] section: @offset is then relative
  * to struct fr_trigger_conf, and the key only exists for the trigger types in
  * @types.
+ *
+ * A numeric key with @zero also accepts 0 below @min (@zero says what 0
+ * means); with @pow2 any other value must be a power of two.
  */
 struct conf_key {
 	const char *section;
@@ -144,10 +169,14 @@ struct conf_key {
 	enum conf_type type;
 	uint64_t min;
 	uint64_t max;
+	const char *zero;		/* 0 is accepted and means this, or NULL */
+	bool pow2;			/* values other than 0 are powers of two */
+	const char *example;		/* said after what is accepted, or NULL */
 	const char *def;		/* NULL: none (a required or optional key) */
 	const char *const *type_def;	/* trigger keys: default by type, or NULL */
-	const struct conf_name *names;	/* CONF_ENUM: the words accepted */
+	const struct conf_name *names;	/* CONF_ENUM, CONF_BOOL: the words accepted */
 	size_t nnames;
+	size_t gid;			/* CONF_GROUP: offset of its gid_t */
 	unsigned int types;		/* trigger keys: FR_CONF_T() of the types it fits */
 	bool required;			/* trigger keys: the types it fits need it */
 	size_t offset;
@@ -160,7 +189,8 @@ struct conf_key {
 	_Generic(((strct *)0)->member,					\
 		 uint64_t: (type) == CONF_DURATION || (type) == CONF_SIZE, \
 		 uint32_t: (type) == CONF_U32 || (type) == CONF_ENUM,	\
-		 char *: (type) == CONF_PATH,				\
+		 bool: (type) == CONF_BOOL,				\
+		 char *: (type) == CONF_PATH || (type) == CONF_GROUP,	\
 		 default: 0)
 
 /* Offset of @member in @strct; a member of the wrong C type fails the build. */
@@ -194,15 +224,24 @@ struct conf_key {
 
 #define FR_CONF_NAMES(table)	.names = (table), .nnames = FR_CONF_NELEM(table)
 
+/* Where a CONF_GROUP row of struct fr_config stores the gid: a gid_t @member. */
+#define FR_CONF_GID(member)						\
+	.gid = offsetof(struct fr_config, member) +			\
+	       0 * sizeof(char[_Generic(((struct fr_config *)0)->member, \
+					gid_t: 1, default: -1)])
+
 /* Rows the code refers to by name; the table is indexed by them. */
 enum conf_row {
 	CONF_RECORDER_WINDOW,
 	CONF_RECORDER_MEMORY,
 	CONF_RECORDER_FREQUENCY,
+	CONF_RECORDER_RING,
 	CONF_OUTPUT_DIRECTORY,
 	CONF_OUTPUT_MAX_DUMPS,
 	CONF_OUTPUT_MAX_BYTES,
+	CONF_OUTPUT_GROUP,
 	CONF_CONTROL_SOCKET,
+	CONF_PRIVACY_CMDLINE,
 	CONF_TRIG_TYPE,
 	CONF_TRIG_RESOURCE,
 	CONF_TRIG_KIND,
@@ -230,6 +269,11 @@ static const struct conf_key conf_keys[] = {
 	FR_CONF_KEY("recorder", "frequency", CONF_U32,
 		    1, 10000, "99", frequency,
 		    "CPU stack samples per second on each CPU, in Hz"),
+	[CONF_RECORDER_RING] =
+	FR_CONF_KEY("recorder", "ring", CONF_SIZE,
+		    16 * FR_CONF_KIB, FR_CONF_GIB, "0", ring_bytes,
+		    "BPF ring buffer the kernel hands events over in; a power of two; 0 = sized from frequency and CPU count",
+		    .zero = "automatic", .pow2 = true, .example = "64K, 4M"),
 	[CONF_OUTPUT_DIRECTORY] =
 	FR_CONF_KEY("output", "directory", CONF_PATH,
 		    1, PATH_MAX - 1, "/var/lib/flightrec", directory,
@@ -244,11 +288,21 @@ static const struct conf_key conf_keys[] = {
 		    0, FR_CONF_TIB, "1G", max_bytes,
 		    "after each dump, delete the oldest dumps until they fit in this size; 0 = no limit",
 		    .note = "0 = no limit"),
+	[CONF_OUTPUT_GROUP] =
+	FR_CONF_KEY("output", "group", CONF_GROUP,
+		    1, FR_CONF_GROUP_NAME_MAX, NULL, group,
+		    "group that may read the dumps (files 0640, directory 0750); not set = root only",
+		    FR_CONF_GID(group_gid), .note = "leave the key out for none"),
 	[CONF_CONTROL_SOCKET] =
 	FR_CONF_KEY("control", "socket", CONF_PATH,
 		    1, FR_CONF_SOCKET_MAX, "/run/flightrec/control.sock",
 		    control_socket,
 		    "Unix socket 'flightrec control' talks to; an absolute path"),
+	[CONF_PRIVACY_CMDLINE] =
+	FR_CONF_KEY("privacy", "cmdline", CONF_BOOL, 0, 1, "true",
+		    privacy_cmdline,
+		    "read and store process command lines; false = never read them",
+		    FR_CONF_NAMES(conf_bool_names)),
 	[CONF_TRIG_TYPE] =
 	FR_CONF_TRIG("type", CONF_ENUM, FR_CONF_T_ALL, type,
 		     "what fires it: psi (pressure stall), oom (an OOM kill) or signal (SIGUSR1)",
@@ -554,6 +608,8 @@ static uint64_t conf_key__get(const struct conf_key *k, const void *base)
 	case CONF_U32:
 	case CONF_ENUM:
 		return *(const uint32_t *)field;
+	case CONF_BOOL:
+		return *(const bool *)field;
 	default:
 		return 0;
 	}
@@ -573,6 +629,9 @@ static void conf_key__put(const struct conf_key *k, void *base, uint64_t v)
 	case CONF_ENUM:
 		*(uint32_t *)field = (uint32_t)v;
 		break;
+	case CONF_BOOL:
+		*(bool *)field = v != 0;
+		break;
 	default:
 		break;
 	}
@@ -581,7 +640,7 @@ static void conf_key__put(const struct conf_key *k, void *base, uint64_t v)
 /* conf_key__owns() - true when @k's member is a malloc'd string. */
 static bool conf_key__owns(const struct conf_key *k)
 {
-	return k->type == CONF_PATH;
+	return k->type == CONF_PATH || k->type == CONF_GROUP;
 }
 
 /* conf_key__clear() - free @k's string in @base, if it has one. */
@@ -612,24 +671,30 @@ static bool conf_key__equal(const struct conf_key *k, const void *a,
 static void conf_key__accepted(const struct conf_key *k, char *buf,
 			       size_t len)
 {
-	char lo[32] = "?", hi[32] = "?";
+	char lo[32] = "?", hi[32] = "?", zero[64] = "";
 	size_t i, off;
 	int w = 0;
 
 	conf__format_num(k->type, k->min, lo, sizeof(lo));
 	conf__format_num(k->type, k->max, hi, sizeof(hi));
+	if (k->zero)
+		snprintf(zero, sizeof(zero), "0 (%s) or ", k->zero);
 	switch (k->type) {
 	case CONF_DURATION:
-		w = snprintf(buf, len, "%s..%s with a unit suffix ms, s, m or h",
-			     lo, hi);
+		w = snprintf(buf, len, "%s%s..%s with a unit suffix ms, s, m or h",
+			     zero, lo, hi);
 		break;
 	case CONF_SIZE:
-		w = snprintf(buf, len,
-			     "%s..%s, in bytes or with a suffix K, M, G, KiB, MiB or GiB",
-			     lo, hi);
+		if (k->pow2)
+			w = snprintf(buf, len, "%sa power of two from %s to %s",
+				     zero, lo, hi);
+		else
+			w = snprintf(buf, len,
+				     "%s%s..%s, in bytes or with a suffix K, M, G, KiB, MiB or GiB",
+				     zero, lo, hi);
 		break;
 	case CONF_U32:
-		w = snprintf(buf, len, "%s..%s", lo, hi);
+		w = snprintf(buf, len, "%s%s..%s", zero, lo, hi);
 		break;
 	case CONF_PATH:
 		if (k->max < PATH_MAX - 1)
@@ -640,7 +705,12 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 			w = snprintf(buf, len,
 				     "an absolute path without control characters");
 		break;
+	case CONF_GROUP:
+		w = snprintf(buf, len,
+			     "the name of an existing group, without control characters or ':'");
+		break;
 	case CONF_ENUM:
+	case CONF_BOOL:
 		buf[0] = '\0';
 		for (i = 0, off = 0; i < k->nnames && off < len; i++) {
 			w = snprintf(buf + off, len - off, "%s%s",
@@ -652,6 +722,8 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 		w = (int)off;
 		break;
 	}
+	if (k->example && w >= 0 && (size_t)w < len)
+		w += snprintf(buf + w, len - (size_t)w, ", e.g. %s", k->example);
 	if (k->note && w >= 0 && (size_t)w < len)
 		snprintf(buf + w, len - (size_t)w, " (%s)", k->note);
 }
@@ -674,6 +746,42 @@ static int conf_key__set_path(const struct conf_key *k, void *base,
 	for (i = 0; i < len; i++) {
 		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f) {
 			*why = "contains a control character";
+			return -EINVAL;
+		}
+	}
+	if (len < k->min || len > k->max) {
+		*why = "too long";
+		return -EINVAL;
+	}
+	copy = strdup(value);
+	if (!copy) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+/*
+ * conf_key__set_group() - check the spelling of a group name and store a
+ * copy; whether the group exists is for the load to judge. Returns 0,
+ * -EINVAL or -ENOMEM with *@why set.
+ */
+static int conf_key__set_group(const struct conf_key *k, void *base,
+			       const char *value, const char **why)
+{
+	char **field = conf_key__field(k, base);
+	size_t len = strlen(value), i;
+	char *copy;
+
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f) {
+			*why = "contains a control character";
+			return -EINVAL;
+		}
+		if (value[i] == ':') {
+			*why = "contains ':'";
 			return -EINVAL;
 		}
 	}
@@ -723,10 +831,14 @@ static int conf_key__set(const struct conf_key *k, void *base,
 		break;
 	case CONF_PATH:
 		return conf_key__set_path(k, base, value, why);
+	case CONF_GROUP:
+		return conf_key__set_group(k, base, value, why);
 	case CONF_ENUM:
+	case CONF_BOOL:
 		word = conf__name_find(k, value);
 		if (!word) {
-			*why = "unknown value";
+			*why = k->type == CONF_BOOL ? "not a boolean" :
+			       "unknown value";
 			return -EINVAL;
 		}
 		conf_key__put(k, base, word->value);
@@ -741,8 +853,16 @@ static int conf_key__set(const struct conf_key *k, void *base,
 	}
 	if (ret)
 		return ret;
+	if (v == 0 && k->zero) {
+		conf_key__put(k, base, v);
+		return 0;
+	}
 	if (v < k->min) {
 		*why = "too small";
+		return -EINVAL;
+	}
+	if (k->pow2 && (v & (v - 1))) {
+		*why = "not a power of two";
 		return -EINVAL;
 	}
 	conf_key__put(k, base, v);
@@ -766,9 +886,11 @@ static int conf_key__format(const struct conf_key *k, const void *base,
 		return conf__format_num(k->type, conf_key__get(k, base),
 					buf, len);
 	case CONF_PATH:
+	case CONF_GROUP:
 		s = *(char *const *)conf_key__cfield(k, base);
 		break;
 	case CONF_ENUM:
+	case CONF_BOOL:
 		s = conf__name_of(k, (uint32_t)conf_key__get(k, base));
 		break;
 	default:
@@ -905,6 +1027,41 @@ static bool conf__cap_sys_resource(void)
 		return false;
 	return data[CAP_TO_INDEX(CAP_SYS_RESOURCE)].effective &
 	       CAP_TO_MASK(CAP_SYS_RESOURCE);
+}
+
+/*
+ * conf__group_gid() - the gid of the group called @name, from the group
+ * database. Returns 0 with *@gid set, -ENOENT when there is no such group,
+ * -ENOMEM, or the lookup's error.
+ */
+static int conf__group_gid(const char *name, gid_t *gid)
+{
+	long hint = sysconf(_SC_GETGR_R_SIZE_MAX);
+	size_t size = hint > 0 ? (size_t)hint : 1024;
+	struct group grp, *res = NULL;
+	char *buf = NULL, *grown;
+	int err;
+
+	for (;;) {
+		grown = realloc(buf, size);
+		if (!grown) {
+			err = ENOMEM;
+			goto out;
+		}
+		buf = grown;
+		err = getgrnam_r(name, &grp, buf, size, &res);
+		if (err != ERANGE || size >= FR_CONF_GROUP_BUF_MAX)
+			break;
+		size *= 2;
+	}
+	/* some NSS modules say "not found" with ENOENT or ESRCH */
+	if (!err && res)
+		*gid = res->gr_gid;
+	else if (!err || err == ENOENT || err == ESRCH)
+		err = ENOENT;
+out:
+	free(buf);
+	return -err;
 }
 
 /* conf_trig__clear() - free @t's name and strings; @t may then be reused. */
@@ -1209,6 +1366,39 @@ static int conf_parse__check_cgroup(struct conf_parse *p,
 					   "[%s] cgroup = %s: no %s.pressure in it, so not a cgroup v2 directory (or the kernel has no PSI); accepted: %s",
 					   p->sname, shown, res, accepted);
 	return 0;
+}
+
+/*
+ * conf_parse__check_group() - the group @k just set in @base (read as
+ * @shown on the current line) must exist; its gid goes to @k->gid in
+ * @base. Returns 0, or -EINVAL / -ENOMEM after recording an error.
+ */
+static int conf_parse__check_group(struct conf_parse *p,
+				   const struct conf_key *k, void *base,
+				   const char *shown)
+{
+	const char *name = *(char *const *)conf_key__cfield(k, base);
+	char accepted[256], ebuf[128];
+	gid_t gid;
+	int err;
+
+	err = conf__group_gid(name, &gid);
+	if (!err) {
+		*(gid_t *)((char *)base + k->gid) = gid;
+		return 0;
+	}
+	conf_key__accepted(k, accepted, sizeof(accepted));
+	if (err == -ENOENT)
+		conf_parse__fail(p, -EINVAL,
+				 "[%s] %s = %s: no such group; accepted: %s",
+				 p->sname, k->name, shown, accepted);
+	else
+		conf_parse__fail(p, err == -ENOMEM ? err : -EINVAL,
+				 "[%s] %s = %s: failed to look up group '%s': %s; accepted: %s",
+				 p->sname, k->name, shown, shown,
+				 conf__strerror(err, ebuf, sizeof(ebuf)),
+				 accepted);
+	return p->err;
 }
 
 /*
@@ -1559,6 +1749,10 @@ static int conf_parse__handler(void *user, const char *section,
 	ret = conf_key__set(k, base, value, &why);
 	if (ret)
 		return conf_parse__bad_value(p, k, value, ret, why);
+	/* the system-dependent rule of a group; not when checking a render */
+	if (k->type == CONF_GROUP && p->env &&
+	    conf_parse__check_group(p, k, base, shown))
+		return 0;
 	return 1;
 }
 
@@ -1751,8 +1945,8 @@ struct fr_config *config__new(void)
 	if (!cfg)
 		return NULL;
 	for (i = 0; i < FR_CONF_NKEYS; i++) {
-		if (conf_keys[i].types)
-			continue;	/* per trigger */
+		if (conf_keys[i].types || !conf_keys[i].def)
+			continue;	/* per trigger, or optional */
 		ret = conf_key__set(&conf_keys[i], cfg, conf_keys[i].def, &why);
 		if (ret) {
 			config__free(cfg);
@@ -1930,10 +2124,17 @@ static bool conf__verbatim(const char *value)
 	return true;
 }
 
+/* conf_key__optional() - true when @k may be left unset (NULL). */
+static bool conf_key__optional(const struct conf_key *k)
+{
+	return conf_key__owns(k) && !k->def && !k->type_def && !k->required;
+}
+
 /*
  * conf_key__render() - append "key = value" for @k, after checking that
- * loading it gives back the value in @cfg. Returns 0, -EINVAL if it would
- * not, or -ENOMEM.
+ * loading it gives back the value in @base; an optional key that is not set
+ * is a comment saying so. Returns 0, -EINVAL if the value would not load
+ * back, or -ENOMEM.
  */
 static int conf_key__render(const struct conf_key *k, const void *base,
 			    FILE *f)
@@ -1946,6 +2147,11 @@ static int conf_key__render(const struct conf_key *k, const void *base,
 	const char *why;
 	int ret;
 
+	if (conf_key__optional(k) &&
+	    !*(char *const *)conf_key__cfield(k, base)) {
+		ret = conf__line(f, "# %s", k->help);
+		return ret ? ret : conf__line(f, "# %s: not set", k->name);
+	}
 	ret = conf_key__format(k, base, value, sizeof(value));
 	if (ret)
 		return ret;
@@ -1966,9 +2172,9 @@ static int conf_key__render(const struct conf_key *k, const void *base,
 
 /*
  * conf_trig__render() - append the section of trigger @t: its header and
- * every key its type takes ('cgroup' only when set). Returns 0, -EINVAL if a
- * value (or the name, or the type) cannot be written so that it loads back,
- * or -ENOMEM.
+ * every key its type takes ('cgroup' as a comment when not set). Returns 0,
+ * -EINVAL if a value (or the name, or the type) cannot be written so that it
+ * loads back, or -ENOMEM.
  */
 static int conf_trig__render(const struct fr_trigger_conf *t, FILE *f)
 {
@@ -1983,12 +2189,7 @@ static int conf_trig__render(const struct fr_trigger_conf *t, FILE *f)
 			 t->name);
 	for (i = 0; !ret && i < FR_CONF_NKEYS; i++) {
 		k = &conf_keys[i];
-		if (!(k->types & FR_CONF_T(t->type)))
-			continue;
-		if (conf_key__owns(k) &&
-		    !*(char *const *)conf_key__cfield(k, t))
-			ret = conf__line(f, "# %s: not set", k->name);
-		else
+		if (k->types & FR_CONF_T(t->type))
 			ret = conf_key__render(k, t, f);
 	}
 	return ret;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define FR_CONF_DEFAULT_PATH	"/etc/flightrec/flightrec.conf"
 #define FR_CONF_ERR_MAX		512
@@ -63,12 +64,17 @@ struct fr_config {
 	uint64_t window_ns;	/* 'window', default 30s; accepted 1s..24h */
 	uint64_t memory_bytes;	/* 'memory', default 256M; accepted 4M..64G */
 	uint32_t frequency;	/* 'frequency', default 99; accepted 1..10000 (Hz per CPU) */
+	uint64_t ring_bytes;	/* 'ring', BPF ring buffer size, default 0 = automatic (from frequency and CPUs); else a power of two, 16K..1G */
 	/* [output] */
 	char *directory;	/* 'directory', default /var/lib/flightrec; absolute path */
 	uint32_t max_dumps;	/* 'max_dumps', default 50; 0..1000000, 0 = no limit */
 	uint64_t max_bytes;	/* 'max_bytes', default 1G; 0..1024G, 0 = no limit */
+	char *group;		/* 'group' that may read dumps (files 0640, directory 0750, owned by it); NULL (default) = none; must exist */
+	gid_t group_gid;	/* its gid, looked up at load; meaningful only when group != NULL */
 	/* [control] */
 	char *control_socket;	/* 'socket', default /run/flightrec/control.sock; absolute path */
+	/* [privacy] */
+	bool privacy_cmdline;	/* 'cmdline', default true; false: command lines are never read or stored */
 	/* [trigger NAME] sections; none by default */
 	struct fr_trigger_conf *triggers;	/* in file order */
 	size_t ntriggers;
@@ -93,9 +99,10 @@ void config__free(struct fr_config *cfg);
  * A [trigger NAME] section is one unit: it replaces a trigger of that NAME
  * already in @cfg (keeping its place), or adds one at the end; triggers the
  * file does not name are kept. Checks that depend on the running system
- * (CAP_SYS_RESOURCE for PSI windows, that a trigger's cgroup exists) use the
- * calling process and the live file system, and apply to the triggers this
- * file defines.
+ * (CAP_SYS_RESOURCE for PSI windows, that a trigger's cgroup exists, that
+ * [output] group exists) use the calling process, the live file system and
+ * the group database, and apply to what this file sets; the gid of a group
+ * this file names is stored in @cfg->group_gid.
  */
 int config__load(struct fr_config *cfg, const char *path, char *err,
 		 size_t errlen);
@@ -110,13 +117,15 @@ int config__load_env(struct fr_config *cfg, const char *path,
 
 /*
  * config__render() - the effective config as INI text, every key included,
- * and every trigger with every key of its type (a psi trigger without a
- * cgroup has no 'cgroup' line). Loading the text gives back an identical
- * config, save for the path and each trigger's line. Returns a malloc'd
+ * and every trigger with every key of its type (an optional key not set,
+ * [output] group or a psi trigger's cgroup, is a '# key: not set' comment).
+ * Loading the text gives back an identical config, save for the path, each
+ * trigger's line and group_gid (looked up again). Returns a malloc'd
  * string, or NULL + errno: EINVAL if a value cannot be written so that it
  * loads back unchanged (out of range, a directory with a trailing blank, a
  * trigger breaking a rule, ...), ENOMEM. The rules that depend on the running
- * system (capability, cgroup directories) are not checked.
+ * system (capability, cgroup directories, that the group exists) are not
+ * checked.
  */
 char *config__render(const struct fr_config *cfg);
 

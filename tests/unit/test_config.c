@@ -11,12 +11,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -24,7 +26,8 @@
 
 #define MSEC	1000000ULL
 #define SEC	1000000000ULL
-#define MIB	(1024ULL * 1024)
+#define KIB	1024ULL
+#define MIB	(1024 * KIB)
 #define GIB	(1024 * MIB)
 
 static char tmpdir[] = "/tmp/fr-test-config.XXXXXX";
@@ -124,10 +127,14 @@ static int same_values(const struct fr_config *a, const struct fr_config *b,
 	if (a->window_ns != b->window_ns ||
 	    a->memory_bytes != b->memory_bytes ||
 	    a->frequency != b->frequency ||
+	    a->ring_bytes != b->ring_bytes ||
 	    !same_str(a->directory, b->directory) ||
 	    a->max_dumps != b->max_dumps ||
 	    a->max_bytes != b->max_bytes ||
+	    !same_str(a->group, b->group) ||
+	    (a->group && a->group_gid != b->group_gid) ||
 	    !same_str(a->control_socket, b->control_socket) ||
+	    a->privacy_cmdline != b->privacy_cmdline ||
 	    a->ntriggers != b->ntriggers)
 		return 0;
 	for (i = 0; i < a->ntriggers; i++)
@@ -159,6 +166,9 @@ static void test_defaults(void)
 	is_int(cfg->max_bytes, GIB, "defaults: max_bytes is 1G");
 	is_str(cfg->control_socket, "/run/flightrec/control.sock",
 	       "defaults: control socket is /run/flightrec/control.sock");
+	is_int(cfg->ring_bytes, 0, "defaults: ring is 0 (automatic)");
+	ok(cfg->group == NULL, "defaults: group is NULL (none)");
+	ok(cfg->privacy_cmdline == true, "defaults: [privacy] cmdline is true");
 	ok(cfg->ntriggers == 0 && cfg->triggers == NULL,
 	   "defaults: no triggers");
 	config__free(cfg);
@@ -290,6 +300,11 @@ struct err_case {
 #define ACC_W	"accepted: 1s..24h with a unit suffix ms, s, m or h"
 #define ACC_M	"accepted: 4M..64G, in bytes or with a suffix K, M, G, KiB, MiB or GiB"
 #define ACC_F	"accepted: 1..10000"
+#define ACC_R	"accepted: 0 (automatic) or a power of two from 16K to 1G, e.g. 64K, 4M"
+#define ACC_G	"accepted: the name of an existing group, without control characters or ':' (leave the key out for none)"
+#define ACC_B	"accepted: true, false, yes, no, on, off, 1, 0"
+/* [privacy] opens on line 8: its key goes on line 9 */
+#define BASE_P	BASE_F "frequency = 7\n[privacy]\n"
 #define SYNTAX	"syntax error; expected '[section]' or 'key = value'"
 #define X50	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 #define LONG200	X50 X50 X50 X50
@@ -389,6 +404,50 @@ static const struct err_case err_cases[] = {
 	{ "unknown key in [control]",
 	  BASE_F "frequency = 7\n[control]\npath = /x\n", 0, 9,
 	  { "[control] path = /x: unknown key", "accepted: socket" } },
+	/* ring */
+	{ "ring not a power of two", BASE_F "ring = 100K\n", 0, 7,
+	  { "[recorder] ring = 100K: not a power of two; " ACC_R } },
+	{ "ring 3M, in range but not a power of two", BASE_F "ring = 3M\n", 0, 7,
+	  { "[recorder] ring = 3M: not a power of two; " ACC_R } },
+	{ "ring below 16K", BASE_F "ring = 8K\n", 0, 7,
+	  { "[recorder] ring = 8K: too small; " ACC_R } },
+	{ "ring 1 byte", BASE_F "ring = 1\n", 0, 7,
+	  { "[recorder] ring = 1: too small; " ACC_R } },
+	{ "ring above 1G", BASE_F "ring = 2G\n", 0, 7,
+	  { "[recorder] ring = 2G: too large; " ACC_R } },
+	{ "ring not a size", BASE_F "ring = abc\n", 0, 7,
+	  { "[recorder] ring = abc: invalid size; " ACC_R } },
+	{ "ring empty", BASE_F "ring =\n", 0, 7,
+	  { "[recorder] ring = : empty value; " ACC_R } },
+	/* group */
+	{ "group empty", BASE_O "group =\n", 0, 9,
+	  { "[output] group = : empty value; " ACC_G } },
+	{ "group empty but for a comment", BASE_O "group = ; nobody\n", 0, 9,
+	  { "[output] group = : empty value; " ACC_G } },
+	{ "group with ':'", BASE_O "group = root:x\n", 0, 9,
+	  { "[output] group = root:x: contains ':'; " ACC_G } },
+	{ "group with a control character", BASE_O "group = ro\033ot\n", 0, 9,
+	  { "[output] group = ro?ot: contains a control character; " ACC_G } },
+	/* [privacy] cmdline */
+	{ "cmdline maybe", BASE_P "cmdline = maybe\n", 0, 9,
+	  { "[privacy] cmdline = maybe: not a boolean; " ACC_B } },
+	{ "cmdline with trailing garbage", BASE_P "cmdline = true x\n", 0, 9,
+	  { "[privacy] cmdline = true x: not a boolean; " ACC_B } },
+	{ "cmdline with a glued ';'", BASE_P "cmdline = off;\n", 0, 9,
+	  { "[privacy] cmdline = off;: not a boolean; " ACC_B } },
+	{ "cmdline in upper case", BASE_P "cmdline = TRUE\n", 0, 9,
+	  { "[privacy] cmdline = TRUE: not a boolean; " ACC_B } },
+	{ "cmdline 2", BASE_P "cmdline = 2\n", 0, 9,
+	  { "[privacy] cmdline = 2: not a boolean; " ACC_B } },
+	{ "cmdline empty", BASE_P "cmdline =\n", 0, 9,
+	  { "[privacy] cmdline = : empty value; " ACC_B } },
+	{ "unknown key in [privacy]", BASE_P "environ = false\n", 0, 9,
+	  { "[privacy] environ = false: unknown key; accepted: cmdline" } },
+	{ "cmdline in [recorder]", BASE_F "cmdline = false\n", 0, 7,
+	  { "[recorder] cmdline = false: unknown key",
+	    "accepted: window, memory, frequency, ring" } },
+	{ "duplicate [privacy]", BASE_P "cmdline = no\n[privacy]\n", 0, 10,
+	  { "duplicate section [privacy], first at line 8" } },
 	/* structure */
 	{ "unknown key", BASE_W "windw = 5s\n", 0, 7,
 	  { "[recorder] windw = 5s: unknown key",
@@ -612,7 +671,7 @@ static const struct trig_case trig_cases[] = {
 	  { "[trigger]: missing name", T_NAME_ACC } },
 	{ "trigger section glued to its name", T_PRE "[triggerx]\n", 1, 5,
 	  { "unknown section [triggerx]",
-	    "accepted: [recorder], [output], [control], [trigger NAME]" } },
+	    "accepted: [recorder], [output], [control], [privacy], [trigger NAME]" } },
 	{ "plain section with a name", T_PRE "[output x]\n", 1, 5,
 	  { "unknown section [output x]" } },
 	{ "psi trigger without stall",
@@ -1133,6 +1192,12 @@ static void test_render_round_trip(const struct fr_config *cfg,
 	       "%s: frequency round-trips", what);
 	is_str(back->directory, cfg->directory,
 	       "%s: directory round-trips", what);
+	is_int(back->ring_bytes, cfg->ring_bytes, "%s: ring round-trips", what);
+	ok(same_str(back->group, cfg->group) &&
+	   (!cfg->group || back->group_gid == cfg->group_gid),
+	   "%s: group and its gid round-trip", what);
+	is_int(back->privacy_cmdline, cfg->privacy_cmdline,
+	       "%s: [privacy] cmdline round-trips", what);
 	ok(same_values(back, cfg, 0),
 	   "%s: every value and trigger round-trips", what);
 	again = config__render(back);
@@ -1156,6 +1221,13 @@ static void test_render(void)
 	contains(text, "[output]\n", "render: has [output]");
 	contains(text, "\ndirectory = /var/lib/flightrec\n",
 		 "render: has directory = /var/lib/flightrec");
+	contains(text, "\nfrequency = 99\n# BPF ring buffer the kernel hands events over in; a power of two; 0 = sized from frequency and CPU count\nring = 0\n",
+		 "render: has ring = 0 after frequency, with its help");
+	contains(text, "\nmax_bytes = 1G\n# group that may read the dumps (files 0640, directory 0750); not set = root only\n# group: not set\n",
+		 "render: an unset group is a comment after max_bytes");
+	ok(text && !strstr(text, "\ngroup ="), "render: no group line when unset");
+	contains(text, "\n[privacy]\n# read and store process command lines; false = never read them\ncmdline = true\n",
+		 "render: has [privacy] with cmdline = true");
 	free(text);
 	test_render_round_trip(cfg, "defaults");
 	config__free(cfg);
@@ -1227,6 +1299,7 @@ static void test_render(void)
 	ok(copy && same_config(copy, cfg), "dup: same values");
 	ok(copy && copy->directory != cfg->directory &&
 	   copy->path != cfg->path, "dup: deep copy");
+	ok(copy && copy->group == NULL, "dup: an unset group stays NULL");
 	config__free(copy);
 	errno = 0;
 	ok(!config__dup(NULL) && errno == EINVAL, "dup: NULL fails with EINVAL");
@@ -1319,6 +1392,226 @@ static void test_render_triggers(void)
 	config__free(cfg);
 }
 
+/*
+ * load_over() - write @text to case.conf and load it over @cfg with
+ * config__load(). Returns what that does; a failure's message is a diag.
+ */
+static int load_over(struct fr_config *cfg, const char *text)
+{
+	char path[PATH_MAX], err[FR_CONF_ERR_MAX] = "";
+	int ret;
+
+	tmp_path(path, "case.conf");
+	if (write_file(path, text, strlen(text), 0600))
+		return -EIO;
+	ret = config__load(cfg, path, err, sizeof(err));
+	if (ret)
+		tap_diag("%s", err);
+	return ret;
+}
+
+/* Every spelling [recorder] ring and [privacy] cmdline accept. */
+static void test_new_keys_accepted(void)
+{
+	static const struct {
+		const char *value;
+		uint64_t bytes;
+	} rings[] = {
+		{ "64K", 64 * KIB },
+		{ "4M", 4 * MIB },
+		{ "1G", GIB },
+		{ "16K", 16 * KIB },
+		{ "131072", 128 * KIB },
+		{ "2MiB", 2 * MIB },
+		{ "0", 0 },
+	};
+	static const struct {
+		const char *value;
+		bool on;
+	} bools[] = {
+		{ "false", false }, { "no", false }, { "off", false },
+		{ "0", false }, { "true", true }, { "yes", true },
+		{ "on", true }, { "1", true },
+	};
+	struct fr_config *cfg;
+	char text[128];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < sizeof(rings) / sizeof(rings[0]); i++) {
+		cfg = config__new();
+		if (!cfg)
+			break;
+		cfg->ring_bytes = 32 * KIB;	/* differs from every case */
+		snprintf(text, sizeof(text), "[recorder]\nring = %s\n",
+			 rings[i].value);
+		ret = load_over(cfg, text);
+		is_int(ret, 0, "ring = %s: loads", rings[i].value);
+		is_int(cfg->ring_bytes, rings[i].bytes, "ring = %s: %llu bytes",
+		       rings[i].value, (unsigned long long)rings[i].bytes);
+		config__free(cfg);
+	}
+	for (i = 0; i < sizeof(bools) / sizeof(bools[0]); i++) {
+		cfg = config__new();
+		if (!cfg)
+			break;
+		cfg->privacy_cmdline = !bools[i].on;
+		snprintf(text, sizeof(text),
+			 "# privacy\n[privacy]\ncmdline = %s ; comment\n",
+			 bools[i].value);
+		ret = load_over(cfg, text);
+		is_int(ret, 0, "cmdline = %s: loads", bools[i].value);
+		is_int(cfg->privacy_cmdline, bools[i].on, "cmdline = %s: %s",
+		       bools[i].value, bools[i].on ? "true" : "false");
+		config__free(cfg);
+	}
+}
+
+/*
+ * unknown_group() - a group name no group has, in @buf (64 bytes), or NULL
+ * if the random names tried all exist.
+ */
+static const char *unknown_group(char *buf)
+{
+	int i;
+
+	srand((unsigned int)getpid() ^ (unsigned int)time(NULL));
+	for (i = 0; i < 8; i++) {
+		snprintf(buf, 64, "fr-no-group-%08x", (unsigned int)rand());
+		if (!getgrnam(buf))
+			return buf;
+	}
+	return NULL;
+}
+
+/* [output] group: looked up at load, gid stored, unknown names refused. */
+static void test_group(void)
+{
+	char path[PATH_MAX], err[FR_CONF_ERR_MAX], text[256], want[256];
+	char name[64];
+	struct fr_config *cfg, *before, *copy;
+	const struct group *gr;
+	gid_t nogroup;
+	int ret;
+
+	cfg = config__new();
+	if (!cfg)
+		return;
+	cfg->group_gid = 12345;		/* the load must overwrite it */
+	ret = load_over(cfg, "[output]\ngroup = root\n");
+	is_int(ret, 0, "group = root: loads");
+	is_str(cfg->group, "root", "group = root: name stored");
+	is_int(cfg->group_gid, 0, "group = root: gid 0");
+
+	gr = getgrnam("nogroup");
+	if (gr) {
+		nogroup = gr->gr_gid;
+		ret = load_over(cfg, "[output]\ngroup = nogroup\n");
+		is_int(ret, 0, "group = nogroup over group = root: loads");
+		is_str(cfg->group, "nogroup", "group = nogroup: name replaced");
+		is_int(cfg->group_gid, nogroup, "group = nogroup: gid %u",
+		       (unsigned int)nogroup);
+		ret = load_over(cfg, "[recorder]\nfrequency = 5\n");
+		is_int(ret, 0, "a file without group: loads");
+		ok(same_str(cfg->group, "nogroup") && cfg->group_gid == nogroup,
+		   "a file without group keeps the group and its gid");
+		copy = config__dup(cfg);
+		ok(copy && copy->group != cfg->group &&
+		   same_str(copy->group, "nogroup") &&
+		   copy->group_gid == nogroup,
+		   "dup: deep copy of the group, gid kept");
+		config__free(copy);
+	} else {
+		tap_skip(6, "no group 'nogroup' on this system");
+	}
+
+	before = config__dup(cfg);
+	if (!before || !unknown_group(name)) {
+		tap_skip(6, "no unknown group name found");
+		goto out;
+	}
+	snprintf(text, sizeof(text), "# unknown group\n[output]\ngroup = %s\n",
+		 name);
+	ret = load_env(cfg, path, text, 1, err);
+	tap_diag("%s", err);
+	is_int(ret, -EINVAL, "unknown group %s: returns -EINVAL", name);
+	contains(err, path, "unknown group: message names the file");
+	contains(err, ":3: ", "unknown group: message names line 3");
+	snprintf(want, sizeof(want), "[output] group = %s: no such group; ",
+		 name);
+	contains(err, want, "unknown group: message says \"%s\"", want);
+	contains(err, ACC_G, "unknown group: message says what is accepted");
+	ok(same_config(cfg, before), "unknown group: config unchanged");
+out:
+	config__free(before);
+	config__free(cfg);
+}
+
+/* Every new key set to a value other than its default, rendered and back. */
+static void test_render_new_keys(void)
+{
+	struct fr_config *cfg, *copy;
+	char *text;
+	int ret;
+
+	if (!getgrnam("nogroup")) {
+		tap_skip(1, "no group 'nogroup' on this system");
+		return;
+	}
+	cfg = config__new();
+	if (!cfg)
+		return;
+	ret = load_over(cfg, "[recorder]\nring = 4M\n[output]\ngroup = nogroup\n[privacy]\ncmdline = off\n");
+	if (!is_int(ret, 0, "render new keys: a config with all of them set loads"))
+		goto out;
+	ok(cfg->ring_bytes == 4 * MIB && same_str(cfg->group, "nogroup") &&
+	   !cfg->privacy_cmdline,
+	   "render new keys: ring 4M, group nogroup, cmdline false");
+	text = config__render(cfg);
+	contains(text, "\nring = 4M\n", "render new keys: ring = 4M");
+	contains(text, "\ngroup = nogroup\n", "render new keys: group = nogroup");
+	contains(text, "\n[privacy]\n", "render new keys: has [privacy]");
+	contains(text, "\ncmdline = false\n",
+		 "render new keys: cmdline = off renders as false");
+	ok(text && !strstr(text, ": not set\n"),
+	   "render new keys: no key left unset");
+	free(text);
+	test_render_round_trip(cfg, "new keys");
+	cfg->ring_bytes = GIB;
+	cfg->privacy_cmdline = true;
+	test_render_round_trip(cfg, "new keys, ring 1G");
+
+	/* values that cannot be written so that they load back */
+	copy = config__dup(cfg);
+	if (!ok(copy != NULL, "render new keys: dup"))
+		goto out;
+	copy->ring_bytes = 100 * KIB;
+	ok(render_fails(copy), "render: ring 100K (not a power of two) fails with EINVAL");
+	copy->ring_bytes = 8 * KIB;
+	ok(render_fails(copy), "render: ring 8K (below 16K) fails with EINVAL");
+	copy->ring_bytes = 2 * GIB;
+	ok(render_fails(copy), "render: ring 2G (above 1G) fails with EINVAL");
+	copy->ring_bytes = 0;
+	free(copy->group);
+	copy->group = strdup("root:x");
+	ok(render_fails(copy), "render: group with ':' fails with EINVAL");
+	free(copy->group);
+	copy->group = strdup("a ;b");
+	ok(render_fails(copy), "render: group with an inline comment fails with EINVAL");
+	free(copy->group);
+	copy->group = strdup("");
+	ok(render_fails(copy), "render: empty group fails with EINVAL");
+	free(copy->group);
+	copy->group = NULL;
+	text = config__render(copy);
+	contains(text, "\n# group: not set\n",
+		 "render: the copy with group unset renders again");
+	free(text);
+	config__free(copy);
+out:
+	config__free(cfg);
+}
+
 /* test_sample_triggers() - the two triggers flightrec.conf enables. */
 static void test_sample_triggers(const struct fr_config *cfg)
 {
@@ -1349,7 +1642,8 @@ static void test_sample_file(const char *sample)
 	char path[PATH_MAX], err[FR_CONF_ERR_MAX] = "";
 	struct fr_config *cfg, *defaults;
 	char *text, *render, *line, *save;
-	int ret, all = 1;
+	int ret, all = 1, optional = 1;
+	size_t n;
 
 	text = read_text(sample);
 	if (!text) {
@@ -1370,7 +1664,10 @@ static void test_sample_file(const char *sample)
 	   same_str(cfg->directory, defaults->directory) &&
 	   cfg->max_dumps == defaults->max_dumps &&
 	   cfg->max_bytes == defaults->max_bytes &&
-	   same_str(cfg->control_socket, defaults->control_socket),
+	   same_str(cfg->control_socket, defaults->control_socket) &&
+	   cfg->ring_bytes == defaults->ring_bytes &&
+	   same_str(cfg->group, defaults->group) &&
+	   cfg->privacy_cmdline == defaults->privacy_cmdline,
 	   "sample: holds the built-in defaults");
 	test_sample_triggers(cfg);
 	render = config__render(defaults);
@@ -1379,6 +1676,18 @@ static void test_sample_file(const char *sample)
 	     line = strtok_r(NULL, "\n", &save)) {
 		char want[256];
 
+		/* an optional key, unset: the sample shows it commented out */
+		n = strlen(line);
+		if (n > 11 && !strncmp(line, "# ", 2) &&
+		    !strcmp(line + n - 9, ": not set")) {
+			snprintf(want, sizeof(want), "\n#%.*s = ",
+				 (int)(n - 11), line + 2);
+			if (!strstr(text, want)) {
+				tap_diag("sample lacks '%s...'", want + 1);
+				optional = 0;
+			}
+			continue;
+		}
 		if (line[0] == '#' || line[0] == '[')
 			continue;
 		snprintf(want, sizeof(want), "\n%s\n", line);
@@ -1388,6 +1697,7 @@ static void test_sample_file(const char *sample)
 		}
 	}
 	ok(all, "sample: sets every key to its default");
+	ok(optional, "sample: shows every optional key, commented out");
 	free(render);
 	config__free(defaults);
 	config__free(cfg);
@@ -1529,8 +1839,11 @@ int main(int argc, char **argv)
 	test_trigger_layers();
 	test_trigger_limits();
 	test_file_errors();
+	test_new_keys_accepted();
+	test_group();
 	test_render();
 	test_render_triggers();
+	test_render_new_keys();
 	test_sample_file(sample);
 	cleanup();
 	return tap_done_testing();
