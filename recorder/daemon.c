@@ -26,6 +26,8 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "outdir.h"
+#include "privs.h"
 #include "util.h"
 
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
@@ -191,6 +193,45 @@ static void hook_oom(void *ctx, const void *rec)
 	f->victim_start = o->h.start;
 }
 
+/*
+ * The output directory must be safe before anything is recorded: checked
+ * (and created) now, and what a killed daemon left half-written is removed.
+ */
+static int prepare_output(struct daemon *dm)
+{
+	struct outdir_opts oo = { .group = dm->cfg->group != NULL, .gid = dm->cfg->group_gid };
+	char err[512], names[8][256];
+	int fd, n;
+
+	fd = outdir__open(daemon_output_dir(dm), &oo, err, sizeof(err));
+	if (fd < 0) {
+		fr_err("%s", err);
+		return fd;
+	}
+	n = outdir__clean_temps(fd, names, 8);
+	for (int i = 0; i < n && i < 8; i++)
+		fr_info("removed leftover temporary file '%s/%s'", daemon_output_dir(dm), names[i]);
+	if (n > 8)
+		fr_info("removed %d more leftover temporary files", n - 8);
+	close(fd);
+	return 0;
+}
+
+/* BPF is loaded and attached: keep only what the running daemon needs. */
+static int drop_privileges(struct daemon *dm)
+{
+	uint64_t kept = 0;
+	int e = privs__drop(dm->cfg->group != NULL, &kept);
+
+	if (e) {
+		fr_err("failed to drop capabilities: %s", strerror(-e));
+		return e;
+	}
+	privs__describe(kept, dm->caps, sizeof(dm->caps));
+	fr_info("capabilities kept: %s", *dm->caps ? dm->caps : "none");
+	return 0;
+}
+
 /* The policy of a named trigger from its config section. */
 static struct trigger_policy policy_of(const struct fr_trigger_conf *c)
 {
@@ -253,7 +294,7 @@ static int setup_triggers(struct daemon *dm)
  */
 int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_config *cfg)
 {
-	struct sampler_opts so = { .frequency = cfg->frequency };
+	struct sampler_opts so = { .frequency = cfg->frequency, .ring_bytes = cfg->ring_bytes };
 	char err[512];
 	sigset_t mask;
 	int e;
@@ -269,6 +310,13 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	dm->started = fr_boottime_ns();
 	host_identity(dm);
 
+	e = prepare_output(dm);
+	if (e)
+		return e;
+	e = privs__lock_memory();
+	if (e)
+		fr_warn("failed to lock memory (mlockall): %s; a dump under memory pressure may "
+			"stall on page faults, ignoring", strerror(-e));
 	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dm->epfd < 0) {
 		e = -errno;
@@ -304,7 +352,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	}
 	dm->symcache = symcache__new();
 	dm->procinfo = dm->symcache ? procinfo__new(drain__tables(dm->drain)->procs,
-						     dm->symcache, FR_PROCINFO_QUEUE) : NULL;
+						     dm->symcache, FR_PROCINFO_QUEUE,
+						     cfg->privacy_cmdline ? 0 : FR_META_NO_CMDLINE) : NULL;
 	if (!dm->procinfo) {
 		e = -errno;
 		fr_err("failed to start the /proc reader: %s", strerror(-e));
@@ -327,6 +376,9 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("failed to set up the event loop: %s", strerror(-e));
 		return e;
 	}
+	e = drop_privileges(dm);
+	if (e)
+		return e;
 	fr_info("sampling %d CPUs at %u Hz (%s), window %" PRIu64 " ms, memory %" PRIu64
 		" MiB (%" PRIu64 " MiB reserved), ring %zu KiB, %zu psi trigger(s)%s, control "
 		"socket '%s', dumps to '%s'; ready",

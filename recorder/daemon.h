@@ -103,6 +103,7 @@ struct daemon {
 	char host[256];
 	char kernel[256];
 	char boot_id[64];
+	char caps[256];			/* capabilities kept after start-up */
 
 	/* Triggers. */
 	struct trigger signal_trig;
@@ -115,6 +116,11 @@ struct daemon {
 	size_t nsrcs;
 	struct trigger_fire queued[FR_QUEUED_FIRES];
 	uint32_t nqueued;
+	/* Admitted fires too late for the collecting plan: the next one's. */
+	struct trigger_fire later[FR_QUEUED_FIRES];
+	struct trigger_policy later_pol[FR_QUEUED_FIRES];
+	int later_waiter[FR_QUEUED_FIRES];
+	uint32_t nlater;
 
 	/* Dumps. */
 	struct dump_plan plan;

@@ -17,6 +17,7 @@
 #include "compress.h"
 #include "dumper.h"
 #include "encoder.h"
+#include "outdir.h"
 #include "procinfo.h"
 #include "util.h"
 #include "writer.h"
@@ -28,6 +29,7 @@ struct dumper {
 	struct sampler *sampler;
 	struct symbolizer *sym;
 	struct procinfo *procinfo;
+	unsigned write_delay_us;	/* FLIGHTREC_FAULT_WRITE_DELAY_US, tests only */
 	int efd;
 	bool busy;
 	pthread_t thread;
@@ -49,6 +51,8 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 	dp->drain = d;
 	dp->sampler = s;
 	dp->procinfo = pi;
+	if (getenv("FLIGHTREC_FAULT_WRITE_DELAY_US"))
+		dp->write_delay_us = (unsigned)strtoul(getenv("FLIGHTREC_FAULT_WRITE_DELAY_US"), NULL, 10);
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	dp->sym = symbolizer__new(sc);
 	if (dp->efd < 0 || !dp->sym) {
@@ -99,6 +103,7 @@ void dump_request__free(struct dump_request *req)
 struct sink {
 	struct lz4out *z;
 	uint64_t bytes;
+	unsigned delay_us;
 };
 
 static int sink_lz4(void *ctx, const void *buf, size_t len)
@@ -106,6 +111,9 @@ static int sink_lz4(void *ctx, const void *buf, size_t len)
 	struct sink *s = ctx;
 
 	s->bytes += len;
+	/* Fault injection for the tests: a slow disk, so kills land mid-write. */
+	if (s->delay_us)
+		usleep(s->delay_us);
 	return lz4out__write(s->z, buf, len);
 }
 
@@ -139,28 +147,6 @@ static void pick_name(int dirfd, const char *hint, char *name, size_t len)
 	}
 }
 
-/* Open the output directory, creating it (0700) if missing. */
-static int open_dir(const char *dir, struct dump_result *res)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-
-	if (fd < 0 && errno == ENOENT) {
-		if (mkdir(dir, 0700) && errno != EEXIST) {
-			res->err = -errno;
-			snprintf(res->msg, sizeof(res->msg), "failed to create '%s': %s",
-				 dir, strerror(errno));
-			return res->err;
-		}
-		fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	}
-	if (fd < 0) {
-		res->err = -errno;
-		snprintf(res->msg, sizeof(res->msg), "failed to open '%s': %s", dir,
-			 strerror(errno));
-	}
-	return fd;
-}
-
 /* Encode, compress and write; fills dp->res. */
 static void write_dump(struct dumper *dp)
 {
@@ -169,7 +155,7 @@ static void write_dump(struct dumper *dp)
 	struct encode_in in = {
 		.t = drain__tables(dp->drain), .sampler = dp->sampler,
 		.sym = dp->sym, .first = req->first, .last = req->last,
-		.victim_pid = req->victim_pid, .victim_start = req->victim_start,
+		.meta_what = req->meta_what, .victim_pid = req->victim_pid, .victim_start = req->victim_start,
 	};
 	struct encoder *enc = NULL;
 	struct dumpfile *f = NULL;
@@ -177,9 +163,12 @@ static void write_dump(struct dumper *dp)
 	char name[NAME_MAX + 1];
 	int dirfd, err;
 
-	dirfd = open_dir(req->dir, res);
-	if (dirfd < 0)
+	dirfd = outdir__open(req->dir, &(struct outdir_opts){ .group = req->group, .gid = req->gid },
+			     res->msg, sizeof(res->msg));
+	if (dirfd < 0) {
+		res->err = dirfd;
 		return;
+	}
 	/* Let the /proc reads asked for before the trigger land first. */
 	if (dp->procinfo)
 		procinfo__idle(dp->procinfo, FR_PROCINFO_WAIT_NS);
@@ -196,7 +185,12 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	pick_name(dirfd, req->name_hint, name, sizeof(name));
-	f = dumpfile__create(dirfd, name, req->mode, req->writer_flags);
+	f = dumpfile__create(dirfd, name, req->group ? 0640 : 0600, req->writer_flags);
+	if (f && req->group && (err = dumpfile__chgrp(f, req->gid))) {
+		snprintf(res->msg, sizeof(res->msg), "failed to give '%s/%s.tmp' to group %u: %s",
+			 req->dir, name, (unsigned)req->gid, strerror(-err));
+		goto out;
+	}
 	if (!f) {
 		err = -errno;
 		snprintf(res->msg, sizeof(res->msg), "failed to create '%s/%s.tmp': %s",
@@ -204,6 +198,7 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	res->uring = dumpfile__uses_uring(f);
+	sink.delay_us = dp->write_delay_us;
 	sink.z = lz4out__new(f);
 	if (!sink.z) {
 		err = -errno;

@@ -27,7 +27,9 @@ struct dump_request {
 	uint64_t *victim_start;
 	char *dir;			/* output directory */
 	char *name_hint;		/* short tag for the file name */
-	mode_t mode;
+	bool group;			/* dumps readable by group gid (0640) */
+	gid_t gid;
+	unsigned meta_what;		/* FR_META_* flags for /proc reads */
 	unsigned writer_flags;		/* FR_WRITER_* */
 };
 

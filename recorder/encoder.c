@@ -506,8 +506,8 @@ static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
 		if (sp->reread || sp->exited || !sp->pid)
 			break;
 		sp->reread = true;
-		if (proc_meta__read(sp->pid, sp->start, e->in.sym->cache, FR_META_MAPS,
-				    &sp->fresh))
+		if (proc_meta__read(sp->pid, sp->start, e->in.sym->cache,
+				    FR_META_MAPS | e->in.meta_what, &sp->fresh))
 			sp->fresh = NULL;
 		ms[1] = sp->fresh;
 		e->st.maps_reread++;
@@ -705,6 +705,8 @@ static int resolve_victims(struct encoder *e)
 			if (proctable__lookup(e->in.t->procs, pid, start, &slot) ||
 			    proc_of(e, slot, &idx))
 				continue;	/* gone from the table: the detail names it */
+			/* Listed for the trigger only: no event of it is in the window. */
+			d->proc[idx].flags &= ~FR_DPROC_EVENTS;
 		}
 		d->trig[i].victim = idx + 1;
 	}
@@ -775,7 +777,7 @@ int encoder__prepare(struct encoder *e)
 {
 	int err;
 
-	err = snapshot__take(&e->snap, e->in.sampler);
+	err = snapshot__take(&e->snap, e->in.sampler, e->in.meta_what);
 	if (err)
 		return err;
 	e->st.snapshot_procs = e->snap.n;

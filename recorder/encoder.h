@@ -31,6 +31,7 @@ struct encode_in {
 	struct symbolizer *sym;
 	uint64_t first;			/* frozen window: indexes [first, last) */
 	uint64_t last;
+	unsigned meta_what;		/* FR_META_* flags for /proc reads */
 	const uint32_t *victim_pid;	/* per model trigger: OOM victim, 0: none */
 	const uint64_t *victim_start;
 };

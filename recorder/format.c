@@ -760,6 +760,7 @@ struct parse {
 	bool seen_meta;
 	uint64_t end_events;
 	uint64_t end_sections;
+	uint64_t skipped;	/* events of a newer, unknown type */
 	uint64_t cap_bytes;	/* bound for growth: the stream's length */
 };
 
@@ -1025,9 +1026,12 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		if (e->psi.resource > 2)
 			return -EBADMSG;
 		break;
+	case 0:
+		return -EBADMSG;
 	default:
 		/* A type from a newer minor version: its length is known, skip it. */
 		ps->d->nev--;
+		ps->skipped++;
 		return 0;
 	}
 	return r->bad ? -EBADMSG : 0;
@@ -1082,7 +1086,7 @@ static int parse_end(struct parse *ps, struct rd *r, uint64_t nsec_before)
 	if (v[0] != nsec_before)
 		return fail(ps, ps->sec_off, "END counts %" PRIu64 " sections, found %" PRIu64,
 			    v[0], nsec_before);
-	if (v[1] != d->nev || v[2] != d->nstr || v[3] != d->nproc ||
+	if (v[1] != d->nev + ps->skipped || v[2] != d->nstr || v[3] != d->nproc ||
 	    v[4] != d->nframe || v[5] != d->nstack)
 		return fail(ps, ps->sec_off, "END totals do not match the sections read");
 	ps->seen_end = true;

@@ -107,10 +107,41 @@ static void plan_merge(struct daemon *dm, const struct trigger_fire *f,
 	p->freeze = FR_MIN(FR_MAX(p->freeze, f->ts + pol->post_ns), p->limit);
 }
 
+/* Add an admitted fire to the plan (starting one if none collects). */
+static void plan_add(struct daemon *dm, const struct trigger_fire *f,
+		     const struct trigger_policy *pol, int waiter)
+{
+	struct dump_plan *p = &dm->plan;
+
+	if (!p->active)
+		plan_start(dm, f, pol);
+	else
+		plan_merge(dm, f, pol);
+	if (p->nfires < FR_PLAN_FIRES)
+		p->fires[p->nfires++] = *f;
+	else
+		p->merged++;
+	if (waiter && p->nwaiters < FR_CONTROL_CLIENTS)
+		p->waiters[p->nwaiters++] = waiter;
+	update_pin(dm);
+	arm_freeze(dm, p->freeze);
+}
+
+/* Fires that came after the plan's merge limit start the next plan. */
+static void replay_later(struct daemon *dm)
+{
+	uint32_t n = dm->nlater;
+
+	dm->nlater = 0;
+	for (uint32_t i = 0; i < n; i++)
+		plan_add(dm, &dm->later[i], &dm->later_pol[i], dm->later_waiter[i]);
+}
+
 /*
  * plan__fire() - trigger @t fired (@f). Applies its cooldown and
  * max_per_hour, then adds it to the dump plan, starting one if none
- * collects. @waiter is a control client owed the dump's path, or 0.
+ * collects; a fire later than the collecting plan may stretch to waits for
+ * the next plan. @waiter is a control client owed the dump's path, or 0.
  */
 void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
 		int waiter)
@@ -121,25 +152,27 @@ void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire 
 	if (a != FR_ADMIT_OK) {
 		fr_info("trigger '%s' fired but is %s; ignoring: %s", t->name,
 			trigger_admit_name(a), f->reason);
-		if (waiter) {
+		if (waiter)
 			reply_all(dm, &waiter, 1, "error trigger refused by its policy\n");
-		}
 		return;
 	}
-	if (!p->active)
-		plan_start(dm, f, &t->pol);
-	else
-		plan_merge(dm, f, &t->pol);
-	if (p->nfires < FR_PLAN_FIRES)
-		p->fires[p->nfires++] = *f;
-	else
-		p->merged++;
-	if (waiter && p->nwaiters < FR_CONTROL_CLIENTS)
-		p->waiters[p->nwaiters++] = waiter;
+	if (p->active && f->ts > p->limit) {
+		if (dm->nlater == FR_QUEUED_FIRES) {
+			fr_warn("trigger '%s': too many triggers waiting for the next dump, ignoring",
+				t->name);
+			if (waiter)
+				reply_all(dm, &waiter, 1, "error too many triggers waiting\n");
+			return;
+		}
+		dm->later[dm->nlater] = *f;
+		dm->later_pol[dm->nlater] = t->pol;
+		dm->later_waiter[dm->nlater++] = waiter;
+		fr_info("trigger '%s' fired: %s (for the dump after the coming one)", t->name, f->reason);
+		return;
+	}
+	plan_add(dm, f, &t->pol, waiter);
 	fr_info("trigger '%s' fired: %s%s", t->name, f->reason,
 		p->nfires + p->merged > 1 ? " (merged into the coming dump)" : "");
-	update_pin(dm);
-	arm_freeze(dm, p->freeze);
 	plan__try_freeze(dm);
 }
 
@@ -186,6 +219,8 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "ring_bytes", sampler__ring_bytes(dm->sampler));
 	err |= kvlist__add_u64(m, "window_reserved_bytes", drain__budget(dm->drain));
 	err |= add_table_stats(dm, m);
+	err |= kvlist__add_u64(m, "privacy_cmdline", dm->cfg->privacy_cmdline);
+	err |= kvlist__add_str(m, "capabilities", dm->caps);
 	err |= kvlist__add_str(m, "config_path", dm->cfg->path ? dm->cfg->path : "");
 	err |= kvlist__add_str(m, "config", ini ? ini : "");
 	free(ini);
@@ -274,7 +309,9 @@ static int start_dump(struct daemon *dm)
 	};
 	req.dir = strdup(daemon_output_dir(dm));
 	req.name_hint = strdup(p->fires[0].name);
-	req.mode = 0600;
+	req.group = dm->cfg->group != NULL;
+	req.gid = dm->cfg->group_gid;
+	req.meta_what = dm->cfg->privacy_cmdline ? 0 : FR_META_NO_CMDLINE;
 	req.writer_flags = dm->opts.writer_flags;
 	err = !req.dir || !req.name_hint ? -ENOMEM : 0;
 	if (!err)
@@ -336,6 +373,7 @@ void plan__try_freeze(struct daemon *dm)
 	dm->nwriting = p->nwaiters;
 	p->active = false;
 	update_pin(dm);
+	replay_later(dm);
 }
 
 static void remember(struct daemon *dm, const struct dump_result *r)
@@ -421,6 +459,10 @@ void plan__dump_done(struct daemon *dm)
 /* plan__abort() - stopping: a plan that never froze answers its waiters. */
 void plan__abort(struct daemon *dm)
 {
+	for (uint32_t i = 0; i < dm->nlater; i++)
+		if (dm->later_waiter[i])
+			reply_all(dm, &dm->later_waiter[i], 1, "error the daemon is stopping\n");
+	dm->nlater = 0;
 	if (!dm->plan.active)
 		return;
 	reply_all(dm, dm->plan.waiters, dm->plan.nwaiters, "error the daemon is stopping\n");

@@ -290,7 +290,7 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	}
 	pick_view(pid, f.state, view, sizeof(view));
 	m->exe = read_exe(view);
-	m->cmdline = read_cmdline(view);
+	m->cmdline = what & FR_META_NO_CMDLINE ? NULL : read_cmdline(view);
 	m->cgroup = read_cgroup(view);
 	read_threads(pid, m);
 	if (what & FR_META_MAPS) {
@@ -357,6 +357,7 @@ struct req {
 struct procinfo {
 	struct proctable *pt;
 	struct symcache *sc;
+	unsigned what;		/* FR_META_* for every read */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t more;
@@ -376,7 +377,7 @@ struct procinfo {
 static void do_read(struct procinfo *pi, const struct req *r)
 {
 	struct proc_meta *m;
-	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS, &m);
+	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | pi->what, &m);
 
 	pthread_mutex_lock(&pi->lock);
 	if (err)
@@ -508,9 +509,10 @@ static void *worker(void *arg)
 /*
  * procinfo__new() - start the worker that reads /proc for @pt's entries,
  * loading binaries into @sc, with a queue of @queue_len requests (reserved
- * here). Returns NULL and sets errno.
+ * here); @what adds FR_META_* flags to every read. Returns NULL and sets errno.
  */
-struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t queue_len)
+struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t queue_len,
+			       unsigned what)
 {
 	struct procinfo *pi = calloc(1, sizeof(*pi));
 	int err;
@@ -525,6 +527,7 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 		return NULL;
 	}
 	pi->cap = queue_len;
+	pi->what = what;
 	pi->pt = pt;
 	pi->sc = sc;
 	pthread_mutex_init(&pi->lock, NULL);

@@ -26,6 +26,7 @@
 #define FR_INFO_USER_IPS	4	/* user frames a CHECK request carries */
 
 #define FR_META_MAPS		0x1	/* read maps and load their binaries */
+#define FR_META_NO_CMDLINE	0x2	/* [privacy] cmdline = false: never read it */
 
 struct fr_thread {
 	uint32_t tid;
@@ -69,7 +70,8 @@ struct procinfo_stats {
 
 struct procinfo;
 
-struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t queue_len);
+struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t queue_len,
+			       unsigned what);
 void procinfo__free(struct procinfo *pi);
 int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n);

@@ -46,10 +46,10 @@ static int add_task(void *ctx, const struct fr_rec_task *t)
 
 /*
  * snapshot__take() - list live processes with the task iterator, then read
- * each one's /proc facts, verified. A process that exits in between keeps
+ * each one's /proc facts, verified (@what: FR_META_* flags). A process that exits in between keeps
  * its iterator fields and is flagged FR_SNAP_GONE. Returns 0 or -errno.
  */
-int snapshot__take(struct snapshot *s, struct sampler *sm)
+int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what)
 {
 	int err;
 
@@ -61,7 +61,7 @@ int snapshot__take(struct snapshot *s, struct sampler *sm)
 	for (size_t i = 0; i < s->n; i++) {
 		struct snap_proc *p = &s->p[i];
 
-		if (proc_meta__read(p->pid, p->start, NULL, 0, &p->meta))
+		if (proc_meta__read(p->pid, p->start, NULL, what, &p->meta))
 			p->flags |= FR_SNAP_GONE;
 	}
 	return 0;

@@ -35,7 +35,7 @@ struct snapshot {
 	uint64_t taken;		/* ns: start of the snapshot */
 };
 
-int snapshot__take(struct snapshot *s, struct sampler *sm);
+int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what);
 void snapshot__free(struct snapshot *s);
 
 #endif /* FR_SNAPSHOT_H */

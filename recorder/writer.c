@@ -487,6 +487,18 @@ void dumpfile__abort(struct dumpfile *f)
 		dumpfile__release(f);
 }
 
+/*
+ * dumpfile__chgrp() - give the file (still under its temporary name) to
+ * group @gid, so it never appears under its final name with another group.
+ * Returns 0 or -errno.
+ */
+int dumpfile__chgrp(struct dumpfile *f, gid_t gid)
+{
+	if (f->fd < 0)
+		return -EBADF;
+	return fchown(f->fd, (uid_t)-1, gid) ? -errno : 0;
+}
+
 bool dumpfile__uses_uring(const struct dumpfile *f)
 {
 	return f && f->uring;

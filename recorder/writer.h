@@ -57,6 +57,8 @@ int dumpfile__commit(struct dumpfile *f);
 void dumpfile__abort(struct dumpfile *f);
 
 /* dumpfile__uses_uring() - true when writes go through io_uring. */
+int dumpfile__chgrp(struct dumpfile *f, gid_t gid);
+
 bool dumpfile__uses_uring(const struct dumpfile *f);
 
 /* dumpfile__bytes() - bytes accepted by dumpfile__write() so far. */

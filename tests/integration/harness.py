@@ -65,11 +65,11 @@ def require_root_bpf(tap):
 
 
 def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp",
-                 socket=None, extra="", output_extra=""):
+                 socket=None, extra="", output_extra="", recorder_extra=""):
     """A config file for a test daemon; @extra holds more sections (triggers)."""
     socket = socket or os.path.join(os.path.dirname(path), "control.sock")
     with open(path, "w") as f:
-        f.write(f"[recorder]\nwindow = {window}\nmemory = {memory}\n"
+        f.write(f"[recorder]\nwindow = {window}\nmemory = {memory}\n{recorder_extra}"
                 f"frequency = {frequency}\n\n[output]\ndirectory = {directory}\n"
                 f"{output_extra}\n[control]\nsocket = {socket}\n\n{extra}")
     os.chmod(path, 0o600)
@@ -79,14 +79,14 @@ class Daemon:
     """A flightrecd process with its log collected line by line."""
 
     def __init__(self, tap, window="30s", memory="64M", frequency=99, extra_args=(),
-                 env=None, extra="", output_extra=""):
+                 env=None, extra="", output_extra="", recorder_extra=""):
         self.tap = tap
         self.dir = tempfile.mkdtemp(prefix="fr-it-")
         self.out = os.path.join(self.dir, "dumps")
         self.conf = os.path.join(self.dir, "flightrec.conf")
         self.socket = os.path.join(self.dir, "control.sock")
         write_config(self.conf, window, memory, frequency, self.out, self.socket, extra,
-                     output_extra)
+                     output_extra, recorder_extra)
         self.lines = []
         self.cond = threading.Condition()
         self.proc = subprocess.Popen(

@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Faults injected for real: SIGKILL in the middle of dumps, a full disk,
+io_uring disabled, BPF ring overflow, a dump during memory thrashing, the
+output directory removed or swapped for a symlink; and the security rules:
+unsafe directories, dump modes and groups, command-line privacy,
+capabilities dropped after start-up."""
+import grp
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import (FLIGHTRECD, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
+                     processes, require_root_bpf, show, write_config)
+
+FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+
+tap = Tap()
+require_root_bpf(tap)
+
+
+def reads_back(path):
+    return flightrec("show", path)[0] == 0
+
+
+def atomic_dumps():
+    out = tempfile.mkdtemp(prefix="fr-kill-")
+    os.chmod(out, 0o700)
+    foreign = [os.path.join(out, "notes.tmp"), os.path.join(out, "flightrec-bogus.frd.tmp")]
+    for p in foreign:
+        with open(p, "w") as f:
+            f.write("not ours\n")
+    tmp_seen = 0
+    cleaned = False
+    bad = []
+    # A slow disk (5 ms per write of the encoder) makes the write phase
+    # last long enough to kill the daemon inside it, at several depths.
+    env = dict(os.environ, FLIGHTREC_FAULT_WRITE_DELAY_US="5000")
+    delays = [0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0]
+    for delay in delays:
+        d = Daemon(tap, window="20s", frequency=999, extra_args=("--output-dir", out), env=env)
+        try:
+            if not d.ready():
+                bad.append(("not ready", d.log()))
+                continue
+            spin = subprocess.Popen([FRSPIN, "--seconds", "1.5", "--threads", "2"])
+            spin.wait()
+            d.proc.send_signal(signal.SIGUSR1)
+            time.sleep(delay)
+            d.proc.send_signal(signal.SIGKILL)
+            d.proc.wait()
+        finally:
+            d.cleanup()
+            cleaned = cleaned or "removed leftover temporary file" in d.log()
+        tmps = [f for f in os.listdir(out) if f.startswith("flightrec-2") and f.endswith(".tmp")]
+        tmp_seen += bool(tmps)
+        for f in os.listdir(out):
+            if f.endswith(".frd") and not reads_back(os.path.join(out, f)):
+                bad.append((delay, f))
+    tap.eq(bad, [], f"SIGKILL at {len(delays)} points during dumps never left a .frd that fails to read")
+    tap.ok(tmp_seen >= 2, f"{tmp_seen} of {len(delays)} kills landed in the middle of a write "
+           "(a temporary file was left behind)")
+    d = Daemon(tap, extra_args=("--output-dir", out))
+    try:
+        tap.ok(d.ready(), "the daemon starts on that directory", d.log())
+        left = [f for f in os.listdir(out) if f.endswith(".tmp")]
+        tap.eq(sorted(left), sorted(os.path.basename(p) for p in foreign),
+               "leftover temporary files are removed at start, and only the daemon's own")
+        if tmp_seen:
+            tap.ok(cleaned or "removed leftover temporary file" in d.log(),
+                   "and their removal is logged")
+    finally:
+        d.cleanup()
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def full_disk():
+    base = tempfile.mkdtemp(prefix="fr-enospc-")
+    out = os.path.join(base, "out")
+    os.mkdir(out)
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=4k,mode=0700", "tmpfs", out]).returncode:
+        tap.ok(True, "# SKIP cannot mount a tmpfs here (not root?)")
+        return
+    d = Daemon(tap, window="10s", extra_args=("--output-dir", out))
+    try:
+        tap.ok(d.ready(), "daemon writing to a 4 KiB tmpfs is ready", d.log())
+        subprocess.run([FRSPIN, "--seconds", "1", "--threads", "2"])
+        n = d.nlines()
+        d.proc.send_signal(signal.SIGUSR1)
+        m = d.wait_line(r"failed to .*No space left on device", 20, n)
+        tap.ok(m is not None, "a full disk gives a clear error", d.log())
+        tap.eq(os.listdir(out), [], "and leaves no partial file")
+        rc, outp, _ = flightrec("status", "--socket", d.socket)
+        tap.ok(d.proc.poll() is None and rc == 0 and "recording" in outp, "recording goes on")
+        subprocess.run(["mount", "-o", "remount,size=16m", out], check=True)
+        path = d.dump()
+        tap.ok(path is not None and reads_back(path), "once there is space the next dump succeeds")
+    finally:
+        d.cleanup()
+        subprocess.run(["umount", out])
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def no_io_uring():
+    knob = "/proc/sys/kernel/io_uring_disabled"
+    if not os.path.exists(knob):
+        tap.ok(True, "# SKIP kernel.io_uring_disabled does not exist (kernel < 6.6)")
+        return
+    old = open(knob).read().strip()
+    try:
+        with open(knob, "w") as f:
+            f.write("2")
+        d = Daemon(tap, window="5s")
+        try:
+            tap.ok(d.ready(), "daemon starts with kernel.io_uring_disabled=2", d.log())
+            path = d.dump()
+            tap.ok(path and ", pwrite" in d.log() and reads_back(path),
+                   "the dump falls back to pwrite and fsync, and reads back")
+        finally:
+            d.cleanup()
+    finally:
+        with open(knob, "w") as f:
+            f.write(old)
+    d = Daemon(tap, window="5s")
+    try:
+        d.ready()
+        path = d.dump()
+        tap.ok(path and ", io_uring" in d.log(), "with io_uring back, dumps use it again")
+    finally:
+        d.cleanup()
+
+
+def ring_overflow():
+    d = Daemon(tap, window="10s", frequency=10000, recorder_extra="ring = 16K\n")
+    try:
+        tap.ok(d.ready() and "ring 16 KiB" in d.log(), "daemon with a 16 KiB ring at 10 kHz is ready", d.log())
+        spin = subprocess.Popen([FRSPIN, "--seconds", "3", "--threads", "8"])
+        spin.wait()
+        path = d.dump()
+        s = show(path) if path else {"losses": {}}
+        per_cpu = s["losses"].get("bpf_reserve_failed", [])
+        tap.ok(sum(per_cpu) > 0, f"ring overflow is counted per CPU in the dump ({per_cpu})")
+        rc, out, _ = flightrec("status", "--json", "--socket", d.socket)
+        st = json.loads(out) if rc == 0 else {}
+        tap.ok(st.get("losses", {}).get("bpf_reserve_failed", 0) >= sum(per_cpu),
+               "and in status")
+        time.sleep(2)
+
+        def lost():
+            rc, out, _ = flightrec("status", "--json", "--socket", d.socket)
+            return json.loads(out)["losses"]["bpf_reserve_failed"] if rc == 0 else -1
+        l1 = lost()
+        time.sleep(3)
+        l2 = lost()
+        tap.ok(l1 >= 0 and l2 - l1 < 50,
+               f"once the load stops the daemon keeps up: losses stop ({l1} -> {l2} over 3 s)")
+        tap.ok(d.dump() is not None, "and it still writes dumps")
+    finally:
+        d.cleanup()
+
+
+def dump_under_memory_pressure():
+    v1 = "/sys/fs/cgroup/memory"
+    if not os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        tap.ok(True, "# SKIP no cgroup v1 memory controller to thrash in")
+        return
+    cg = os.path.join(v1, f"fr-rel-{os.getpid()}")
+    os.makedirs(cg, exist_ok=True)
+    with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+        f.write(str(32 << 20))
+    data = tempfile.mktemp(prefix="fr-thrash-", dir="/var/tmp")
+    d = Daemon(tap, window="20s")
+    try:
+        tap.ok(d.ready(), "daemon ready", d.log())
+        p = subprocess.Popen([FRTOOL, "thrash", os.path.join(cg, "cgroup.procs"), "256", "8", data],
+                             stdout=subprocess.DEVNULL)
+        time.sleep(4)
+        t0 = time.monotonic()
+        path = d.dump(timeout=60)
+        took = time.monotonic() - t0
+        m = d.wait_line(r"dump written to .*, ([0-9.]+) ms", 1)
+        tap.ok(path is not None and reads_back(path),
+               f"a dump taken while a memory cgroup thrashes completes ({took:.2f} s; "
+               f"{m.group(1) if m else '?'} ms trigger to durable file)")
+        tap.ok("failed to lock memory" not in d.log(), "the daemon's memory is locked (mlockall)")
+        p.wait()
+    finally:
+        d.cleanup()
+        try:
+            os.unlink(data)
+        except OSError:
+            pass
+        for _ in range(50):
+            try:
+                os.rmdir(cg)
+                break
+            except OSError:
+                time.sleep(0.1)
+
+
+def outdir_removed_and_symlinked():
+    d = Daemon(tap, window="5s")
+    try:
+        tap.ok(d.ready(), "daemon ready", d.log())
+        shutil.rmtree(d.out)
+        path = d.dump()
+        st = os.stat(d.out)
+        tap.ok(path and reads_back(path) and stat.S_IMODE(st.st_mode) == 0o700,
+               "a removed output directory is recreated with mode 0700 and the dump written")
+        victim = tempfile.mkdtemp(prefix="fr-victim-")
+        shutil.rmtree(d.out)
+        os.symlink(victim, d.out)
+        n = d.nlines()
+        d.proc.send_signal(signal.SIGUSR1)
+        m = d.wait_line(r"failed to open '.*': .*symlinks are not followed|failed to open", 20, n)
+        tap.ok(m is not None, "an output directory swapped for a symlink is refused", d.log())
+        tap.eq(os.listdir(victim), [], "and nothing is written through the symlink")
+        os.unlink(d.out)
+        tap.ok(d.dump() is not None, "recording went on: the next dump succeeds")
+        shutil.rmtree(victim, ignore_errors=True)
+    finally:
+        d.cleanup()
+    base = tempfile.mkdtemp(prefix="fr-unsafe-")
+    real = os.path.join(base, "real")
+    os.mkdir(real, 0o700)
+    link = os.path.join(base, "link")
+    os.symlink(real, link)
+    p = subprocess.run([FLIGHTRECD, "--config", write_tmp_config(base), "--output-dir", link],
+                       capture_output=True, text=True, timeout=60)
+    tap.ok(p.returncode != 0 and "symlinks are not followed" in p.stderr,
+           "a symlinked output directory is refused at start", p.stderr)
+    ww = os.path.join(base, "ww")
+    os.mkdir(ww)
+    os.chmod(ww, 0o777)
+    p = subprocess.run([FLIGHTRECD, "--config", write_tmp_config(base), "--output-dir", ww],
+                       capture_output=True, text=True, timeout=60)
+    tap.ok(p.returncode != 0 and "world-writable" in p.stderr and ww in p.stderr,
+           "a world-writable output directory is refused at start", p.stderr)
+    other = os.path.join(base, "other")
+    os.mkdir(other, 0o700)
+    os.chown(other, 65534, 65534)
+    p = subprocess.run([FLIGHTRECD, "--config", write_tmp_config(base), "--output-dir", other],
+                       capture_output=True, text=True, timeout=60)
+    tap.ok(p.returncode != 0 and "owned by someone else" in p.stderr,
+           "an output directory owned by someone else is refused", p.stderr)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def write_tmp_config(base):
+    conf = os.path.join(base, "c.conf")
+    write_config(conf, directory=os.path.join(base, "unused"), socket=os.path.join(base, "s.sock"))
+    return conf
+
+
+def group_and_privacy():
+    d = Daemon(tap, window="5s", output_extra="group = nogroup\n",
+               extra="[privacy]\ncmdline = false\n")
+    try:
+        tap.ok(d.ready(), "daemon with a dump group and cmdline privacy is ready", d.log())
+        spin = subprocess.Popen([FRSPIN, "--seconds", "1", "--threads", "1"])
+        time.sleep(0.5)
+        path = d.dump()
+        spin.wait()
+        st = os.stat(path)
+        gid = grp.getgrnam("nogroup").gr_gid
+        tap.ok(stat.S_IMODE(st.st_mode) == 0o640 and st.st_gid == gid,
+               f"dumps are 0640 and group-owned ({oct(stat.S_IMODE(st.st_mode))}, gid {st.st_gid})")
+        dst = os.stat(d.out)
+        tap.ok(stat.S_IMODE(dst.st_mode) == 0o750 and dst.st_gid == gid,
+               "the directory is 0750 for that group")
+        procs = processes(path)
+        tap.ok(procs and all(p["cmdline"] == "" for p in procs), "with cmdline = false no command line is stored")
+        tap.ok(any(p["pid"] == spin.pid and p["exe"].endswith("frspin") for p in procs),
+               "while executables still are")
+    finally:
+        d.cleanup()
+    d = Daemon(tap, window="5s")
+    try:
+        d.ready()
+        path = d.dump()
+        tap.eq(stat.S_IMODE(os.stat(path).st_mode), 0o600, "without a group, dumps are 0600")
+    finally:
+        d.cleanup()
+
+
+def capabilities():
+    names = {0: "chown", 1: "dac_override", 2: "dac_read_search", 5: "kill", 12: "net_admin",
+             14: "ipc_lock", 19: "sys_ptrace", 21: "sys_admin", 24: "sys_resource", 34: "syslog",
+             38: "perfmon", 39: "bpf", 40: "checkpoint_restore"}
+    d = Daemon(tap, window="5s")
+    try:
+        tap.ok(d.ready(), "daemon ready", d.log())
+        status = open(f"/proc/{d.proc.pid}/status").read()
+        eff = int([l for l in status.splitlines() if l.startswith("CapEff:")][0].split()[1], 16)
+        bnd = int([l for l in status.splitlines() if l.startswith("CapBnd:")][0].split()[1], 16)
+        kept = sorted(names.get(c, str(c)) for c in range(64) if eff >> c & 1)
+        tap.diag(f"capabilities kept: {kept}")
+        allowed = {"kill", "ipc_lock", "sys_ptrace", "syslog", "bpf", "checkpoint_restore", "sys_resource"}
+        tap.ok(set(kept) <= allowed and "sys_admin" not in kept and "dac_override" not in kept,
+               "after start-up only the documented capabilities remain")
+        tap.eq(bnd, eff, "and the bounding set is cut to them")
+        tap.ok("NoNewPrivs:\t1" in status, "no_new_privs is set")
+        subprocess.run(["chmod", "755", FRSPIN])
+
+        def as_nobody():
+            os.setgid(65534)
+            os.setuid(65534)
+        spin = subprocess.Popen([FRSPIN, "--seconds", "1.5"], preexec_fn=as_nobody)
+        time.sleep(1.0)
+        path = d.dump()
+        spin.wait()
+        evs = [e for e in events(path) if e["pid"] == spin.pid and e["type"] == "sample"] if path else []
+        procs = [p for p in processes(path) if p["pid"] == spin.pid] if path else []
+        tap.ok(evs and any("fr_spin_leaf" in e["stack"] for e in evs) and procs and
+               procs[0]["exe"].endswith("frspin"),
+               "with those, another user's process is still fully read and symbolized")
+        allk = [e for e in events(path) if e["type"] == "sample" and e["kernel_frames"]] if path else []
+        tap.ok(allk and all(not e["stack"][0].startswith("0x") for e in allk),
+               f"kernel frames still resolve from /proc/kallsyms (CAP_SYSLOG, {len(allk)} samples)")
+    finally:
+        d.cleanup()
+
+
+def bad_config_files():
+    base = tempfile.mkdtemp(prefix="fr-badconf-")
+    conf = write_tmp_config(base)
+    os.chmod(conf, 0o666)
+    p = subprocess.run([FLIGHTRECD, "--config", conf, "--check-config"], capture_output=True, text=True)
+    tap.ok(p.returncode == 2 and conf in p.stderr and "writable" in p.stderr,
+           "a world-writable config is refused", p.stderr)
+    os.chmod(conf, 0o600)
+    with open(conf, "a") as f:
+        f.write("[recorder]\nwindow = 5s\n")
+    p = subprocess.run([FLIGHTRECD, "--config", conf, "--check-config"], capture_output=True, text=True)
+    tap.ok(p.returncode == 2 and "duplicate" in p.stderr, "a duplicate section is refused", p.stderr)
+    p = subprocess.run([FLIGHTRECD, "--config", os.path.join(base, "missing.conf"), "--check-config"],
+                       capture_output=True, text=True)
+    tap.ok(p.returncode == 2 and "missing.conf" in p.stderr, "a missing config is refused by name", p.stderr)
+    shutil.rmtree(base, ignore_errors=True)
+
+
+bad_config_files()
+outdir_removed_and_symlinked()
+group_and_privacy()
+capabilities()
+no_io_uring()
+full_disk()
+ring_overflow()
+dump_under_memory_pressure()
+atomic_dumps()
+tap.done()
