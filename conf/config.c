@@ -2167,6 +2167,9 @@ static int conf_key__render(const struct conf_key *k, const void *base,
 	ret = conf__line(f, "# %s", k->help);
 	if (ret)
 		return ret;
+	/* A value that just fits a line as "key=value" must render that way. */
+	if (strlen(k->name) + 3 + strlen(value) > FR_CONF_LINE_MAX)
+		return conf__line(f, "%s=%s", k->name, value);
 	return conf__line(f, "%s = %s", k->name, value);
 }
 

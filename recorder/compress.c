@@ -33,6 +33,8 @@
 #define FR_LZ4_SKIP_MASK	0xFFFFFFF0u
 #define FR_LZ4_MIN_GROW		(64u * 1024)
 #define FR_LZ4_MSG_MAX		512
+#define FR_LZ4_MIN_BLOCK	(64u * 1024)	/* smallest block size a frame may use */
+#define FR_LZ4_FRAME_SLACK	64		/* header, end mark, checksums, last block */
 
 struct lz4out {
 	struct dumpfile *f;
@@ -585,35 +587,54 @@ out:
 	return ret;
 }
 
-/* fr_read_all() - read the whole of @fd into a malloc'd buffer. 0 or
- * -errno. */
-static int fr_read_all(int fd, unsigned char **data, size_t *len)
+/*
+ * fr_lz4_file_max() - the largest file that can hold one LZ4 frame of at
+ * most @max_out bytes of content: @max_out plus the worst-case framing of
+ * stored (incompressible) 64 KiB blocks, a size word and a checksum each,
+ * and the header, end mark and content checksum. Saturates at SIZE_MAX.
+ */
+static size_t fr_lz4_file_max(size_t max_out)
 {
+	size_t slack = max_out / (FR_LZ4_MIN_BLOCK / 8) + FR_LZ4_FRAME_SLACK;
+
+	return max_out > SIZE_MAX - slack ? SIZE_MAX : max_out + slack;
+}
+
+/*
+ * fr_read_all() - read the whole of @fd (@st: its fstat) into a malloc'd
+ * buffer that never grows beyond @limit + 1 bytes, whatever the file
+ * claims or turns out to hold. 0, -EFBIG when @fd holds more than @limit
+ * bytes, or -errno.
+ */
+static int fr_read_all(int fd, const struct stat *st, size_t limit,
+		       unsigned char **data, size_t *len)
+{
+	size_t cap, max_cap = limit < SIZE_MAX ? limit + 1 : SIZE_MAX, got = 0;
 	unsigned char *p = NULL, *np;
-	size_t cap, got = 0;
-	struct stat st;
 	ssize_t n;
 	int err = 0;
 
-	if (fstat(fd, &st))
-		return -errno;
-	cap = S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size + 1 : 65536;
+	if (S_ISREG(st->st_mode) && st->st_size > 0 &&
+	    (uintmax_t)st->st_size < max_cap)
+		cap = (size_t)st->st_size + 1;
+	else
+		cap = 65536 < max_cap ? 65536 : max_cap;
 	p = malloc(cap);
 	if (!p)
 		return -ENOMEM;
 	for (;;) {
 		if (got == cap) {
-			if (cap > SIZE_MAX / 2) {
+			if (cap >= max_cap) {
 				err = -EFBIG;
 				goto fail;
 			}
-			np = realloc(p, cap * 2);
+			cap = cap > max_cap / 2 ? max_cap : cap * 2;
+			np = realloc(p, cap);
 			if (!np) {
 				err = -ENOMEM;
 				goto fail;
 			}
 			p = np;
-			cap *= 2;
 		}
 		n = read(fd, p + got, cap - got);
 		if (n < 0 && errno == EINTR)
@@ -626,6 +647,10 @@ static int fr_read_all(int fd, unsigned char **data, size_t *len)
 			break;
 		got += (size_t)n;
 	}
+	if (got > limit) {
+		err = -EFBIG;
+		goto fail;
+	}
 	*data = p;
 	*len = got;
 	return 0;
@@ -635,13 +660,20 @@ fail:
 	return err;
 }
 
+/*
+ * lz4_decompress_file() - see compress.h. The file's size is checked
+ * against what a frame of @max_out bytes can take before anything is read
+ * or allocated, and the read itself is bounded the same way (a file that
+ * grows, or is not a regular file).
+ */
 int lz4_decompress_file(const char *path, size_t max_out, void **out,
 			size_t *out_len, char *err, size_t errlen)
 {
+	size_t len = 0, file_max = fr_lz4_file_max(max_out);
 	char detail[FR_LZ4_MSG_MAX] = "";
 	unsigned char *data = NULL;
 	const char *verb = NULL;
-	size_t len = 0;
+	struct stat st;
 	int fd, ret;
 
 	if (err && errlen)
@@ -657,8 +689,28 @@ int lz4_decompress_file(const char *path, size_t max_out, void **out,
 		verb = "open";
 		goto out;
 	}
-	ret = fr_read_all(fd, &data, &len);
+	if (fstat(fd, &st)) {
+		ret = -errno;
+		verb = "stat";
+		close(fd);
+		goto out;
+	}
+	if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > file_max) {
+		ret = -EFBIG;
+		snprintf(detail, sizeof(detail),
+			 "refusing a file of %jd bytes: more than the %zu bytes an LZ4 frame of at most %zu bytes of content can take",
+			 (intmax_t)st.st_size, file_max, max_out);
+		close(fd);
+		goto out;
+	}
+	ret = fr_read_all(fd, &st, file_max, &data, &len);
 	close(fd);
+	if (ret == -EFBIG) {
+		snprintf(detail, sizeof(detail),
+			 "refusing a file of more than %zu bytes, the most an LZ4 frame of at most %zu bytes of content can take",
+			 file_max, max_out);
+		goto out;
+	}
 	if (ret) {
 		verb = "read";
 		goto out;

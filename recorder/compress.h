@@ -53,7 +53,10 @@ uint64_t lz4out__bytes_in(const struct lz4out *z);
  *             data, trailing garbage after the frame
  *   -EPROTO   truncated: the input ends inside the frame (or inside a
  *             skippable frame); the message says where
- *   -EFBIG    the content would exceed @max_out bytes
+ *   -EFBIG    the content would exceed @max_out bytes, or the file is
+ *             larger than a frame of @max_out bytes of content can be
+ *             (@max_out plus LZ4's framing): refused before it is read,
+ *             the message names its size
  *   -ENOMEM, or -errno from open/read (message "failed to <verb> '<path>'")
  */
 int lz4_decompress_file(const char *path, size_t max_out, void **out,

@@ -11,7 +11,8 @@ set -eu
 cd "$(dirname "$0")/.."
 
 DEPS="gcc libc6-dev make pkg-config meson ninja-build python3 clang bpftool
-libbpf-dev liburing-dev liblz4-dev lz4 libinih-dev libelf-dev zlib1g-dev"
+libbpf-dev liburing-dev liblz4-dev lz4 libinih-dev libelf-dev zlib1g-dev
+libclang-rt-14-dev"
 
 deps() {
 	missing=""

@@ -1,6 +1,7 @@
 #!/bin/sh
 # run-tests.sh - build twice (plain, and ASan+UBSan) and run the whole test
-# suite in both; end with "N passed, N failed" over every TAP test case.
+# suite in both, then the fuzzers (tests/fuzz/run-fuzz.sh); end with
+# "N passed, N failed" over every TAP test case.
 set -u
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,9 @@ for b in build build-asan; do
 	echo "=== meson test in $b ==="
 	meson test -C "$b" --print-errorlogs || status=1
 done
+# libFuzzer targets (clang, ASan+UBSan); FR_FUZZ_SECONDS per fuzzer, both at once
+echo "=== fuzzing in build-fuzz ==="
+tests/fuzz/run-fuzz.sh build-fuzz || status=1
 python3 tools/tap-summary.py build/meson-logs/testlog.json \
-	build-asan/meson-logs/testlog.json || status=1
+	build-asan/meson-logs/testlog.json build-fuzz/fuzz.tap || status=1
 exit $status

@@ -1,16 +1,30 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Count every TAP test case in meson's testlog.json files and print
+"""Count every TAP test case in meson's testlog.json files, and in plain
+.tap files (one TAP stream each, e.g. build-fuzz/fuzz.tap), and print
 "N passed, N failed" as the last line. A test program that failed without
-reporting a failing case (a crash, a timeout) counts as one failure."""
+reporting a failing case (a crash, a timeout, a .tap file without its plan
+or with fewer results than planned) counts as one failure."""
 import json
+import os
 import re
 import sys
+
+
+def tap_record(path, text):
+    """A .tap file as a testlog.json line: OK when its plan is complete."""
+    plan = re.search(r"^1\.\.(\d+)", text, re.M)
+    n = len(re.findall(r"^(?:not )?ok \d+", text, re.M))
+    good = plan is not None and int(plan.group(1)) == n
+    return json.dumps({"name": os.path.basename(path), "stdout": text,
+                       "result": "OK" if good else "FAIL"})
 
 passed = failed = skipped = 0
 for path in sys.argv[1:]:
     try:
         lines = open(path).read().splitlines()
+        if path.endswith(".tap"):
+            lines = [tap_record(path, "\n".join(lines))]
     except OSError as e:
         print(f"tap-summary: failed to read '{path}': {e.strerror}")
         failed += 1

@@ -564,6 +564,83 @@ static void test_fuzz_all(void)
 	free(in);
 }
 
+/* io_rchar() - bytes this process has read so far (rchar of /proc/self/io),
+ * or -1 when the kernel keeps no per-task I/O accounting. */
+static long long io_rchar(void)
+{
+	char line[128];
+	long long v = -1;
+	FILE *f = fopen("/proc/self/io", "re");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "rchar: %lld", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+/*
+ * A file larger than any frame of max_out bytes of content can be is refused
+ * from its size, before it is read (an 8 GiB sparse file); an incompressible
+ * frame of exactly max_out bytes, larger than max_out itself, still loads.
+ */
+static void test_file_size(size_t rnd_len)
+{
+	const long long big = 8LL << 30;
+	void *sentinel = &sentinel, *out = sentinel;
+	char path[256], msg[512] = "", want[64];
+	long long before, after;
+	size_t out_len = 12345;
+	struct stat st;
+	int fd, ret;
+
+	path_of(path, sizeof(path), "random.dump");
+	if (stat(path, &st))
+		st.st_size = 0;
+	ret = lz4_decompress_file(path, rnd_len, &out, &out_len, msg, sizeof(msg));
+	if (!ok(ret == 0 && out_len == rnd_len && (size_t)st.st_size > rnd_len,
+		"an incompressible frame of exactly max_out bytes (file of %lld bytes) loads",
+		(long long)st.st_size))
+		tap_diag("%d: %s", ret, msg);
+	if (ret == 0)
+		free(out);
+	out = sentinel;
+	out_len = 12345;
+
+	path_of(path, sizeof(path), "sparse.lz4");
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0 || write(fd, "\x04\x22\x4d\x18", 4) != 4 || ftruncate(fd, big)) {
+		tap_diag("failed to make the 8 GiB sparse file '%s': %s", path,
+			 strerror(errno));
+		tap_skip(3, "this file system cannot hold an 8 GiB sparse file");
+		if (fd >= 0)
+			close(fd);
+		unlink(path);
+		return;
+	}
+	close(fd);
+	before = io_rchar();
+	ret = lz4_decompress_file(path, FR_MAX_OUT, &out, &out_len, msg, sizeof(msg));
+	after = io_rchar();
+	ok(ret == -EFBIG && out == sentinel && out_len == 12345,
+	   "an 8 GiB file with max_out 64 MiB is -EFBIG");
+	snprintf(want, sizeof(want), "%lld bytes", big);
+	if (!ok(strstr(msg, path) && strstr(msg, want),
+		"the message names the file and its size"))
+		tap_diag("message: %s", msg);
+	if (ret == 0)
+		free(out);
+	if (before < 0 || after < 0)
+		tap_skip(1, "/proc/self/io is absent: no per-task I/O accounting");
+	else
+		ok(after - before < 65536,
+		   "the 8 GiB file is refused without being read (%lld bytes read)",
+		   after - before);
+	unlink(path);
+}
+
 static void test_misc(void)
 {
 	char msg[256] = "", path[256];
@@ -643,6 +720,7 @@ int main(void)
 	test_corrupt_data();
 	test_content_size();
 	test_fuzz_all();
+	test_file_size(rnd_len);
 	test_misc();
 
 	for (const char *const *n = (const char *const[]){ "empty.dump", "one.dump",

@@ -1612,6 +1612,29 @@ out:
 	config__free(cfg);
 }
 
+/* A value that fits a line only as "key=value" still renders and loads back. */
+static void test_render_long_line(void)
+{
+	struct fr_config *cfg = config__new();
+	char text[256], dir[200];
+	char *out;
+
+	if (!cfg)
+		return;
+	memset(dir, 'd', sizeof(dir));
+	dir[0] = '/';
+	dir[186] = 0;	/* "directory=" + 186 bytes: a 196-byte line */
+	snprintf(text, sizeof(text), "[output]\ndirectory=%s\n", dir);
+	if (is_int(load_over(cfg, text), 0, "render long line: a 196-byte directory line loads")) {
+		out = config__render(cfg);
+		ok(out != NULL, "render long line: it renders");
+		contains(out, "\ndirectory=/ddd", "render long line: as key=value, without spaces");
+		free(out);
+		test_render_round_trip(cfg, "long line");
+	}
+	config__free(cfg);
+}
+
 /* test_sample_triggers() - the two triggers flightrec.conf enables. */
 static void test_sample_triggers(const struct fr_config *cfg)
 {
@@ -1844,6 +1867,7 @@ int main(int argc, char **argv)
 	test_render();
 	test_render_triggers();
 	test_render_new_keys();
+	test_render_long_line();
 	test_sample_file(sample);
 	cleanup();
 	return tap_done_testing();

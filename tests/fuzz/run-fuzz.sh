@@ -1,0 +1,164 @@
+#!/bin/sh
+# run-fuzz.sh - build the libFuzzer targets with clang (ASan + UBSan) and run
+# each for a while over a copy of the committed corpus; print TAP.
+#
+#   tests/fuzz/run-fuzz.sh [BUILD_DIR]       default build-fuzz
+#
+#   FR_FUZZ_SECONDS   seconds per fuzzer (default 30); both run at once;
+#                     0 only replays the corpus
+#   CLANG             the compiler (default clang)
+#
+# The committed corpus (tests/fuzz/corpus/) is never written to: the fuzzers
+# run over BUILD_DIR/corpus/, a fresh copy plus the seeds make_seeds writes
+# with the current writer. A crash, leak, sanitizer report or timeout is a
+# "not ok" line with the report; the input is kept as
+# BUILD_DIR/crashes/<fuzzer>-crash-<sha1> (rerun: BUILD_DIR/<fuzzer> FILE).
+# The TAP output also goes to BUILD_DIR/fuzz.tap. Exit status 1 on any
+# failure, 0 otherwise (also when skipped: no clang or no fuzzer runtime).
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top" || exit 1
+B=${1:-build-fuzz}
+secs=${FR_FUZZ_SECONDS:-30}
+cc=${CLANG:-clang}
+fuzzers="fuzz_dump fuzz_config"
+
+mkdir -p "$B" || exit 1
+B=$(cd "$B" && pwd)
+tap="$B/fuzz.tap"
+: > "$tap"
+
+out() {
+	echo "$@"
+	echo "$@" >> "$tap"
+}
+
+case $secs in
+''|*[!0-9]*)
+	out "1..1"
+	out "not ok 1 - FR_FUZZ_SECONDS must be a number of seconds, not '$secs'"
+	exit 2
+	;;
+esac
+
+# Copy a log to the TAP stream as diagnostics.
+diag_file() {
+	sed -e 's/^/# /' "$1" | tee -a "$tap"
+}
+
+skip_all() {
+	out "1..0 # SKIP $1"
+	exit 0
+}
+
+command -v "$cc" >/dev/null 2>&1 ||
+	skip_all "$cc is not installed (Debian: apt-get install clang)"
+echo 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n);
+int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { return 0; }' > "$B/probe.c"
+"$cc" -fsanitize=fuzzer,address,undefined "$B/probe.c" -o "$B/probe" 2> "$B/probe.log" ||
+	skip_all "$cc cannot link -fsanitize=fuzzer: no libFuzzer runtime (Debian 12: apt-get install libclang-rt-14-dev)"
+rm -f "$B/probe" "$B/probe.c" "$B/probe.log"
+
+# The quotes around fuzz are meant literally: FR_VERSION is a C string.
+# shellcheck disable=SC2089
+flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
+	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DFR_VERSION=\"fuzz\"
+	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+	-Irecorder -Iconf"
+libs="-llz4 -luring -linih -lpthread -lm"
+dump_src="recorder/format.c recorder/compress.c recorder/writer.c recorder/json.c"
+conf_src="conf/config.c"
+
+# shellcheck disable=SC2086
+set -- $fuzzers
+out "1..$#"
+# libFuzzer takes -max_total_time=0 as "no limit"
+limit="-max_total_time=$secs"
+[ "$secs" -eq 0 ] && limit="-runs=0"
+
+# Build the fuzzers and the seed writer, all at once.
+# shellcheck disable=SC2086,SC2090
+{
+	"$cc" $flags -fsanitize=fuzzer tests/fuzz/fuzz_dump.c $dump_src $libs \
+		-o "$B/fuzz_dump" > "$B/build-fuzz_dump.log" 2>&1
+	echo $? > "$B/build-fuzz_dump.rc"
+} &
+# shellcheck disable=SC2086,SC2090
+{
+	"$cc" $flags -fsanitize=fuzzer tests/fuzz/fuzz_config.c $conf_src $libs \
+		-o "$B/fuzz_config" > "$B/build-fuzz_config.log" 2>&1
+	echo $? > "$B/build-fuzz_config.rc"
+} &
+# shellcheck disable=SC2086,SC2090
+"$cc" $flags tests/fuzz/make_seeds.c $dump_src $libs -o "$B/make_seeds" \
+	> "$B/build-make_seeds.log" 2>&1
+seeds_rc=$?
+wait
+
+# A fresh working copy of the corpus, never the committed one.
+rm -rf "$B/corpus" "$B/crashes"
+mkdir -p "$B/crashes" "$B/corpus/config"
+cp -R tests/fuzz/corpus/dump "$B/corpus/dump" &&
+	cp -R tests/fuzz/corpus/config/. "$B/corpus/config/" || exit 1
+mkdir -p "$B/corpus/dump/generated"
+if [ "$seeds_rc" -ne 0 ]; then
+	echo "# make_seeds did not build; fuzzing the committed seeds only:" | tee -a "$tap"
+	diag_file "$B/build-make_seeds.log"
+elif ! "$B/make_seeds" "$B/corpus/dump/generated" > "$B/make_seeds.log" 2>&1; then
+	echo "# make_seeds failed; fuzzing the committed seeds only:" | tee -a "$tap"
+	diag_file "$B/make_seeds.log"
+fi
+
+# Run every fuzzer that built, at the same time.
+mkdir -p "$B/tmp"
+for f in $fuzzers; do
+	[ "$(cat "$B/build-$f.rc")" = 0 ] || continue
+	dict=tests/fuzz/dump.dict
+	[ "$f" = fuzz_config ] && dict=tests/fuzz/config.dict
+	TMPDIR="$B/tmp" "$B/$f" "$limit" -timeout=10 \
+		-rss_limit_mb=2048 -dict="$dict" -print_final_stats=1 \
+		-artifact_prefix="$B/crashes/$f-" "$B/corpus/${f#fuzz_}" \
+		> "$B/$f.log" 2>&1 &
+	echo $! > "$B/$f.pid"
+done
+
+n=0
+status=0
+for f in $fuzzers; do
+	n=$((n + 1))
+	if [ "$(cat "$B/build-$f.rc")" != 0 ]; then
+		out "not ok $n - $f: does not build with $cc"
+		diag_file "$B/build-$f.log"
+		status=1
+		continue
+	fi
+	wait "$(cat "$B/$f.pid")"
+	rc=$?
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$B/$f.log")
+	speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$B/$f.log")
+	took=$(sed -n 's/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$B/$f.log")
+	cov=$(grep -E '^#[0-9]+[[:space:]]+DONE' "$B/$f.log" | tail -n 1 |
+	      sed -e 's/^#[0-9]*[[:space:]]*DONE[[:space:]]*//' -e 's/ *exec.*//')
+	crash=
+	for a in "$B/crashes/$f-"*; do
+		[ -e "$a" ] && crash=$a && break
+	done
+	if [ "$rc" -eq 0 ] && [ -z "$crash" ]; then
+		out "ok $n - $f: ${runs:-?} runs in ${took:-$secs} s (${speed:-?} exec/s), no crash"
+		echo "# $f: $cov" | tee -a "$tap"
+	else
+		out "not ok $n - $f: exit status $rc after ${runs:-?} runs${crash:+, input saved as $crash}"
+		[ -n "$crash" ] && echo "# reproduce: $B/$f $crash" | tee -a "$tap"
+		# the report from its first line, or the end of the log
+		if grep -q -E '^==[0-9]+==ERROR|runtime error|^fuzz_' "$B/$f.log"; then
+			sed -n '/^==[0-9]*==ERROR\|runtime error\|^fuzz_/,$p' "$B/$f.log" |
+				head -n 60 > "$B/$f.report"
+		else
+			tail -n 60 "$B/$f.log" > "$B/$f.report"
+		fi
+		diag_file "$B/$f.report"
+		status=1
+	fi
+done
+rm -rf "$B/tmp"
+exit $status
