@@ -9,13 +9,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "filter.h"
 #include "json.h"
 #include "view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: flightrec events [--json] [--pid PID] [--type TYPE] DUMP\n"
+		"Usage: flightrec events [--json] [--pid PID] [--from SEC] [--to SEC] [--type TYPE] DUMP\n"
 		"\n"
 		"Print one line per event, in time order. Times and process start\n"
 		"times are CLOCK_BOOTTIME; a process is its (pid, start) incarnation.\n"
@@ -23,7 +24,7 @@ static void usage(FILE *f)
 		"  --json       JSON Lines: ts, type, pid, tid, start, comm on every\n"
 		"               event; samples add stack (leaf first), exits add code,\n"
 		"               execs add filename, forks add child_pid and child_start\n"
-		"  --pid PID    only events of processes with this PID\n"
+		FR_FILTER_HELP
 		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom,\n"
 		"               pressure (the PSI history: avg10 and total every second)\n"
 		"  --help       show this help\n"
@@ -178,13 +179,15 @@ int cmd_events(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 'T' },
 		{ "type", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
-	uint32_t pid = 0;
-	bool json = false, by_pid = false;
+	struct filter flt = {};
+	bool json = false;
 	int c, rc, type = 0;
 	struct fr_dump d;
 
@@ -196,9 +199,12 @@ int cmd_events(int argc, char **argv)
 			json = true;
 			break;
 		case 'p':
-			if (cli_parse_u32(optarg, &pid))
-				return cli_usage_error("events", "--pid needs a process ID, not '%s'", optarg);
-			by_pid = true;
+		case 'f':
+		case 'T':
+			if (filter__parse(&flt, c == 'p' ? "pid" : c == 'f' ? "from" : "to", optarg))
+				return cli_usage_error("events", "bad --%s '%s'; accepted: %s",
+						       c == 'p' ? "pid" : c == 'f' ? "from" : "to", optarg,
+						       c == 'p' ? "PID[,PID...]" : "seconds from the trigger, e.g. -5");
 			break;
 		case 't':
 			type = type_of(optarg);
@@ -226,8 +232,7 @@ int cmd_events(int argc, char **argv)
 	for (uint32_t i = 0; i < d.nev; i++) {
 		const struct fr_dump_event *e = &d.ev[i];
 
-		if ((by_pid && (e->type == FR_DEV_PRESSURE || d.proc[e->proc].pid != pid)) ||
-		    (type && e->type != type))
+		if (!filter__match(&flt, &d, e) || (type && e->type != type))
 			continue;
 		if (json)
 			json_event(&d, e);

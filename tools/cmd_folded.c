@@ -11,18 +11,22 @@
 #include <string.h>
 
 #include "cli.h"
+#include "filter.h"
 #include "view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: flightrec folded [--pid] DUMP\n"
+		"Usage: flightrec folded [--pid[=PID,...]] [--from=SEC] [--to=SEC] DUMP\n"
 		"\n"
 		"Print the window's CPU samples as collapsed stacks, root first:\n"
 		"  comm;root;...;leaf COUNT\n"
 		"Kernel frames end in _[k]; unresolved frames are hex addresses.\n"
 		"\n"
-		"  --pid       prefix each stack with comm-PID instead of comm\n"
+		"  --pid       prefix each stack with comm-PID instead of comm;\n"
+		"  --pid=PID   and keep only the samples of these PIDs\n"
+		"  --from=SEC, --to=SEC  only samples from/up to SEC seconds after the\n"
+		"              trigger (negative: before it)\n"
 		"  --help      show this help\n"
 		"  --version   show the version\n");
 }
@@ -69,7 +73,7 @@ static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool p
 }
 
 /* Fold every sample, sort, and print each distinct line with its count. */
-static int print_folded(const struct fr_dump *d, bool pid)
+static int print_folded(const struct fr_dump *d, bool pid, const struct filter *flt)
 {
 	struct line *lines = calloc(d->nev + 1, sizeof(*lines));
 	uint32_t n = 0;
@@ -78,7 +82,7 @@ static int print_folded(const struct fr_dump *d, bool pid)
 	if (!lines)
 		return FR_EXIT_FAIL;
 	for (uint32_t i = 0; i < d->nev; i++) {
-		if (d->ev[i].type != 1)
+		if (d->ev[i].type != 1 || !filter__match(flt, d, &d->ev[i]))
 			continue;
 		lines[n].text = fold(d, &d->ev[i], pid);
 		if (!lines[n].text) {
@@ -106,11 +110,14 @@ out:
 int cmd_folded(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "pid", no_argument, NULL, 'p' },
+		{ "pid", optional_argument, NULL, 'p' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
+	struct filter flt = {};
 	bool pid = false;
 	struct fr_dump d;
 	int c, rc;
@@ -121,6 +128,14 @@ int cmd_folded(int argc, char **argv)
 		switch (c) {
 		case 'p':
 			pid = true;
+			if (optarg && filter__parse(&flt, "pid", optarg))
+				return cli_usage_error("folded", "bad --pid '%s'; accepted: PID[,PID...]", optarg);
+			break;
+		case 'f':
+		case 'T':
+			if (filter__parse(&flt, c == 'f' ? "from" : "to", optarg))
+				return cli_usage_error("folded", "bad --%s '%s'; accepted: seconds from the trigger, e.g. -5",
+						       c == 'f' ? "from" : "to", optarg);
 			break;
 		case 'h':
 			usage(stdout);
@@ -139,7 +154,7 @@ int cmd_folded(int argc, char **argv)
 	rc = cli_load(argv[optind], &d);
 	if (rc)
 		return rc;
-	rc = print_folded(&d, pid);
+	rc = print_folded(&d, pid, &flt);
 	if (rc)
 		fprintf(stderr, "flightrec: out of memory\n");
 	dump__free(&d);

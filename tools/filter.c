@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * filter.c - --pid, --from and --to. See filter.h.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "filter.h"
+
+/* filter__origin() - time 0 of --from/--to: the first trigger, else the window end. */
+uint64_t filter__origin(const struct fr_dump *d)
+{
+	return d->ntrig ? d->trig[0].ts : d->win.end;
+}
+
+static int parse_seconds(const char *s, double *v)
+{
+	char *end;
+
+	if (!s || !*s)
+		return -EINVAL;
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno || *end || !isfinite(*v) || fabs(*v) > 1e6 ? -EINVAL : 0;
+}
+
+/*
+ * filter__parse() - apply option @opt ("pid", "from" or "to") with @arg.
+ * Returns 0, or -EINVAL for a bad value (the caller reports it).
+ */
+int filter__parse(struct filter *f, const char *opt, const char *arg)
+{
+	if (!strcmp(opt, "from")) {
+		f->has_from = true;
+		return parse_seconds(arg, &f->from);
+	}
+	if (!strcmp(opt, "to")) {
+		f->has_to = true;
+		return parse_seconds(arg, &f->to);
+	}
+	if (!strcmp(opt, "pid")) {
+		char *copy = strdup(arg ? arg : ""), *tok, *save = NULL;
+		int err = copy && *copy ? 0 : -EINVAL;
+
+		for (tok = copy ? strtok_r(copy, ",", &save) : NULL; tok && !err;
+		     tok = strtok_r(NULL, ",", &save)) {
+			if (f->npids == FR_FILTER_PIDS || cli_parse_u32(tok, &f->pids[f->npids]))
+				err = -EINVAL;
+			else
+				f->npids++;
+		}
+		free(copy);
+		return err;
+	}
+	return -EINVAL;
+}
+
+bool filter__active(const struct filter *f)
+{
+	return f->npids || f->has_from || f->has_to;
+}
+
+/* filter__match() - does event @e pass @f? */
+bool filter__match(const struct filter *f, const struct fr_dump *d,
+		   const struct fr_dump_event *e)
+{
+	double t = ((double)e->ts - (double)filter__origin(d)) / 1e9;
+	bool pid_ok = !f->npids;
+
+	if ((f->has_from && t < f->from) || (f->has_to && t > f->to))
+		return false;
+	if (pid_ok)
+		return true;
+	if (e->type == FR_DEV_PRESSURE)
+		return false;
+	for (uint32_t i = 0; i < f->npids; i++)
+		if (d->proc[e->proc].pid == f->pids[i])
+			return true;
+	return false;
+}

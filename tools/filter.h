@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * filter.h - the event filters every reading command shares:
+ *
+ *   --pid=PID[,PID...]   only events of these PIDs (every incarnation of them)
+ *   --from=SEC           only events at or after SEC seconds relative to the
+ *   --to=SEC             first trigger (negative: before it), e.g.
+ *                        --from=-5 --to=0 is the last 5 s before the trigger
+ *
+ * Pressure events have no process: --pid drops them, the time filters
+ * keep them.
+ */
+#ifndef FR_FILTER_H
+#define FR_FILTER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format.h"
+
+#define FR_FILTER_PIDS	64
+
+struct filter {
+	uint32_t pids[FR_FILTER_PIDS];
+	uint32_t npids;
+	bool has_from, has_to;
+	double from, to;	/* seconds relative to the first trigger */
+};
+
+int filter__parse(struct filter *f, const char *opt, const char *arg);
+bool filter__match(const struct filter *f, const struct fr_dump *d,
+		   const struct fr_dump_event *e);
+bool filter__active(const struct filter *f);
+uint64_t filter__origin(const struct fr_dump *d);
+
+#define FR_FILTER_HELP \
+	"  --pid=PID[,PID]    only events of these PIDs (all their incarnations)\n" \
+	"  --from=SEC         only events from SEC seconds after the trigger\n" \
+	"                     (negative: before it)\n" \
+	"  --to=SEC           only events up to SEC seconds after the trigger\n"
+
+#endif /* FR_FILTER_H */
