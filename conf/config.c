@@ -26,6 +26,11 @@
  *
  * An optional key (a schema row without a default) holds NULL until a file
  * sets it; once set, a later file can change it but not unset it.
+ *
+ * [output] on_dump is a command line that is never given to a shell: it is
+ * kept as written, split into words by conf_split_command() both here (to
+ * check it) and by the daemon (to run it), and compared and rendered as its
+ * list of words.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -88,6 +93,7 @@ enum conf_type {
 	CONF_ENUM,	/* an enum (uint32_t-sized) named by one of @names */
 	CONF_BOOL,	/* bool named by one of @names; rendered true or false */
 	CONF_GROUP,	/* char *, malloc'd name of a group; its gid_t at @gid */
+	CONF_COMMAND,	/* char *, malloc'd command line as written; at most @max words */
 };
 
 /* A word a CONF_ENUM or CONF_BOOL key accepts and the value it stands for. */
@@ -190,7 +196,8 @@ struct conf_key {
 		 uint64_t: (type) == CONF_DURATION || (type) == CONF_SIZE, \
 		 uint32_t: (type) == CONF_U32 || (type) == CONF_ENUM,	\
 		 bool: (type) == CONF_BOOL,				\
-		 char *: (type) == CONF_PATH || (type) == CONF_GROUP,	\
+		 char *: (type) == CONF_PATH || (type) == CONF_GROUP ||	\
+			 (type) == CONF_COMMAND,				\
 		 default: 0)
 
 /* Offset of @member in @strct; a member of the wrong C type fails the build. */
@@ -240,6 +247,8 @@ enum conf_row {
 	CONF_OUTPUT_MAX_DUMPS,
 	CONF_OUTPUT_MAX_BYTES,
 	CONF_OUTPUT_GROUP,
+	CONF_OUTPUT_ON_DUMP,
+	CONF_OUTPUT_ON_DUMP_TIMEOUT,
 	CONF_CONTROL_SOCKET,
 	CONF_PRIVACY_CMDLINE,
 	CONF_TRIG_TYPE,
@@ -293,6 +302,15 @@ static const struct conf_key conf_keys[] = {
 		    1, FR_CONF_GROUP_NAME_MAX, NULL, group,
 		    "group that may read the dumps (files 0640, directory 0750); not set = root only",
 		    FR_CONF_GID(group_gid), .note = "leave the key out for none"),
+	[CONF_OUTPUT_ON_DUMP] =
+	FR_CONF_KEY("output", "on_dump", CONF_COMMAND,
+		    1, FR_CONF_COMMAND_WORDS_MAX, NULL, on_dump,
+		    "command run after each dump, the dump's path appended as its last argument; no shell; not set = none",
+		    .note = "leave the key out for none"),
+	[CONF_OUTPUT_ON_DUMP_TIMEOUT] =
+	FR_CONF_KEY("output", "on_dump_timeout", CONF_DURATION,
+		    FR_CONF_SEC, FR_CONF_HOUR, "60s", on_dump_timeout_ns,
+		    "the on_dump command is killed when it runs longer than this"),
 	[CONF_CONTROL_SOCKET] =
 	FR_CONF_KEY("control", "socket", CONF_PATH,
 		    1, FR_CONF_SOCKET_MAX, "/run/flightrec/control.sock",
@@ -550,6 +568,205 @@ int conf_parse_size(const char *s, uint64_t *bytes)
 				  FR_CONF_NELEM(conf_size_units), bytes);
 }
 
+#define FR_CONF_STR_(x)		#x
+#define FR_CONF_STR(x)		FR_CONF_STR_(x)
+
+/* conf__blank() - true for a character that separates command words. */
+static bool conf__blank(char c)
+{
+	return c == ' ' || c == '\t';
+}
+
+/*
+ * conf__word() - lex the command word at *@pos, after the blanks before it.
+ * Its bytes, quotes and escapes removed, go to @out (NULL: only counted;
+ * else room for *@len bytes, as a counting call gave) and their number to
+ * *@len; *@pos moves past the word. Returns 1 for a word, 0 when only
+ * blanks are left, or -EINVAL with *@why set.
+ */
+static int conf__word(const char **pos, char *out, size_t *len,
+		      const char **why)
+{
+	const char *s = *pos;
+	bool quoted = false;
+	size_t n = 0;
+
+	while (conf__blank(*s))
+		s++;
+	if (!*s) {
+		*pos = s;
+		return 0;
+	}
+	for (; *s && (quoted || !conf__blank(*s)); s++) {
+		if (*s == '"') {
+			quoted = !quoted;
+			continue;
+		}
+		if (*s == '\\') {
+			if (!s[1]) {
+				*why = "a backslash at the end escapes nothing";
+				return -EINVAL;
+			}
+			s++;
+		}
+		if (out)
+			out[n] = *s;
+		n++;
+	}
+	if (quoted) {
+		*why = "unbalanced quote";
+		return -EINVAL;
+	}
+	*pos = s;
+	*len = n;
+	return 1;
+}
+
+void conf_free_argv(char **argv)
+{
+	char **w;
+
+	if (!argv)
+		return;
+	for (w = argv; *w; w++)
+		free(*w);
+	free(argv);
+}
+
+/*
+ * conf__split() - conf_split_command() saying why it refuses @cmd: *@why is
+ * set with -EINVAL and -ENOMEM.
+ */
+static int conf__split(const char *cmd, char ***argvp, int *argcp,
+		       const char **why)
+{
+	const char *pos = cmd, *start;
+	char **argv;
+	size_t len;
+	int n = 0, i, ret;
+
+	while ((ret = conf__word(&pos, NULL, &len, why)) > 0)
+		n++;
+	if (ret)
+		return ret;
+	if (!n) {
+		*why = "no program";
+		return -EINVAL;
+	}
+	if (n > FR_CONF_COMMAND_WORDS_MAX) {
+		*why = "more than " FR_CONF_STR(FR_CONF_COMMAND_WORDS_MAX) " words";
+		return -EINVAL;
+	}
+	*why = "out of memory";
+	argv = calloc((size_t)n + 1, sizeof(*argv));
+	if (!argv)
+		return -ENOMEM;
+	pos = cmd;
+	for (i = 0; i < n; i++) {
+		start = pos;
+		conf__word(&pos, NULL, &len, why);
+		argv[i] = malloc(len + 1);
+		if (!argv[i]) {
+			conf_free_argv(argv);
+			return -ENOMEM;
+		}
+		pos = start;
+		conf__word(&pos, argv[i], &len, why);
+		argv[i][len] = '\0';
+	}
+	*argvp = argv;
+	*argcp = n;
+	return 0;
+}
+
+int conf_split_command(const char *cmd, char ***argv, int *argc)
+{
+	const char *why;
+
+	if (!cmd || !argv || !argc)
+		return -EINVAL;
+	return conf__split(cmd, argv, argc, &why);
+}
+
+/*
+ * conf__same_words() - true when command lines @a and @b split into the
+ * same words; false also when either does not split (or memory runs out).
+ */
+static bool conf__same_words(const char *a, const char *b)
+{
+	char **va = NULL, **vb = NULL;
+	const char *why;
+	bool same = false;
+	int na, nb, i;
+
+	if (!conf__split(a, &va, &na, &why) &&
+	    !conf__split(b, &vb, &nb, &why) && na == nb) {
+		for (i = 0; i < na && !strcmp(va[i], vb[i]); i++)
+			;
+		same = i == na;
+	}
+	conf_free_argv(va);
+	conf_free_argv(vb);
+	return same;
+}
+
+/* conf__put() - append @c to @buf (@len bytes) at *@off, if it fits; count it. */
+static void conf__put(char *buf, size_t len, size_t *off, char c)
+{
+	if (*off + 1 < len)
+		buf[*off] = c;
+	(*off)++;
+}
+
+/*
+ * conf__format_command() - the words of command line @cmd written so that
+ * they split back the same and survive inih: single blanks between words,
+ * a word quoted when it is empty or holds a blank, quote or backslash (or
+ * starts with an inline comment character), '"' and '\' escaped in it, and
+ * an inline comment character after a blank escaped. If that does not fit
+ * @len bytes, @cmd as it is (rendering checks it loads back). Returns 0, or
+ * -EINVAL if @cmd does not split or fits neither way.
+ */
+static int conf__format_command(const char *cmd, char *buf, size_t len)
+{
+	const char *why, *c;
+	size_t off = 0;
+	char **argv, prev;
+	bool quote;
+	int argc, i, ret;
+
+	ret = conf__split(cmd, &argv, &argc, &why);
+	if (ret)
+		return -EINVAL;
+	for (i = 0; i < argc; i++) {
+		if (i)
+			conf__put(buf, len, &off, ' ');
+		quote = !argv[i][0] ||
+			strpbrk(argv[i], " \t\"\\") ||
+			strchr(INI_INLINE_COMMENT_PREFIXES, argv[i][0]);
+		if (quote)
+			conf__put(buf, len, &off, '"');
+		for (c = argv[i], prev = '"'; *c; prev = *c++) {
+			if (*c == '"' || *c == '\\' ||
+			    (isspace((unsigned char)prev) &&
+			     strchr(INI_INLINE_COMMENT_PREFIXES, *c)))
+				conf__put(buf, len, &off, '\\');
+			conf__put(buf, len, &off, *c);
+		}
+		if (quote)
+			conf__put(buf, len, &off, '"');
+	}
+	conf_free_argv(argv);
+	if (off < len) {
+		buf[off] = '\0';
+		return 0;
+	}
+	if (strlen(cmd) >= len)
+		return -EINVAL;
+	strcpy(buf, cmd);
+	return 0;
+}
+
 /* conf__name_find() - the entry of @k's words spelled @word, or NULL. */
 static const struct conf_name *conf__name_find(const struct conf_key *k,
 					       const char *word)
@@ -640,7 +857,8 @@ static void conf_key__put(const struct conf_key *k, void *base, uint64_t v)
 /* conf_key__owns() - true when @k's member is a malloc'd string. */
 static bool conf_key__owns(const struct conf_key *k)
 {
-	return k->type == CONF_PATH || k->type == CONF_GROUP;
+	return k->type == CONF_PATH || k->type == CONF_GROUP ||
+	       k->type == CONF_COMMAND;
 }
 
 /* conf_key__clear() - free @k's string in @base, if it has one. */
@@ -664,7 +882,11 @@ static bool conf_key__equal(const struct conf_key *k, const void *a,
 		return conf_key__get(k, a) == conf_key__get(k, b);
 	sa = *(char *const *)conf_key__cfield(k, a);
 	sb = *(char *const *)conf_key__cfield(k, b);
-	return sa == sb || (sa && sb && !strcmp(sa, sb));
+	if (sa == sb || (sa && sb && !strcmp(sa, sb)))
+		return true;
+	/* commands are what they run: the same words, however spelled */
+	return k->type == CONF_COMMAND && sa && sb &&
+	       conf__same_words(sa, sb);
 }
 
 /* conf_key__accepted() - what @k accepts, for error messages. */
@@ -708,6 +930,11 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 	case CONF_GROUP:
 		w = snprintf(buf, len,
 			     "the name of an existing group, without control characters or ':'");
+		break;
+	case CONF_COMMAND:
+		w = snprintf(buf, len,
+			     "the absolute path of an executable file, then its arguments; at most %" PRIu64 " words split at blanks, \"...\" groups, \\ escapes",
+			     k->max);
 		break;
 	case CONF_ENUM:
 	case CONF_BOOL:
@@ -800,6 +1027,47 @@ static int conf_key__set_group(const struct conf_key *k, void *base,
 }
 
 /*
+ * conf_key__set_command() - check the syntax of a command line and store a
+ * copy as written: no control characters but tabs, words that split, a
+ * program given by its absolute path. Whether the program exists is for the
+ * load to judge. Returns 0, -EINVAL or -ENOMEM with *@why set.
+ */
+static int conf_key__set_command(const struct conf_key *k, void *base,
+				 const char *value, const char **why)
+{
+	char **field = conf_key__field(k, base);
+	char **argv, *copy;
+	bool absolute;
+	int argc, ret;
+	size_t i;
+
+	for (i = 0; value[i]; i++) {
+		if (((unsigned char)value[i] < 0x20 && value[i] != '\t') ||
+		    value[i] == 0x7f) {
+			*why = "contains a control character";
+			return -EINVAL;
+		}
+	}
+	ret = conf__split(value, &argv, &argc, why);
+	if (ret)
+		return ret;
+	absolute = argv[0][0] == '/';
+	conf_free_argv(argv);
+	if (!absolute) {
+		*why = "the program must be an absolute path";
+		return -EINVAL;
+	}
+	copy = strdup(value);
+	if (!copy) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	free(*field);
+	*field = copy;
+	return 0;
+}
+
+/*
  * conf_key__set() - parse @value as @k's type, check its range and store it
  * into @base. Returns 0, or -EINVAL / -ENOMEM with *@why set to a short
  * reason; @base is unchanged on error.
@@ -833,6 +1101,8 @@ static int conf_key__set(const struct conf_key *k, void *base,
 		return conf_key__set_path(k, base, value, why);
 	case CONF_GROUP:
 		return conf_key__set_group(k, base, value, why);
+	case CONF_COMMAND:
+		return conf_key__set_command(k, base, value, why);
 	case CONF_ENUM:
 	case CONF_BOOL:
 		word = conf__name_find(k, value);
@@ -872,7 +1142,8 @@ static int conf_key__set(const struct conf_key *k, void *base,
 /*
  * conf_key__format() - @k's value in @base in file syntax. Returns 0, or
  * -EINVAL if the value has no file syntax (a sub-millisecond duration, a
- * NULL string, a number no word stands for) or does not fit @len.
+ * NULL string, a number no word stands for, a command that does not split)
+ * or does not fit @len.
  */
 static int conf_key__format(const struct conf_key *k, const void *base,
 			    char *buf, size_t len)
@@ -889,6 +1160,9 @@ static int conf_key__format(const struct conf_key *k, const void *base,
 	case CONF_GROUP:
 		s = *(char *const *)conf_key__cfield(k, base);
 		break;
+	case CONF_COMMAND:
+		s = *(char *const *)conf_key__cfield(k, base);
+		return s ? conf__format_command(s, buf, len) : -EINVAL;
 	case CONF_ENUM:
 	case CONF_BOOL:
 		s = conf__name_of(k, (uint32_t)conf_key__get(k, base));
@@ -1402,6 +1676,63 @@ static int conf_parse__check_group(struct conf_parse *p,
 }
 
 /*
+ * conf_parse__check_command() - the program of the command @k just set in
+ * @base (read as @shown on the current line) must be an existing regular
+ * file that may be executed (access(2) X_OK, so not on a noexec mount).
+ * Returns 0, or -EINVAL / -ENOMEM after recording an error.
+ */
+static int conf_parse__check_command(struct conf_parse *p,
+				     const struct conf_key *k, void *base,
+				     const char *shown)
+{
+	const char *cmd = *(char *const *)conf_key__cfield(k, base), *why;
+	char accepted[256], ebuf[128], prog[FR_CONF_LINE_MAX + 1], what[160];
+	struct stat st;
+	char **argv;
+	int argc, err;
+
+	err = conf__split(cmd, &argv, &argc, &why);
+	if (err) {	/* checked by conf_key__set(): only -ENOMEM */
+		conf_parse__fail(p, err, "[%s] %s: %s", p->sname, k->name,
+				 why);
+		return p->err;
+	}
+	conf__shown(argv[0], strlen(argv[0]), prog, sizeof(prog));
+	what[0] = '\0';
+	if (stat(argv[0], &st)) {
+		err = -errno;
+		if (err == -ENOENT || err == -ENOTDIR)
+			snprintf(what, sizeof(what), "no such file");
+		else
+			snprintf(what, sizeof(what), "failed to stat it: %s",
+				 conf__strerror(err, ebuf, sizeof(ebuf)));
+	} else if (!S_ISREG(st.st_mode)) {
+		snprintf(what, sizeof(what), "not a regular file but %s",
+			 conf__file_type(st.st_mode));
+	} else if (!(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
+		snprintf(what, sizeof(what), "not executable (mode %04o)",
+			 (unsigned int)(st.st_mode & 07777));
+	} else if (access(argv[0], X_OK)) {
+		err = -errno;
+		snprintf(what, sizeof(what), "not executable: %s%s",
+			 conf__strerror(err, ebuf, sizeof(ebuf)),
+			 err == -EACCES ? " (a noexec mount?)" : "");
+	}
+	conf_free_argv(argv);
+	if (!what[0])
+		return 0;
+	conf_key__accepted(k, accepted, sizeof(accepted));
+	if (!strcmp(prog, shown))
+		conf_parse__fail(p, -EINVAL, "[%s] %s = %s: %s; accepted: %s",
+				 p->sname, k->name, shown, what, accepted);
+	else
+		conf_parse__fail(p, -EINVAL,
+				 "[%s] %s = %s: program '%s': %s; accepted: %s",
+				 p->sname, k->name, shown, prog, what, accepted);
+	return p->err;
+}
+
+/*
  * conf_parse__check_psi() - the kernel's rules for PSI triggers that span
  * keys or depend on the system, for @t with key lines @m. Returns 0, or
  * -EINVAL after recording an error.
@@ -1749,9 +2080,12 @@ static int conf_parse__handler(void *user, const char *section,
 	ret = conf_key__set(k, base, value, &why);
 	if (ret)
 		return conf_parse__bad_value(p, k, value, ret, why);
-	/* the system-dependent rule of a group; not when checking a render */
+	/* the system-dependent rules; not when checking a render */
 	if (k->type == CONF_GROUP && p->env &&
 	    conf_parse__check_group(p, k, base, shown))
+		return 0;
+	if (k->type == CONF_COMMAND && p->env &&
+	    conf_parse__check_command(p, k, base, shown))
 		return 0;
 	return 1;
 }
@@ -2152,7 +2486,9 @@ static int conf_key__render(const struct conf_key *k, const void *base,
 		ret = conf__line(f, "# %s", k->help);
 		return ret ? ret : conf__line(f, "# %s: not set", k->name);
 	}
-	ret = conf_key__format(k, base, value, sizeof(value));
+	/* room for the longest value a line holds, written as "key=value" */
+	ret = conf_key__format(k, base, value,
+			       sizeof(value) - 1 - strlen(k->name));
 	if (ret)
 		return ret;
 	if (!conf__verbatim(value))

@@ -21,6 +21,8 @@
 #define FR_CONF_TRIGGER_NAME_MAX	48
 /* Most [trigger NAME] sections a config holds. */
 #define FR_CONF_TRIGGERS_MAX	256
+/* Most words of the [output] on_dump command (the dump's path not counted). */
+#define FR_CONF_COMMAND_WORDS_MAX	32
 
 enum fr_trig_type { FR_TRIG_PSI = 1, FR_TRIG_OOM, FR_TRIG_SIGNAL };
 /* Also defined, identically, in triggers/psi.h: whichever comes first wins. */
@@ -71,6 +73,8 @@ struct fr_config {
 	uint64_t max_bytes;	/* 'max_bytes', default 1G; 0..1024G, 0 = no limit */
 	char *group;		/* 'group' that may read dumps (files 0640, directory 0750, owned by it); NULL (default) = none; must exist */
 	gid_t group_gid;	/* its gid, looked up at load; meaningful only when group != NULL */
+	char *on_dump;		/* 'on_dump', command run after each durable dump with the dump's path appended as its last argument, never through a shell; NULL (default) = none. As written: split it with conf_split_command() */
+	uint64_t on_dump_timeout_ns; /* 'on_dump_timeout', default 60s; 1s..1h; the on_dump command is killed after this long */
 	/* [control] */
 	char *control_socket;	/* 'socket', default /run/flightrec/control.sock; absolute path */
 	/* [privacy] */
@@ -102,7 +106,9 @@ void config__free(struct fr_config *cfg);
  * (CAP_SYS_RESOURCE for PSI windows, that a trigger's cgroup exists, that
  * [output] group exists) use the calling process, the live file system and
  * the group database, and apply to what this file sets; the gid of a group
- * this file names is stored in @cfg->group_gid.
+ * this file names is stored in @cfg->group_gid. The program of an [output]
+ * on_dump command this file sets must be an existing regular file that
+ * access(X_OK) allows.
  */
 int config__load(struct fr_config *cfg, const char *path, char *err,
 		 size_t errlen);
@@ -124,8 +130,8 @@ int config__load_env(struct fr_config *cfg, const char *path,
  * string, or NULL + errno: EINVAL if a value cannot be written so that it
  * loads back unchanged (out of range, a directory with a trailing blank, a
  * trigger breaking a rule, ...), ENOMEM. The rules that depend on the running
- * system (capability, cgroup directories, that the group exists) are not
- * checked.
+ * system (capability, cgroup directories, that the group exists, the
+ * on_dump program) are not checked.
  */
 char *config__render(const struct fr_config *cfg);
 
@@ -146,5 +152,23 @@ int conf_parse_duration(const char *s, uint64_t *ns);
  * overflow; @bytes is only written on success.
  */
 int conf_parse_size(const char *s, uint64_t *bytes);
+
+/*
+ * conf_split_command() - split the command line @cmd (the [output] on_dump
+ * syntax) into words, as the daemon passes them to execv(2); no shell is
+ * involved. Words are separated by spaces and tabs; double quotes group
+ * ("" is an empty word), a backslash takes the next character literally,
+ * inside or outside quotes. Nothing else is special: no $, globs or ~.
+ *
+ * Returns 0 with *@argv a malloc'd, NULL-terminated array of malloc'd words
+ * (free it with conf_free_argv()) and *@argc their number, 1..
+ * FR_CONF_COMMAND_WORDS_MAX; -EINVAL for no words, an unbalanced quote, a
+ * backslash at the end, more than FR_CONF_COMMAND_WORDS_MAX words, or a NULL
+ * argument; -ENOMEM. On error *@argv and *@argc are left alone.
+ */
+int conf_split_command(const char *cmd, char ***argv, int *argc);
+
+/* conf_free_argv() - free an array from conf_split_command(); accepts NULL. */
+void conf_free_argv(char **argv);
 
 #endif /* FR_CONF_CONFIG_H */

@@ -417,6 +417,7 @@ void daemon__fini(struct daemon *dm)
 {
 	if (dm->dumper && dm->drain && dm->rb)
 		finish_dumps(dm);
+	hooks__kill_all(&dm->hooks);
 	dumper__free(dm->dumper);
 	ringbuf__free(dm->rb);
 	sampler__close(dm->sampler);
@@ -551,6 +552,7 @@ static void on_tick(struct daemon *dm)
 	/* Once a second. */
 	pressure__tick(dm);
 	control__expire(dm->control, fr_boottime_ns());
+	hooks__expire(&dm->hooks, fr_boottime_ns());
 	n = dm->ticks / FR_PRESSURE_TICKS;
 	dm->rate_records[(n - 1) % FR_RATE_SECONDS] = drain__stats(dm->drain)->records;
 	dm->rate_ts[(n - 1) % FR_RATE_SECONDS] = fr_boottime_ns();
@@ -658,6 +660,9 @@ int daemon__run(struct daemon *dm)
 				break;
 			case FR_EV_TAG_PSI:
 				pressure__event(dm, tag >> 8, evs[i].events);
+				break;
+			case FR_EV_TAG_HOOK:
+				plan__hook_done(dm, (int)(tag >> 8));
 				break;
 			}
 		}

@@ -24,6 +24,7 @@
 #include "../triggers/trigger.h"
 #include "drain.h"
 #include "dumper.h"
+#include "hooks.h"
 #include "procinfo.h"
 #include "ringbuf.h"
 #include "sampler.h"
@@ -130,6 +131,7 @@ struct daemon {
 	uint64_t next_start;		/* CLOCK_BOOTTIME ns: no dump starts before */
 	uint64_t dumps;
 	uint64_t dump_failures;
+	struct hooks hooks;		/* on_dump commands running */
 	struct recent_dump recent[FR_RECENT_DUMPS];
 	uint32_t nrecent;
 
@@ -156,6 +158,9 @@ void pressure__fini(struct daemon *dm);
 void pressure__tick(struct daemon *dm);
 void pressure__event(struct daemon *dm, size_t idx, uint32_t revents);
 
+/* hooks, in plan.c */
+void plan__hook_done(struct daemon *dm, int slot);
+
 /* status.c */
 char *status__render(struct daemon *dm, bool json);
 
@@ -171,6 +176,7 @@ enum {
 	FR_EV_TAG_CONTROL,
 	FR_EV_TAG_CLIENT,	/* | id << 8 */
 	FR_EV_TAG_PSI,		/* | index << 8 */
+	FR_EV_TAG_HOOK,		/* | slot << 8 */
 };
 
 #endif /* FR_DAEMON_H */

@@ -21,7 +21,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -423,6 +425,54 @@ static void retain(struct daemon *dm, const char *path)
 		fr_warn("failed to remove an old dump: %s, ignoring", strerror(-res.err));
 }
 
+/* [output] on_dump: ship the dump elsewhere, asynchronously. */
+static void run_hook(struct daemon *dm, const char *path)
+{
+	char **argv = NULL;
+	int argc, slot, err;
+
+	if (!dm->cfg->on_dump)
+		return;
+	err = conf_split_command(dm->cfg->on_dump, &argv, &argc);
+	if (!err)
+		err = hooks__spawn(&dm->hooks, argv, path, dm->cfg->on_dump_timeout_ns, &slot);
+	if (!err && daemon_epoll_add(dm, hooks__pidfd(&dm->hooks, slot), EPOLLIN,
+				     FR_EV_TAG_HOOK | (uint64_t)slot << 8))
+		err = -errno;
+	if (err == -EBUSY)
+		fr_warn("on_dump for '%s' skipped: %d hooks still running, ignoring", path,
+			FR_HOOKS_MAX);
+	else if (err)
+		fr_warn("failed to run on_dump '%s' for '%s': %s, ignoring", dm->cfg->on_dump,
+			path, strerror(-err));
+	else
+		fr_debug("on_dump started for '%s'", path);
+	conf_free_argv(argv);
+}
+
+/* plan__hook_done() - an on_dump command ended: log how. */
+void plan__hook_done(struct daemon *dm, int slot)
+{
+	char path[256];
+	uint64_t ns;
+	bool killed;
+	int st;
+
+	snprintf(path, sizeof(path), "%s", dm->hooks.run[slot].path);
+	if (hooks__reap(&dm->hooks, slot, &st, &ns, &killed))
+		return;
+	if (killed)
+		fr_warn("on_dump for '%s' killed after its timeout of %.0f s, ignoring", path,
+			dm->cfg->on_dump_timeout_ns / 1e9);
+	else if (WIFEXITED(st) && !WEXITSTATUS(st))
+		fr_info("on_dump for '%s' done in %.1f ms", path, ns / 1e6);
+	else if (WIFEXITED(st))
+		fr_warn("on_dump for '%s' failed with exit status %d, ignoring", path, WEXITSTATUS(st));
+	else
+		fr_warn("on_dump for '%s' killed by signal %d, ignoring", path,
+			WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+}
+
 /*
  * plan__dump_done() - the dump thread finished: tell the requesters, apply
  * retention, and freeze the next plan if it is due.
@@ -449,6 +499,7 @@ void plan__dump_done(struct daemon *dm)
 		snprintf(reply, sizeof(reply), "ok %s\n", r.path);
 		remember(dm, &r);
 		retain(dm, r.path);
+		run_hook(dm, r.path);
 	}
 	reply_all(dm, dm->writing_waiters, dm->nwriting, reply);
 	dm->nwriting = 0;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -118,6 +119,27 @@ static int same_trigger(const struct fr_trigger_conf *a,
 	       a->max_per_hour == b->max_per_hour;
 }
 
+/*
+ * same_command() - true when command lines @a and @b are both unset, or
+ * split into the same words (rendering may spell a command differently).
+ */
+static int same_command(const char *a, const char *b)
+{
+	char **va = NULL, **vb = NULL;
+	int na = 0, nb = 0, i, same;
+
+	if (!a || !b)
+		return a == b;
+	if (conf_split_command(a, &va, &na) || conf_split_command(b, &vb, &nb))
+		same = !strcmp(a, b);
+	else
+		for (i = 0, same = na == nb; same && i < na; i++)
+			same = !strcmp(va[i], vb[i]);
+	conf_free_argv(va);
+	conf_free_argv(vb);
+	return same;
+}
+
 /* same_values() - true when @a and @b hold the same values; path aside. */
 static int same_values(const struct fr_config *a, const struct fr_config *b,
 		       int lines)
@@ -133,6 +155,8 @@ static int same_values(const struct fr_config *a, const struct fr_config *b,
 	    a->max_bytes != b->max_bytes ||
 	    !same_str(a->group, b->group) ||
 	    (a->group && a->group_gid != b->group_gid) ||
+	    !same_command(a->on_dump, b->on_dump) ||
+	    a->on_dump_timeout_ns != b->on_dump_timeout_ns ||
 	    !same_str(a->control_socket, b->control_socket) ||
 	    a->privacy_cmdline != b->privacy_cmdline ||
 	    a->ntriggers != b->ntriggers)
@@ -168,6 +192,9 @@ static void test_defaults(void)
 	       "defaults: control socket is /run/flightrec/control.sock");
 	is_int(cfg->ring_bytes, 0, "defaults: ring is 0 (automatic)");
 	ok(cfg->group == NULL, "defaults: group is NULL (none)");
+	ok(cfg->on_dump == NULL, "defaults: on_dump is NULL (none)");
+	is_int(cfg->on_dump_timeout_ns, 60 * SEC,
+	       "defaults: on_dump_timeout is 60s");
 	ok(cfg->privacy_cmdline == true, "defaults: [privacy] cmdline is true");
 	ok(cfg->ntriggers == 0 && cfg->triggers == NULL,
 	   "defaults: no triggers");
@@ -303,6 +330,10 @@ struct err_case {
 #define ACC_R	"accepted: 0 (automatic) or a power of two from 16K to 1G, e.g. 64K, 4M"
 #define ACC_G	"accepted: the name of an existing group, without control characters or ':' (leave the key out for none)"
 #define ACC_B	"accepted: true, false, yes, no, on, off, 1, 0"
+#define ACC_D	"accepted: the absolute path of an executable file, then its arguments; at most 32 words split at blanks, \"...\" groups, \\ escapes (leave the key out for none)"
+#define ACC_T	"accepted: 1s..1h with a unit suffix ms, s, m or h"
+/* 31 words: with a program and one more, one word too many for on_dump */
+#define W31	"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31"
 /* [privacy] opens on line 8: its key goes on line 9 */
 #define BASE_P	BASE_F "frequency = 7\n[privacy]\n"
 #define SYNTAX	"syntax error; expected '[section]' or 'key = value'"
@@ -428,6 +459,43 @@ static const struct err_case err_cases[] = {
 	  { "[output] group = root:x: contains ':'; " ACC_G } },
 	{ "group with a control character", BASE_O "group = ro\033ot\n", 0, 9,
 	  { "[output] group = ro?ot: contains a control character; " ACC_G } },
+	/* on_dump, on_dump_timeout */
+	{ "on_dump relative", BASE_O "on_dump = ./upload.sh\n", 0, 9,
+	  { "[output] on_dump = ./upload.sh: the program must be an absolute path; " ACC_D } },
+	{ "on_dump a bare name with arguments", BASE_O "on_dump = upload --all\n", 0, 9,
+	  { "[output] on_dump = upload --all: the program must be an absolute path; " ACC_D } },
+	{ "on_dump an empty program", BASE_O "on_dump = \"\" /bin/echo\n", 0, 9,
+	  { "[output] on_dump = \"\" /bin/echo: the program must be an absolute path" } },
+	{ "on_dump unbalanced quote", BASE_O "on_dump = \"/usr/bin/x\n", 0, 9,
+	  { "[output] on_dump = \"/usr/bin/x: unbalanced quote; " ACC_D } },
+	{ "on_dump quote escaped, so unbalanced", BASE_O "on_dump = /bin/echo \"a\\\"\n", 0, 9,
+	  { "[output] on_dump = /bin/echo \"a\\\": unbalanced quote" } },
+	{ "on_dump trailing backslash", BASE_O "on_dump = /bin/echo a\\\n", 0, 9,
+	  { "[output] on_dump = /bin/echo a\\: a backslash at the end escapes nothing; " ACC_D } },
+	{ "on_dump empty", BASE_O "on_dump =\n", 0, 9,
+	  { "[output] on_dump = : empty value; " ACC_D } },
+	{ "on_dump empty but for a comment", BASE_O "on_dump = ; ship\n", 0, 9,
+	  { "[output] on_dump = : empty value; " ACC_D } },
+	{ "on_dump with a control character", BASE_O "on_dump = /bin/echo a\033b\n", 0, 9,
+	  { "[output] on_dump = /bin/echo a?b: contains a control character; " ACC_D } },
+	{ "on_dump of 33 words", BASE_O "on_dump = /bin/echo " W31 " x\n", 0, 9,
+	  { "[output] on_dump = /bin/echo 1 2 3", "x: more than 32 words; " ACC_D } },
+	{ "on_dump_timeout 0s", BASE_O "on_dump_timeout = 0s\n", 0, 9,
+	  { "[output] on_dump_timeout = 0s: too small; " ACC_T } },
+	{ "on_dump_timeout 999ms", BASE_O "on_dump_timeout = 999ms\n", 0, 9,
+	  { "[output] on_dump_timeout = 999ms: too small; " ACC_T } },
+	{ "on_dump_timeout 2h", BASE_O "on_dump_timeout = 2h\n", 0, 9,
+	  { "[output] on_dump_timeout = 2h: too large; " ACC_T } },
+	{ "on_dump_timeout 61m", BASE_O "on_dump_timeout = 61m\n", 0, 9,
+	  { "[output] on_dump_timeout = 61m: too large; " ACC_T } },
+	{ "on_dump_timeout garbage", BASE_O "on_dump_timeout = soon\n", 0, 9,
+	  { "[output] on_dump_timeout = soon: invalid duration; " ACC_T } },
+	{ "on_dump_timeout without unit", BASE_O "on_dump_timeout = 60\n", 0, 9,
+	  { "[output] on_dump_timeout = 60: invalid duration; " ACC_T } },
+	{ "on_dump_timeout empty", BASE_O "on_dump_timeout =\n", 0, 9,
+	  { "[output] on_dump_timeout = : empty value; " ACC_T } },
+	{ "duplicate on_dump", BASE_O "on_dump = /bin/true\non_dump = /bin/echo\n", 0, 10,
+	  { "[output] on_dump = /bin/echo: duplicate key, first set at line 9" } },
 	/* [privacy] cmdline */
 	{ "cmdline maybe", BASE_P "cmdline = maybe\n", 0, 9,
 	  { "[privacy] cmdline = maybe: not a boolean; " ACC_B } },
@@ -1561,18 +1629,23 @@ static void test_render_new_keys(void)
 	cfg = config__new();
 	if (!cfg)
 		return;
-	ret = load_over(cfg, "[recorder]\nring = 4M\n[output]\ngroup = nogroup\n[privacy]\ncmdline = off\n");
+	ret = load_over(cfg, "[recorder]\nring = 4M\n[output]\ngroup = nogroup\non_dump = /bin/echo shipped\non_dump_timeout = 90s\n[privacy]\ncmdline = off\n");
 	if (!is_int(ret, 0, "render new keys: a config with all of them set loads"))
 		goto out;
 	ok(cfg->ring_bytes == 4 * MIB && same_str(cfg->group, "nogroup") &&
-	   !cfg->privacy_cmdline,
-	   "render new keys: ring 4M, group nogroup, cmdline false");
+	   !cfg->privacy_cmdline && same_str(cfg->on_dump, "/bin/echo shipped") &&
+	   cfg->on_dump_timeout_ns == 90 * SEC,
+	   "render new keys: ring 4M, group nogroup, cmdline false, on_dump, on_dump_timeout 90s");
 	text = config__render(cfg);
 	contains(text, "\nring = 4M\n", "render new keys: ring = 4M");
 	contains(text, "\ngroup = nogroup\n", "render new keys: group = nogroup");
 	contains(text, "\n[privacy]\n", "render new keys: has [privacy]");
 	contains(text, "\ncmdline = false\n",
 		 "render new keys: cmdline = off renders as false");
+	contains(text, "\non_dump = /bin/echo shipped\n",
+		 "render new keys: on_dump = /bin/echo shipped");
+	contains(text, "\non_dump_timeout = 90s\n",
+		 "render new keys: on_dump_timeout = 90s");
 	ok(text && !strstr(text, ": not set\n"),
 	   "render new keys: no key left unset");
 	free(text);
@@ -1635,6 +1708,403 @@ static void test_render_long_line(void)
 	config__free(cfg);
 }
 
+struct split_case {
+	const char *what;
+	const char *cmd;
+	int ret;
+	int argc;
+	const char *argv[6];
+};
+
+static const struct split_case split_cases[] = {
+	{ "plain words", "/usr/bin/ship --bucket b1", 0, 3,
+	  { "/usr/bin/ship", "--bucket", "b1" } },
+	{ "one word", "/bin/true", 0, 1, { "/bin/true" } },
+	{ "blanks around and between", "  /bin/echo \t a  \t\tb \t", 0, 3,
+	  { "/bin/echo", "a", "b" } },
+	{ "tabs only between", "/bin/echo\ta\tb", 0, 3,
+	  { "/bin/echo", "a", "b" } },
+	{ "double quotes group", "/bin/echo \"a b\" c", 0, 3,
+	  { "/bin/echo", "a b", "c" } },
+	{ "quotes keep tabs", "/bin/echo \"a\tb\"", 0, 2,
+	  { "/bin/echo", "a\tb" } },
+	{ "quotes inside a word", "/bin/echo a\"b c\"d", 0, 2,
+	  { "/bin/echo", "ab cd" } },
+	{ "empty quotes are an empty word", "/bin/echo \"\" x \"\"", 0, 4,
+	  { "/bin/echo", "", "x", "" } },
+	{ "only empty quotes", "\"\"", 0, 1, { "" } },
+	{ "empty quotes glued to a word", "/bin/echo a\"\"b", 0, 2,
+	  { "/bin/echo", "ab" } },
+	{ "backslash escapes a blank", "/bin/echo a\\ b", 0, 2,
+	  { "/bin/echo", "a b" } },
+	{ "backslash escapes a quote", "/bin/echo \\\"a", 0, 2,
+	  { "/bin/echo", "\"a" } },
+	{ "backslash in quotes", "/bin/echo \"a\\\"b\\\\c\"", 0, 2,
+	  { "/bin/echo", "a\"b\\c" } },
+	{ "escaped backslash", "/bin/echo \\\\", 0, 2, { "/bin/echo", "\\" } },
+	{ "backslash before a letter", "/bin/echo \\n", 0, 2,
+	  { "/bin/echo", "n" } },
+	{ "no shell: $, globs, ~, single quotes",
+	  "/bin/echo $HOME * ~ 'a b'", 0, 6,
+	  { "/bin/echo", "$HOME", "*", "~", "'a", "b'" } },
+	{ "';' and '=' are plain", "/bin/echo a;b c=d", 0, 3,
+	  { "/bin/echo", "a;b", "c=d" } },
+	{ "unbalanced quote", "/bin/echo \"a b", -EINVAL, 0, { NULL } },
+	{ "unbalanced quote at the start", "\"/usr/bin/x", -EINVAL, 0,
+	  { NULL } },
+	{ "quote escaped, so unbalanced", "/bin/echo \"a\\\"", -EINVAL, 0,
+	  { NULL } },
+	{ "trailing backslash", "/bin/echo a\\", -EINVAL, 0, { NULL } },
+	{ "trailing backslash in quotes", "/bin/echo \"a\\", -EINVAL, 0,
+	  { NULL } },
+	{ "empty", "", -EINVAL, 0, { NULL } },
+	{ "only blanks", " \t ", -EINVAL, 0, { NULL } },
+};
+
+/* check_split() - conf_split_command(@cmd) gives @want (@n words) or @ret. */
+static void check_split(const char *what, const char *cmd, int ret, int n,
+			const char *const *want)
+{
+	char **sentinel = (char **)&sentinel, **argv = sentinel;
+	int argc = -7, got, i, same;
+
+	got = conf_split_command(cmd, &argv, &argc);
+	if (!is_int(got, ret, "split %s: returns %d", what, ret))
+		return;
+	if (ret) {
+		ok(argv == sentinel && argc == -7,
+		   "split %s: argv and argc left alone", what);
+		return;
+	}
+	is_int(argc, n, "split %s: %d words", what, n);
+	for (i = 0, same = argc == n; same && i < n; i++) {
+		same = !strcmp(argv[i], want[i]);
+		if (!same)
+			tap_diag("word %d is '%s', want '%s'", i, argv[i],
+				 want[i]);
+	}
+	ok(same && argv[argc] == NULL,
+	   "split %s: the words, NULL-terminated", what);
+	conf_free_argv(argv);
+}
+
+/* conf_split_command(): the table, the word limit, bad arguments. */
+static void test_split_command(void)
+{
+	const char *want[FR_CONF_COMMAND_WORDS_MAX + 1];
+	char cmd[512], *pos, **argv;
+	size_t i;
+	int argc;
+
+	for (i = 0; i < sizeof(split_cases) / sizeof(split_cases[0]); i++)
+		check_split(split_cases[i].what, split_cases[i].cmd,
+			    split_cases[i].ret, split_cases[i].argc,
+			    split_cases[i].argv);
+
+	/* 32 words split; 33 do not */
+	pos = cmd + sprintf(cmd, "/bin/echo");
+	want[0] = "/bin/echo";
+	for (i = 1; i < FR_CONF_COMMAND_WORDS_MAX; i++) {
+		want[i] = "w";
+		pos += sprintf(pos, " w");
+	}
+	check_split("32 words", cmd, 0, FR_CONF_COMMAND_WORDS_MAX, want);
+	sprintf(pos, " \"\"");
+	check_split("33 words, the last empty", cmd, -EINVAL, 0, NULL);
+
+	is_int(conf_split_command(NULL, &argv, &argc), -EINVAL,
+	       "split NULL command: -EINVAL");
+	is_int(conf_split_command("/bin/true", NULL, &argc), -EINVAL,
+	       "split into NULL argv: -EINVAL");
+	is_int(conf_split_command("/bin/true", &argv, NULL), -EINVAL,
+	       "split into NULL argc: -EINVAL");
+	conf_free_argv(NULL);
+	ok(1, "conf_free_argv(NULL) is harmless");
+}
+
+/* A writable tmpfs mounted noexec in tmpdir, or NULL; see umount_noexec(). */
+static const char *mount_noexec(char *dir)
+{
+	tmp_path(dir, "noexec");
+	if (geteuid() != 0 || mkdir(dir, 0700))
+		return NULL;
+	if (mount("tmpfs", dir, "tmpfs", MS_NOEXEC | MS_NOSUID | MS_NODEV,
+		  "size=64k,mode=0700")) {
+		tap_diag("mount tmpfs noexec on %s: %s", dir, strerror(errno));
+		rmdir(dir);
+		return NULL;
+	}
+	return dir;
+}
+
+/*
+ * expect_on_dump_error() - load "[output] on_dump = @value" (line 3) over
+ * @cfg and check -EINVAL, a message naming the file, line 3, the section,
+ * key and value, and @why; and that @cfg did not change.
+ */
+static void expect_on_dump_error(struct fr_config *cfg,
+				 const struct fr_config *before,
+				 const char *what, const char *value,
+				 const char *why)
+{
+	char text[PATH_MAX + 256], want[PATH_MAX + 256];
+	const char *wants[3];
+
+	snprintf(text, sizeof(text), "# on_dump\n[output]\non_dump = %s\n",
+		 value);
+	snprintf(want, sizeof(want), "[output] on_dump = %s: %s", value, why);
+	wants[0] = want;
+	wants[1] = ACC_D;
+	wants[2] = NULL;
+	expect_trig_error(cfg, before, what, text, 1, 3, wants, 2);
+}
+
+/* [output] on_dump programs that are not there or cannot be run. */
+static void test_on_dump_errors(void)
+{
+	char prog[PATH_MAX], dir[PATH_MAX], value[PATH_MAX + 64];
+	char path[PATH_MAX], why[PATH_MAX + 64];
+	struct fr_config *cfg, *before;
+
+	cfg = load_full(path);
+	before = cfg ? config__dup(cfg) : NULL;
+	if (!ok(cfg && before, "on_dump errors: a loaded config to start from"))
+		goto out;
+
+	expect_on_dump_error(cfg, before, "on_dump relative program",
+			     "./upload.sh", "the program must be an absolute path");
+	expect_on_dump_error(cfg, before, "on_dump unbalanced quote",
+			     "\"/usr/bin/x", "unbalanced quote");
+
+	tmp_path(prog, "nonexistent/x");
+	expect_on_dump_error(cfg, before, "on_dump missing program", prog,
+			     "no such file");
+	snprintf(value, sizeof(value), "%s --bucket \"s3://a b\"", prog);
+	snprintf(why, sizeof(why), "program '%s': no such file", prog);
+	expect_on_dump_error(cfg, before, "on_dump missing program with arguments",
+			     value, why);
+	expect_on_dump_error(cfg, before, "on_dump program under a file",
+			     "/bin/true/x", "no such file");
+
+	expect_on_dump_error(cfg, before, "on_dump directory as program",
+			     tmpdir, "not a regular file but a directory");
+
+	tmp_path(prog, "upload.sh");
+	ok(!write_file(prog, "#!/bin/sh\nexit 0\n", 17, 0644),
+	   "made %s, mode 0644", prog);
+	expect_on_dump_error(cfg, before, "on_dump non-executable program",
+			     prog, "not executable (mode 0644)");
+	snprintf(value, sizeof(value), "\"%s\" a", prog);
+	snprintf(why, sizeof(why), "program '%s': not executable (mode 0644)",
+		 prog);
+	expect_on_dump_error(cfg, before,
+			     "on_dump non-executable program, quoted", value,
+			     why);
+
+	/* mode bits that allow it, on a file system that does not */
+	if (mount_noexec(dir)) {
+		tmp_path(prog, "noexec/upload.sh");
+		ok(!write_file(prog, "#!/bin/sh\nexit 0\n", 17, 0755),
+		   "made %s, mode 0755, on a noexec mount", prog);
+		expect_on_dump_error(cfg, before, "on_dump program on a noexec mount",
+				     prog, "not executable: Permission denied");
+		ok(!umount(dir), "unmounted %s", dir);
+		rmdir(dir);
+	} else {
+		tap_skip(7, "mounting a noexec tmpfs needs root and mount permission");
+	}
+
+	/* a failed check leaves an on_dump loaded before in place */
+	is_int(load_over(cfg, "[output]\non_dump = /bin/true first\n"), 0,
+	       "on_dump errors: a good on_dump loads");
+	config__free(before);
+	before = config__dup(cfg);
+	if (before)
+		expect_on_dump_error(cfg, before, "on_dump error over a loaded one",
+				     "/nonexistent/x", "no such file");
+	is_str(cfg->on_dump, "/bin/true first",
+	       "on_dump errors: the loaded on_dump is kept");
+out:
+	config__free(before);
+	config__free(cfg);
+}
+
+/* check_words() - @cmd splits into the @n words @want. */
+static void check_words(const char *what, const char *cmd, int n,
+			const char *const *want)
+{
+	check_split(what, cmd ? cmd : "", 0, n, want);
+}
+
+/* [output] on_dump and on_dump_timeout values that load. */
+static void test_on_dump_good(void)
+{
+	static const char *const echo3[] = { "/bin/echo", "hello", "a b" };
+	static const char *const true1[] = { "/bin/true" };
+	char prog[PATH_MAX], link[PATH_MAX], text[PATH_MAX + 64];
+	struct fr_config *cfg, *copy;
+	int ret;
+
+	cfg = config__new();
+	if (!cfg)
+		return;
+	ret = load_over(cfg, "# hook\n[output]\non_dump = /bin/echo hello \"a b\"\n");
+	is_int(ret, 0, "on_dump /bin/echo hello \"a b\": loads");
+	is_str(cfg->on_dump, "/bin/echo hello \"a b\"",
+	       "on_dump: kept as written");
+	check_words("the loaded on_dump", cfg->on_dump, 3, echo3);
+	is_int(cfg->on_dump_timeout_ns, 60 * SEC,
+	       "on_dump_timeout not set: default 60s");
+
+	copy = config__dup(cfg);
+	ok(copy && copy->on_dump != cfg->on_dump &&
+	   same_str(copy->on_dump, cfg->on_dump) &&
+	   copy->on_dump_timeout_ns == cfg->on_dump_timeout_ns,
+	   "dup: deep copy of on_dump");
+	config__free(copy);
+
+	ret = load_over(cfg, "[recorder]\nfrequency = 5\n");
+	is_int(ret, 0, "a file without on_dump: loads");
+	is_str(cfg->on_dump, "/bin/echo hello \"a b\"",
+	       "a file without on_dump keeps it");
+
+	ret = load_over(cfg, "[output]\non_dump = /bin/true ; a comment\non_dump_timeout = 1h\n");
+	is_int(ret, 0, "on_dump /bin/true with an inline comment: loads");
+	is_str(cfg->on_dump, "/bin/true", "on_dump replaced, comment dropped");
+	check_words("on_dump /bin/true", cfg->on_dump, 1, true1);
+	is_int(cfg->on_dump_timeout_ns, 3600 * SEC, "on_dump_timeout = 1h");
+
+	ret = load_over(cfg, "[output]\non_dump_timeout = 1s\non_dump=\"/bin/true\"\n");
+	is_int(ret, 0, "on_dump_timeout = 1s, quoted program: loads");
+	is_int(cfg->on_dump_timeout_ns, SEC, "on_dump_timeout = 1s");
+	check_words("a quoted program", cfg->on_dump, 1, true1);
+
+	ret = load_over(cfg, "[output]\non_dump_timeout = 2500ms\n");
+	is_int(ret, 0, "on_dump_timeout = 2500ms: loads");
+	is_int(cfg->on_dump_timeout_ns, 2500 * MSEC, "on_dump_timeout = 2500ms");
+
+	/* through a symlink; and a program whose name holds a blank */
+	tmp_path(prog, "ship dump");
+	ok(!write_file(prog, "#!/bin/sh\nexit 0\n", 17, 0700),
+	   "made '%s', mode 0700", prog);
+	tmp_path(link, "ship-link");
+	ok(!symlink(prog, link), "made a symlink to it");
+	snprintf(text, sizeof(text), "[output]\non_dump = %s x\n", link);
+	is_int(load_over(cfg, text), 0, "on_dump through a symlink: loads");
+	snprintf(text, sizeof(text), "[output]\non_dump = \"%s\" --all\n", prog);
+	is_int(load_over(cfg, text), 0, "on_dump with a blank in the program: loads");
+	test_render_round_trip(cfg, "on_dump with a blank in the program");
+	config__free(cfg);
+}
+
+/* on_dump rendered word by word, and loaded back to the same words. */
+static void test_render_on_dump(void)
+{
+	static const char *const tricky[] = {
+		"/bin/echo", "say \"hi\"", "a\\b", "", "a ;b", ";c", "it's",
+		"tab\there",
+	};
+	static const char *const four[] = {
+		"/bin/echo", "two words", "x", "\"",
+	};
+	char text[512], *out, *pos, line[256];
+	struct fr_config *cfg, *back;
+	size_t i;
+
+	cfg = config__new();
+	if (!cfg)
+		return;
+	/* a word with a blank and a quote, as a file spells it */
+	if (!is_int(load_over(cfg, "[output]\non_dump = /bin/echo \"two words\" x \\\"\n"),
+		    0, "render on_dump: a config with on_dump loads"))
+		goto out;
+	out = config__render(cfg);
+	contains(out, "\non_dump = /bin/echo \"two words\" x \"\\\"\"\n",
+		 "render on_dump: words quoted where needed");
+	contains(out, "\non_dump_timeout = 1m\n",
+		 "render on_dump: on_dump_timeout = 1m");
+	free(out);
+	test_render_round_trip(cfg, "on_dump with a blank and a quote");
+	check_words("on_dump as loaded", cfg->on_dump, 4, four);
+
+	/* set by code: odd blanks, every character that needs care */
+	free(cfg->on_dump);
+	cfg->on_dump = strdup("  /bin/echo \"say \\\"hi\\\"\"  a\\\\b \"\" \"a ;b\" \\;c it's \"tab\there\" ");
+	check_words("the tricky on_dump", cfg->on_dump, 8, tricky);
+	out = config__render(cfg);
+	contains(out, "\non_dump = /bin/echo \"say \\\"hi\\\"\" \"a\\\\b\" \"\" \"a \\;b\" \";c\" it's \"tab\there\"\n",
+		 "render on_dump: tricky words written back canonically");
+	free(out);
+	test_render_round_trip(cfg, "tricky on_dump");
+
+	/* a 189-byte command fits a line only as on_dump=... */
+	memset(line, 'x', sizeof(line));
+	memcpy(line, "/bin/echo ", 10);
+	line[189] = '\0';
+	snprintf(text, sizeof(text), "[output]\non_dump=%s\n", line);
+	if (is_int(load_over(cfg, text), 0, "render on_dump: a 197-byte on_dump= line loads")) {
+		out = config__render(cfg);
+		contains(out, "\non_dump=/bin/echo xxx",
+			 "render on_dump: long line as key=value, without spaces");
+		free(out);
+		test_render_round_trip(cfg, "long on_dump");
+	}
+
+	/* quoting would make it too long for a line: written as loaded */
+	pos = line + sprintf(line, "/bin/echo");
+	for (i = 0; i < 31; i++)
+		pos += sprintf(pos, " a\\ b");
+	snprintf(text, sizeof(text), "[output]\non_dump = %s\n", line);
+	if (is_int(load_over(cfg, text), 0, "render on_dump: 31 escaped blanks load")) {
+		snprintf(text, sizeof(text), "\non_dump = %s\n", line);
+		out = config__render(cfg);
+		contains(out, text, "render on_dump: too long when quoted, so as loaded");
+		free(out);
+		test_render_round_trip(cfg, "on_dump too long when quoted");
+	}
+
+	/* commands that cannot be written so that they load back */
+	back = config__dup(cfg);
+	if (!ok(back != NULL, "render on_dump: dup"))
+		goto out;
+	free(back->on_dump);
+	back->on_dump = strdup("bin/echo x");
+	ok(render_fails(back), "render: relative on_dump program fails with EINVAL");
+	free(back->on_dump);
+	back->on_dump = strdup("/bin/echo \"x");
+	ok(render_fails(back), "render: on_dump with an unbalanced quote fails with EINVAL");
+	free(back->on_dump);
+	back->on_dump = strdup("/bin/echo x\\");
+	ok(render_fails(back), "render: on_dump with a trailing backslash fails with EINVAL");
+	free(back->on_dump);
+	back->on_dump = strdup("/bin/echo a\nb");
+	ok(render_fails(back), "render: on_dump with a newline fails with EINVAL");
+	free(back->on_dump);
+	back->on_dump = strdup(" ");
+	ok(render_fails(back), "render: blank on_dump fails with EINVAL");
+	free(back->on_dump);
+	back->on_dump = strdup("/bin/echo " W31 " x");
+	ok(render_fails(back), "render: on_dump of 33 words fails with EINVAL");
+	free(back->on_dump);
+	memset(line, 'y', 200);
+	memcpy(line, "/bin/echo ", 10);
+	line[200] = '\0';
+	back->on_dump = strdup(line);
+	ok(render_fails(back), "render: on_dump too long for a line fails with EINVAL");
+	free(back->on_dump);
+	back->on_dump = NULL;
+	back->on_dump_timeout_ns = 2 * 3600 * SEC;
+	ok(render_fails(back), "render: on_dump_timeout 2h fails with EINVAL");
+	back->on_dump_timeout_ns = 1500 * MSEC;
+	out = config__render(back);
+	contains(out, "\n# on_dump: not set\n# the on_dump command is killed when it runs longer than this\non_dump_timeout = 1500ms\n",
+		 "render: on_dump unset is a comment, before on_dump_timeout");
+	free(out);
+	config__free(back);
+out:
+	config__free(cfg);
+}
+
 /* test_sample_triggers() - the two triggers flightrec.conf enables. */
 static void test_sample_triggers(const struct fr_config *cfg)
 {
@@ -1690,6 +2160,8 @@ static void test_sample_file(const char *sample)
 	   same_str(cfg->control_socket, defaults->control_socket) &&
 	   cfg->ring_bytes == defaults->ring_bytes &&
 	   same_str(cfg->group, defaults->group) &&
+	   same_str(cfg->on_dump, defaults->on_dump) &&
+	   cfg->on_dump_timeout_ns == defaults->on_dump_timeout_ns &&
 	   cfg->privacy_cmdline == defaults->privacy_cmdline,
 	   "sample: holds the built-in defaults");
 	test_sample_triggers(cfg);
@@ -1868,6 +2340,10 @@ int main(int argc, char **argv)
 	test_render_triggers();
 	test_render_new_keys();
 	test_render_long_line();
+	test_split_command();
+	test_on_dump_errors();
+	test_on_dump_good();
+	test_render_on_dump();
 	test_sample_file(sample);
 	cleanup();
 	return tap_done_testing();

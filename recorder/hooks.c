@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * hooks.c - run the on_dump command. See hooks.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "hooks.h"
+#include "util.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+extern char **environ;
+
+/*
+ * hooks__spawn() - start @argv with @path appended, without a shell, with
+ * a default signal mask and stdin from /dev/null. *@slot gets its slot,
+ * whose pidfd turns readable when it exits. Returns 0, -EBUSY when
+ * FR_HOOKS_MAX hooks still run (this one is skipped), or -errno.
+ */
+int hooks__spawn(struct hooks *h, char *const *argv, const char *path,
+		 uint64_t timeout_ns, int *slot)
+{
+	char *args[40];
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, all;
+	int i, n, err;
+	pid_t pid;
+
+	for (i = 0; i < FR_HOOKS_MAX && h->run[i].pid; i++)
+		;
+	if (i == FR_HOOKS_MAX) {
+		h->skipped++;
+		return -EBUSY;
+	}
+	for (n = 0; argv[n] && n < 38; n++)
+		args[n] = argv[n];
+	args[n++] = (char *)path;
+	args[n] = NULL;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &all);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+				 POSIX_SPAWN_SETPGROUP);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	err = posix_spawn(&pid, args[0], &fa, &attr, args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
+	if (err) {
+		h->failed++;
+		return -err;
+	}
+	h->run[i] = (struct hook_run){ .pid = pid, .started = fr_boottime_ns() };
+	h->run[i].deadline = h->run[i].started + timeout_ns;
+	h->run[i].pidfd = syscall(SYS_pidfd_open, pid, 0);
+	snprintf(h->run[i].path, sizeof(h->run[i].path), "%s", path);
+	h->started++;
+	*slot = i;
+	return h->run[i].pidfd < 0 ? -errno : 0;
+}
+
+int hooks__pidfd(const struct hooks *h, int slot)
+{
+	return h->run[slot].pidfd;
+}
+
+/*
+ * hooks__reap() - the hook in @slot exited: collect it. *@status gets its
+ * wait status. Returns 0, or -EAGAIN if it is still running.
+ */
+int hooks__reap(struct hooks *h, int slot, int *status, uint64_t *elapsed_ns, bool *killed)
+{
+	struct hook_run *r = &h->run[slot];
+	pid_t p;
+
+	if (!r->pid)
+		return -ENOENT;
+	p = waitpid(r->pid, status, WNOHANG);
+	if (p == 0)
+		return -EAGAIN;
+	if (p < 0)
+		*status = -1;
+	if (*status != 0)
+		h->failed++;
+	*elapsed_ns = fr_boottime_ns() - r->started;
+	*killed = r->killed;
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	r->pid = 0;
+	r->pidfd = -1;
+	return 0;
+}
+
+/*
+ * hooks__expire() - kill (SIGKILL, its whole process group) every hook
+ * past its deadline. Returns how many were killed.
+ */
+int hooks__expire(struct hooks *h, uint64_t now)
+{
+	int n = 0;
+
+	for (int i = 0; i < FR_HOOKS_MAX; i++) {
+		struct hook_run *r = &h->run[i];
+
+		if (!r->pid || r->killed || now < r->deadline)
+			continue;
+		kill(-r->pid, SIGKILL);
+		if (r->pidfd >= 0)
+			syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+		r->killed = true;
+		h->timed_out++;
+		n++;
+	}
+	return n;
+}
+
+/* hooks__kill_all() - stopping: end every hook still running and reap it. */
+void hooks__kill_all(struct hooks *h)
+{
+	for (int i = 0; i < FR_HOOKS_MAX; i++) {
+		struct hook_run *r = &h->run[i];
+
+		if (!r->pid)
+			continue;
+		kill(-r->pid, SIGKILL);
+		waitpid(r->pid, NULL, 0);
+		if (r->pidfd >= 0)
+			close(r->pidfd);
+		r->pid = 0;
+	}
+}
