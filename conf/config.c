@@ -315,7 +315,7 @@ static const struct conf_key conf_keys[] = {
 	FR_CONF_KEY("control", "socket", CONF_PATH,
 		    1, FR_CONF_SOCKET_MAX, "/run/flightrec/control.sock",
 		    control_socket,
-		    "Unix socket 'flightrec control' talks to; an absolute path"),
+		    "Unix socket 'flightrec snapshot' and 'flightrec status' talk to; an absolute path"),
 	[CONF_PRIVACY_CMDLINE] =
 	FR_CONF_KEY("privacy", "cmdline", CONF_BOOL, 0, 1, "true",
 		    privacy_cmdline,

@@ -457,6 +457,37 @@ static bool triggers_same(const struct fr_config *a, const struct fr_config *b)
 	return true;
 }
 
+/* pre, post, cooldown and max_per_hour of running psi triggers change live. */
+static void update_psi_policies(struct daemon *dm, const struct fr_config *n)
+{
+	for (size_t i = 0; i < dm->npsi; i++) {
+		struct trigger *t = &dm->psi[i].trig;
+
+		for (size_t k = 0; k < n->ntriggers; k++) {
+			const struct fr_trigger_conf *c = &n->triggers[k];
+			struct trigger_policy pol = policy_of(c);
+			struct trigger fresh;
+
+			if (c->type != FR_TRIG_PSI || strcmp(c->name, t->name))
+				continue;
+			if (c->max_per_hour != t->pol.max_per_hour) {
+				/* A new ring for the new limit; history restarts. */
+				if (trigger__init(&fresh, t->name, t->type, &pol))
+					break;
+				fresh.fired = t->fired;
+				fresh.suppressed = t->suppressed;
+				fresh.last_fired = t->last_fired;
+				memcpy(fresh.desc, t->desc, sizeof(fresh.desc));
+				memcpy(fresh.last_reason, t->last_reason, sizeof(fresh.last_reason));
+				trigger__fini(t);
+				*t = fresh;
+			} else {
+				t->pol = pol;
+			}
+		}
+	}
+}
+
 /*
  * SIGHUP: load the config file again. A bad file changes nothing. What can
  * change live does (window length, frequency, output directory); the memory
@@ -492,8 +523,22 @@ static void reload(struct daemon *dm)
 		}
 	}
 	if (!triggers_same(dm->cfg, n) || strcmp(n->control_socket, dm->cfg->control_socket))
-		fr_warn("trigger and control socket changes need a restart; the running psi "
-			"triggers and socket stay, ignoring");
+		fr_warn("changes to psi triggers (type, resource, kind, stall, window, cgroup) "
+			"and to the control socket need a restart; the running ones stay, ignoring");
+	if (n->ring_bytes != dm->cfg->ring_bytes) {
+		fr_warn("ring = %" PRIu64 " needs a restart; keeping the running ring, ignoring",
+			n->ring_bytes);
+		n->ring_bytes = dm->cfg->ring_bytes;
+	}
+	if (!dm->cfg->group && n->group) {
+		/* CAP_CHOWN was dropped at start-up: dumps could not be given away. */
+		fr_warn("[output] group = %s needs a restart; dumps stay root-only, ignoring",
+			n->group);
+		free(n->group);
+		n->group = NULL;
+	}
+	update_psi_policies(dm, n);
+	procinfo__set_what(dm->procinfo, n->privacy_cmdline ? 0 : FR_META_NO_CMDLINE);
 	window__set_span(drain__tables(dm->drain)->win, n->window_ns);
 	config__free(dm->cfg);
 	dm->cfg = n;

@@ -293,7 +293,8 @@ static int proc_facts(struct encoder *e, uint32_t idx, struct proc_meta *m)
 		return 0;
 	if (m->exe)
 		err = add_cstr(e, m->exe, &dp->exe);
-	if (!err && m->cmdline)
+	/* Facts read before a reload turned [privacy] cmdline off stay unwritten. */
+	if (!err && m->cmdline && !(e->in.meta_what & FR_META_NO_CMDLINE))
 		err = add_cstr(e, m->cmdline, &dp->cmdline);
 	if (!err && m->cgroup)
 		err = add_cstr(e, m->cgroup, &dp->cgroup);

@@ -357,7 +357,7 @@ struct req {
 struct procinfo {
 	struct proctable *pt;
 	struct symcache *sc;
-	unsigned what;		/* FR_META_* for every read */
+	_Atomic unsigned what;	/* FR_META_* for every read (changes on reload) */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t more;
@@ -377,7 +377,7 @@ struct procinfo {
 static void do_read(struct procinfo *pi, const struct req *r)
 {
 	struct proc_meta *m;
-	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | pi->what, &m);
+	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | atomic_load(&pi->what), &m);
 
 	pthread_mutex_lock(&pi->lock);
 	if (err)
@@ -527,7 +527,7 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 		return NULL;
 	}
 	pi->cap = queue_len;
-	pi->what = what;
+	atomic_init(&pi->what, what);
 	pi->pt = pt;
 	pi->sc = sc;
 	pthread_mutex_init(&pi->lock, NULL);
@@ -594,6 +594,12 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 out:
 	pthread_mutex_unlock(&pi->lock);
 	return err;
+}
+
+/* procinfo__set_what() - FR_META_* flags for the reads from now on. */
+void procinfo__set_what(struct procinfo *pi, unsigned what)
+{
+	atomic_store(&pi->what, what);
 }
 
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st)

@@ -76,6 +76,7 @@ void procinfo__free(struct procinfo *pi);
 int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n);
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
+void procinfo__set_what(struct procinfo *pi, unsigned what);
 int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns);
 
 #endif /* FR_PROCINFO_H */

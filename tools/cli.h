@@ -16,6 +16,8 @@ int cmd_show(int argc, char **argv);
 int cmd_events(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
 int cmd_processes(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 

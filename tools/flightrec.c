@@ -18,7 +18,9 @@ static const struct {
 	{ "show", cmd_show, "summary: trigger, window, counts, losses, top processes and stacks" },
 	{ "events", cmd_events, "one line per event, in time order" },
 	{ "folded", cmd_folded, "collapsed stacks for flame graphs (flamegraph.pl, speedscope)" },
+	{ "export", cmd_export, "the dump for other tools: Perfetto/Chrome trace, pprof, folded" },
 	{ "processes", cmd_processes, "the process table: every incarnation in the dump" },
+	{ "report", cmd_report, "one self-contained HTML page: flame graph, timeline, processes" },
 	{ "snapshot", cmd_snapshot, "ask the running flightrecd for a dump now; print its path" },
 	{ "status", cmd_status, "what the running flightrecd is doing: window, rates, triggers, dumps" },
 };

@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cmd_export.c - "flightrec export": the dump as a Chrome/Perfetto trace,
+ * a pprof profile or folded stacks (export.h), to stdout or a file. A file
+ * is written beside its final name and renamed into place once complete.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "export.h"
+#include "filter.h"
+#include "view.h"
+
+enum export_format {
+	FR_EXPORT_NONE,
+	FR_EXPORT_CHROME,
+	FR_EXPORT_PPROF,
+	FR_EXPORT_FOLDED,
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flightrec export --format chrome|pprof|folded [-o FILE] [--pid=PID[,PID]]\n"
+		"                        [--from=SEC] [--to=SEC] DUMP\n"
+		"\n"
+		"Write the dump in a format other tools read:\n"
+		"  chrome  Trace Event Format JSON for ui.perfetto.dev and chrome://tracing:\n"
+		"          a track per process incarnation (pid, start), CPU samples,\n"
+		"          exits, forks, execs, OOM kills, PSI counters, triggers\n"
+		"  pprof   gzip-compressed profile.proto for go tool pprof, Pyroscope,\n"
+		"          Parca: CPU samples per stack, incarnation and thread, with\n"
+		"          pid, start, comm and thread labels and build-ids\n"
+		"  folded  collapsed stacks, as 'flightrec folded' prints them (with\n"
+		"          --pid, prefixed comm-PID)\n"
+		"\n"
+		"  --format FMT, -f FMT  chrome, pprof or folded\n"
+		"  -o FILE, --output=FILE  write FILE (replaced once complete) instead of\n"
+		"                     stdout; pprof is never written to a terminal\n"
+		FR_FILTER_HELP
+		"  --help             show this help\n"
+		"  --version          show the version\n");
+}
+
+/* ------------------------------------------------- shared by the exporters */
+
+/* Seconds from the filter origin as CLOCK_BOOTTIME ns, clamped at 0. */
+static uint64_t at(const struct fr_dump *d, double sec)
+{
+	double t = (double)filter__origin(d) + sec * 1e9;
+
+	return t <= 0 ? 0 : t >= 1.8e19 ? UINT64_MAX : (uint64_t)llround(t);
+}
+
+/* export__range() - the dump's window cut by --from/--to. See export.h. */
+void export__range(const struct fr_dump *d, const struct filter *flt, struct export_range *r)
+{
+	r->start = d->win.start;
+	r->end = d->win.end;
+	if (flt->has_from && at(d, flt->from) > r->start)
+		r->start = at(d, flt->from);
+	if (flt->has_to && at(d, flt->to) < r->end)
+		r->end = at(d, flt->to);
+	if (r->end < r->start)
+		r->end = r->start;
+	r->wall = view_realtime(d, r->start);
+}
+
+/* export__trigger_match() - is trigger @t in the --from/--to range? (--pid keeps it.) */
+bool export__trigger_match(const struct fr_dump *d, const struct filter *flt,
+			   const struct fr_dump_trigger *t)
+{
+	struct filter time_only = *flt;
+	struct fr_dump_event e = { .ts = t->ts, .type = FR_DEV_PRESSURE };
+
+	time_only.npids = 0;
+	return filter__match(&time_only, d, &e);
+}
+
+/* export__thread_name() - the thread's name at event @e, as "flightrec folded" has it. */
+const char *export__thread_name(const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	const char *s = dump__str(d, e->comm);
+
+	return *s ? s : dump__str(d, d->proc[e->proc].comm);
+}
+
+/* ------------------------------------------------------------------ CLI */
+
+struct export_args {
+	enum export_format format;
+	const char *output;
+	const char *from, *to;	/* as given, for "flightrec folded" */
+	struct filter flt;
+	const char *dump;
+};
+
+/* Parse argv into @a. Returns -1 to go on, else the exit code. */
+static int parse_args(int argc, char **argv, struct export_args *a)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "from", required_argument, NULL, 'F' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	int c;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f':
+			a->format = !strcmp(optarg, "chrome") ? FR_EXPORT_CHROME :
+				    !strcmp(optarg, "pprof") ? FR_EXPORT_PPROF :
+				    !strcmp(optarg, "folded") ? FR_EXPORT_FOLDED : FR_EXPORT_NONE;
+			if (a->format == FR_EXPORT_NONE)
+				return cli_usage_error("export", "unknown --format '%s'; accepted: chrome, pprof, folded",
+						       optarg);
+			break;
+		case 'o':
+			if (!*optarg)
+				return cli_usage_error("export", "empty -o FILE");
+			a->output = optarg;
+			break;
+		case 'p':
+		case 'F':
+		case 'T':
+			if (filter__parse(&a->flt, c == 'p' ? "pid" : c == 'F' ? "from" : "to", optarg))
+				return cli_usage_error("export", "bad --%s '%s'; accepted: %s",
+						       c == 'p' ? "pid" : c == 'F' ? "from" : "to", optarg,
+						       c == 'p' ? "PID[,PID...]" : "seconds from the trigger, e.g. -5");
+			if (c == 'F')
+				a->from = optarg;
+			else if (c == 'T')
+				a->to = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return FR_EXIT_OK;
+		case 'V':
+			printf("flightrec %s\n", FR_VERSION);
+			return FR_EXIT_OK;
+		default:
+			if (optopt == 'o' || optopt == 'f')
+				return cli_usage_error("export", "option '%s' needs a value", argv[optind - 1]);
+			return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (a->format == FR_EXPORT_NONE)
+		return cli_usage_error("export", "missing --format; accepted: chrome, pprof, folded");
+	if (optind == argc)
+		return cli_usage_error("export", "missing DUMP");
+	if (optind != argc - 1)
+		return cli_usage_error("export", "one DUMP only, not '%s'", argv[argc - 1]);
+	a->dump = argv[optind];
+	if (a->format == FR_EXPORT_PPROF && !a->output && isatty(STDOUT_FILENO))
+		return cli_usage_error("export", "refusing to write binary pprof to a terminal; use -o FILE or redirect stdout");
+	return -1;
+}
+
+/*
+ * "flightrec folded" itself, with the same filter, so that the output is
+ * the same byte for byte. Its stdout is @fd for the call. Exit code.
+ */
+static int run_folded(const struct export_args *a, int fd)
+{
+	char pids[FR_FILTER_PIDS * 11 + 8] = "--pid=", from[64], to[64], *argv[6];
+	int argc = 0, saved = -1, rc;
+
+	argv[argc++] = "folded";
+	if (a->flt.npids) {
+		for (uint32_t i = 0; i < a->flt.npids; i++)
+			snprintf(pids + strlen(pids), sizeof(pids) - strlen(pids), "%s%u",
+				 i ? "," : "", a->flt.pids[i]);
+		argv[argc++] = pids;
+	}
+	if (a->from) {
+		snprintf(from, sizeof(from), "--from=%s", a->from);
+		argv[argc++] = from;
+	}
+	if (a->to) {
+		snprintf(to, sizeof(to), "--to=%s", a->to);
+		argv[argc++] = to;
+	}
+	argv[argc++] = (char *)a->dump;
+	argv[argc] = NULL;
+
+	fflush(stdout);
+	clearerr(stdout);
+	if (fd != STDOUT_FILENO) {
+		saved = dup(STDOUT_FILENO);
+		if (saved < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "flightrec export: failed to redirect output to '%s': %s\n",
+				a->output, strerror(errno));
+			if (saved >= 0)
+				close(saved);
+			return FR_EXIT_FAIL;
+		}
+	}
+	rc = cmd_folded(argc, argv);
+	if (fflush(stdout) || ferror(stdout)) {
+		if (!rc)
+			fprintf(stderr, "flightrec export: failed to write '%s': %s\n",
+				a->output ? a->output : "stdout", strerror(errno ? errno : EIO));
+		rc = rc ? rc : FR_EXIT_FAIL;
+	}
+	if (saved >= 0) {
+		dup2(saved, STDOUT_FILENO);
+		close(saved);
+	}
+	return rc;
+}
+
+/* Export the loaded dump @d to @f. Exit code; the message is printed. */
+static int run_exporter(const struct export_args *a, const struct fr_dump *d, FILE *f)
+{
+	int err = a->format == FR_EXPORT_CHROME ? export__chrome(d, &a->flt, f) :
+		  export__pprof(d, &a->flt, f);
+
+	if (!err && fflush(f))
+		err = errno ? -errno : -EIO;
+	if (err) {
+		fprintf(stderr, "flightrec export: failed to %s '%s': %s\n",
+			err == -ENOMEM ? "build the export of" : "write",
+			err == -ENOMEM ? a->dump : a->output ? a->output : "stdout", strerror(-err));
+		return FR_EXIT_FAIL;
+	}
+	return FR_EXIT_OK;
+}
+
+/* Write the export into @tmp (an open fd), then rename it to a->output. */
+static int export_to_file(const struct export_args *a, const struct fr_dump *d, int fd,
+			  const char *tmp)
+{
+	FILE *f = NULL;
+	int rc;
+
+	if (a->format == FR_EXPORT_FOLDED) {
+		rc = run_folded(a, fd);
+		close(fd);
+	} else {
+		f = fdopen(fd, "w");
+		if (!f) {
+			fprintf(stderr, "flightrec export: failed to open '%s': %s\n", tmp, strerror(errno));
+			close(fd);
+			unlink(tmp);
+			return FR_EXIT_FAIL;
+		}
+		rc = run_exporter(a, d, f);
+		if (fclose(f) && !rc) {
+			fprintf(stderr, "flightrec export: failed to write '%s': %s\n", a->output,
+				strerror(errno));
+			rc = FR_EXIT_FAIL;
+		}
+	}
+	if (!rc && rename(tmp, a->output)) {
+		fprintf(stderr, "flightrec export: failed to rename '%s' to '%s': %s\n", tmp,
+			a->output, strerror(errno));
+		rc = FR_EXIT_FAIL;
+	}
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct export_args a = {};
+	char *tmp = NULL;
+	struct fr_dump d;
+	int rc, fd = -1;
+
+	rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	if (a.format == FR_EXPORT_FOLDED && !a.output)
+		return run_folded(&a, STDOUT_FILENO);
+	if (a.output) {
+		if (asprintf(&tmp, "%s.tmp.%d", a.output, (int)getpid()) < 0) {
+			fprintf(stderr, "flightrec export: out of memory\n");
+			return FR_EXIT_FAIL;
+		}
+		fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+		if (fd < 0) {
+			fprintf(stderr, "flightrec export: failed to create '%s': %s\n", tmp, strerror(errno));
+			free(tmp);
+			return FR_EXIT_FAIL;
+		}
+	}
+	if (a.format == FR_EXPORT_FOLDED) {
+		rc = export_to_file(&a, NULL, fd, tmp);
+		free(tmp);
+		return rc;
+	}
+	rc = cli_load(a.dump, &d);
+	if (rc) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(tmp);
+		}
+		free(tmp);
+		return rc;
+	}
+	rc = a.output ? export_to_file(&a, &d, fd, tmp) : run_exporter(&a, &d, stdout);
+	dump__free(&d);
+	free(tmp);
+	return rc;
+}

@@ -1,0 +1,761 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * cmd_report.c - "flightrec report": one self-contained HTML page for a
+ * dump: a flame graph, a timeline of samples, pressure and deaths, the
+ * process table, the triggers and the losses.
+ *
+ * The page is tools/report.html, embedded at build time (report_html.h,
+ * made by tools/embed.py). Its marker FR_REPORT_MARK is replaced with the
+ * dump's data as one JSON object; every '<' in it is written as \u003c, so
+ * the data can never close its <script> element. Times in the JSON are
+ * microseconds relative to the origin of --from/--to (the first trigger),
+ * process starts are CLOCK_BOOTTIME microseconds, and processes, stacks
+ * and frame names are referred to by their index in the JSON's own arrays.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "filter.h"
+#include "json.h"
+#include "report_html.h"
+#include "view.h"
+
+#define FR_REPORT_MARK		"@FR_REPORT_DATA@"
+#define FR_REPORT_TOP		10	/* processes drawn in the timeline */
+#define FR_REPORT_BIN_NS	250000000ULL
+#define FR_REPORT_BINS_MIN	20
+#define FR_REPORT_BINS_MAX	300
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: flightrec report [-o FILE] [--pid=PID[,PID]] [--from=SEC] [--to=SEC] DUMP\n"
+		"\n"
+		"Write one self-contained HTML page about the dump: an interactive\n"
+		"flame graph (click to zoom, search, by process), a timeline of samples\n"
+		"per process with the pressure curves, exits, OOM kills and triggers,\n"
+		"the sortable process table, the triggers and the loss counters. It\n"
+		"needs no network and opens in any browser. It holds command lines:\n"
+		"a new FILE is created with mode 0600. --pid keeps the pressure\n"
+		"curves and the triggers.\n"
+		"\n"
+		"  -o, --output FILE  write the page to FILE ('-' or none: standard output)\n"
+		FR_FILTER_HELP
+		"  --help             show this help\n"
+		"  --version          show the version\n");
+}
+
+struct sample_key {
+	uint32_t proc;		/* process index */
+	uint32_t stack;		/* stack index + 1, 0: no stack */
+};
+
+struct series {
+	uint8_t resource;
+	uint32_t source;	/* string index */
+};
+
+struct report {
+	const struct fr_dump *d;
+	const struct filter *flt;
+	struct filter tflt;	/* flt without --pid: for pressure */
+	uint64_t origin;	/* ns: time 0 of the JSON */
+	uint64_t lo, hi;	/* ns: the range shown, window cut by --from/--to */
+	uint32_t *pmap;		/* process index -> JSON index + 1, 0: not shown */
+	uint32_t nproc_out;
+	uint64_t *psamples;	/* process index -> samples in the range */
+	uint64_t samples;
+	struct sample_key *keys;	/* (proc, stack) of every sample, sorted */
+	uint32_t nkeys;
+	uint32_t *smap;		/* stack index -> JSON index + 1 */
+	uint32_t *stacks_out;	/* JSON index -> stack index */
+	uint32_t nstack_out;
+	uint32_t *fname;	/* frame index -> name index + 1 */
+	uint32_t *sname;	/* symbol string * 2 + kind -> name index + 1 */
+	uint32_t *names;	/* name index -> a frame with that name */
+	uint32_t nnames;
+	struct series *series;
+	uint32_t nseries;
+};
+
+static int64_t rel_us(const struct report *r, uint64_t ns)
+{
+	return (int64_t)(ns - r->origin) / 1000;
+}
+
+static bool pid_shown(const struct filter *flt, uint32_t pid)
+{
+	if (!flt->npids)
+		return true;
+	for (uint32_t i = 0; i < flt->npids; i++)
+		if (flt->pids[i] == pid)
+			return true;
+	return false;
+}
+
+static uint64_t at_offset(uint64_t origin, double sec)
+{
+	double t = (double)origin + sec * 1e9;
+
+	return t <= 0 ? 0 : (uint64_t)t;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct sample_key *x = a, *y = b;
+
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
+	return x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+/* The name index of @frame, made on first sight. */
+static uint32_t name_of(struct report *r, uint32_t frame)
+{
+	const struct fr_dump_frame *f = &r->d->frame[frame];
+	uint32_t *slot = f->sym ? &r->sname[(size_t)f->sym * 2 + f->kind] : &r->fname[frame];
+
+	if (!r->fname[frame]) {
+		if (!*slot) {
+			r->names[r->nnames++] = frame;
+			*slot = r->nnames;
+		}
+		r->fname[frame] = *slot;
+	}
+	return r->fname[frame] - 1;
+}
+
+/*
+ * report__prepare() - select what the page shows: the processes, the
+ * samples in the range (counted per (process, stack)), the stacks they
+ * use and their frame names, the pressure series. 0 or -ENOMEM.
+ */
+static int report__prepare(struct report *r)
+{
+	const struct fr_dump *d = r->d;
+
+	r->origin = filter__origin(d);
+	r->lo = d->win.start;
+	r->hi = d->win.end > d->win.start ? d->win.end : d->win.start;
+	if (r->flt->has_from && at_offset(r->origin, r->flt->from) > r->lo)
+		r->lo = at_offset(r->origin, r->flt->from);
+	if (r->flt->has_to && at_offset(r->origin, r->flt->to) < r->hi)
+		r->hi = at_offset(r->origin, r->flt->to);
+	if (r->hi < r->lo)
+		r->hi = r->lo;
+	r->tflt = *r->flt;
+	r->tflt.npids = 0;
+
+	r->pmap = calloc(d->nproc + 1, sizeof(*r->pmap));
+	r->psamples = calloc(d->nproc + 1, sizeof(*r->psamples));
+	r->keys = calloc(d->nev + 1, sizeof(*r->keys));
+	r->smap = calloc(d->nstack + 1, sizeof(*r->smap));
+	r->stacks_out = calloc(d->nstack + 1, sizeof(*r->stacks_out));
+	r->fname = calloc(d->nframe + 1, sizeof(*r->fname));
+	r->sname = calloc((size_t)d->nstr * 2 + 2, sizeof(*r->sname));
+	r->names = calloc(d->nframe + 1, sizeof(*r->names));
+	r->series = calloc(d->nev + 1, sizeof(*r->series));
+	if (!r->pmap || !r->psamples || !r->keys || !r->smap || !r->stacks_out || !r->fname ||
+	    !r->sname || !r->names || !r->series)
+		return -ENOMEM;
+
+	for (uint32_t i = 0; i < d->nproc; i++)
+		if (pid_shown(r->flt, d->proc[i].pid))
+			r->pmap[i] = ++r->nproc_out;
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->type == FR_DEV_PRESSURE) {
+			uint32_t s = 0;
+
+			if (!filter__match(&r->tflt, d, e))
+				continue;
+			while (s < r->nseries && (r->series[s].resource != e->psi.resource ||
+						  r->series[s].source != e->comm))
+				s++;
+			if (s == r->nseries)
+				r->series[r->nseries++] = (struct series){ e->psi.resource, e->comm };
+			continue;
+		}
+		if (e->type != 1 || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
+			continue;
+		r->psamples[e->proc]++;
+		r->samples++;
+		r->keys[r->nkeys++] = (struct sample_key){ e->proc, e->stack };
+	}
+	qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
+
+	for (uint32_t i = 0; i < r->nkeys; i++) {
+		uint32_t s = r->keys[i].stack;
+
+		if (!s || r->smap[s - 1])
+			continue;
+		r->stacks_out[r->nstack_out] = s - 1;
+		r->smap[s - 1] = ++r->nstack_out;
+		for (uint32_t k = 0; k < d->stack[s - 1].kn + d->stack[s - 1].un; k++)
+			name_of(r, d->stack[s - 1].frames[k]);
+	}
+	return 0;
+}
+
+static void report__fini(struct report *r)
+{
+	free(r->series);
+	free(r->names);
+	free(r->sname);
+	free(r->fname);
+	free(r->stacks_out);
+	free(r->smap);
+	free(r->keys);
+	free(r->psamples);
+	free(r->pmap);
+}
+
+static void json_header(struct json *j, const struct report *r, const char *path)
+{
+	const struct fr_dump *d = r->d;
+	char buf[128];
+
+	json__str(j, "file", path);
+	snprintf(buf, sizeof(buf), "%u.%u", d->major, d->minor);
+	json__str(j, "format", buf);
+	json__str(j, "version", dump__meta_str(d, "flightrec_version"));
+	json__str(j, "host", dump__meta_str(d, "host"));
+	json__str(j, "kernel", dump__meta_str(d, "kernel"));
+	json__str(j, "boot_id", dump__meta_str(d, "boot_id"));
+	json__u64(j, "ncpus", dump__meta_u64(d, "ncpus"));
+	json__u64(j, "frequency", dump__meta_u64(d, "frequency"));
+	json__str(j, "event_source", dump__meta_str(d, "event_source"));
+	json__str(j, "origin_time", view_time(d, r->origin, buf, sizeof(buf)));
+	json__u64(j, "origin_boot_us", r->origin / 1000);
+	json__u64(j, "origin_wall_ms", view_realtime(d, r->origin) / 1000000);
+	json__obj(j, "window");
+	json__i64(j, "start", rel_us(r, d->win.start));
+	json__i64(j, "end", rel_us(r, d->win.end));
+	json__i64(j, "watermark", rel_us(r, d->win.watermark));
+	if (d->win.first_event)
+		json__i64(j, "first_event", rel_us(r, d->win.first_event));
+	json__bool(j, "complete", d->win.watermark >= d->win.end);
+	json__end_obj(j);
+	json__obj(j, "range");
+	json__i64(j, "from", rel_us(r, r->lo));
+	json__i64(j, "to", rel_us(r, r->hi));
+	json__end_obj(j);
+	json__obj(j, "filter");
+	json__arr(j, "pids");
+	for (uint32_t i = 0; i < r->flt->npids; i++)
+		json__u64(j, NULL, r->flt->pids[i]);
+	json__end_arr(j);
+	if (r->flt->has_from) {
+		snprintf(buf, sizeof(buf), "%g", r->flt->from);
+		json__str(j, "from", buf);
+	}
+	if (r->flt->has_to) {
+		snprintf(buf, sizeof(buf), "%g", r->flt->to);
+		json__str(j, "to", buf);
+	}
+	json__end_obj(j);
+}
+
+/* "procs": one array per shown incarnation, in the order of "proc_fields". */
+static void json_procs(struct json *j, const struct report *r)
+{
+	static const char *const fields[] = { "pid", "ppid", "start", "comm", "exe", "cmdline",
+					      "state", "rss", "flags", "exit", "status", "samples",
+					      "cgroup" };
+	const struct fr_dump *d = r->d;
+	char st[64];
+
+	json__arr(j, "proc_fields");
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		json__str(j, NULL, fields[i]);
+	json__end_arr(j);
+	json__arr(j, "procs");
+	for (uint32_t i = 0; i < d->nproc; i++) {
+		const struct fr_dump_proc *p = &d->proc[i];
+		bool exited = p->flags & FR_DPROC_EXITED;
+
+		if (!r->pmap[i])
+			continue;
+		st[0] = (char)p->state;
+		st[1] = 0;
+		json__arr(j, NULL);
+		json__u64(j, NULL, p->pid);
+		json__u64(j, NULL, p->ppid);
+		json__u64(j, NULL, p->start / 1000);
+		json__str(j, NULL, dump__str(d, p->comm));
+		json__str(j, NULL, dump__str(d, p->exe));
+		json__str(j, NULL, dump__str(d, p->cmdline));
+		json__str(j, NULL, st);
+		json__u64(j, NULL, p->rss);
+		json__u64(j, NULL, p->flags);
+		if (exited)
+			json__i64(j, NULL, rel_us(r, p->exit_ts));
+		else
+			json__str(j, NULL, "");
+		json__str(j, NULL, exited ? view_status(p->exit_code, st, sizeof(st)) : "");
+		json__u64(j, NULL, r->psamples[i]);
+		json__str(j, NULL, dump__str(d, p->cgroup));
+		json__end_arr(j);
+	}
+	json__end_arr(j);
+}
+
+/*
+ * "names" and "kinds" (0 kernel, 1 user) of the frames, "stacks" as name
+ * indexes root first, and "samples": [process, stack or -1, count] per
+ * distinct (process, stack) in the range.
+ */
+static void json_stacks(struct json *j, const struct report *r)
+{
+	const struct fr_dump *d = r->d;
+	char buf[600];
+
+	json__arr(j, "names");
+	for (uint32_t i = 0; i < r->nnames; i++)
+		json__str(j, NULL, view_frame(d, r->names[i], buf, sizeof(buf)));
+	json__end_arr(j);
+	json__arr(j, "kinds");
+	for (uint32_t i = 0; i < r->nnames; i++)
+		json__u64(j, NULL, d->frame[r->names[i]].kind);
+	json__end_arr(j);
+	json__arr(j, "stacks");
+	for (uint32_t i = 0; i < r->nstack_out; i++) {
+		const struct fr_dump_stack *s = &d->stack[r->stacks_out[i]];
+
+		json__arr(j, NULL);
+		for (uint32_t k = s->kn + s->un; k-- > 0;)
+			json__u64(j, NULL, r->fname[s->frames[k]] - 1);
+		json__end_arr(j);
+	}
+	json__end_arr(j);
+	json__arr(j, "samples");
+	for (uint32_t i = 0; i < r->nkeys;) {
+		uint32_t n = i + 1, s = r->keys[i].stack;
+
+		while (n < r->nkeys && !cmp_key(&r->keys[i], &r->keys[n]))
+			n++;
+		json__arr(j, NULL);
+		json__u64(j, NULL, r->pmap[r->keys[i].proc] - 1);
+		json__i64(j, NULL, s ? (int64_t)r->smap[s - 1] - 1 : -1);
+		json__u64(j, NULL, n - i);
+		json__end_arr(j);
+		i = n;
+	}
+	json__end_arr(j);
+}
+
+/* Indexes of the @n processes with most samples, most first. */
+static uint32_t top_procs(const struct report *r, uint32_t *out, uint32_t n)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < r->d->nproc; i++) {
+		uint32_t j;
+
+		if (!r->psamples[i])
+			continue;
+		if (k < n)
+			k++;
+		else if (r->psamples[i] <= r->psamples[out[k - 1]])
+			continue;
+		for (j = k - 1; j > 0 && r->psamples[out[j - 1]] < r->psamples[i]; j--)
+			out[j] = out[j - 1];
+		out[j] = i;
+	}
+	return k;
+}
+
+/*
+ * "timeline": the range cut into "bins"; samples per bin for the top
+ * processes ("series": process and counts) and for all others ("other").
+ * Returns 0 or -ENOMEM.
+ */
+static int json_timeline(struct json *j, const struct report *r)
+{
+	const struct fr_dump *d = r->d;
+	uint64_t span = r->hi - r->lo ? r->hi - r->lo : 1;
+	uint32_t top[FR_REPORT_TOP], ntop, nbins;
+	uint32_t *counts;
+
+	nbins = (uint32_t)(span / FR_REPORT_BIN_NS);
+	nbins = nbins < FR_REPORT_BINS_MIN ? FR_REPORT_BINS_MIN : nbins;
+	nbins = nbins > FR_REPORT_BINS_MAX ? FR_REPORT_BINS_MAX : nbins;
+	ntop = top_procs(r, top, FR_REPORT_TOP);
+	counts = calloc((size_t)(ntop + 1) * nbins, sizeof(*counts));
+	if (!counts)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+		uint64_t b;
+		uint32_t s = 0;
+
+		if (e->type != 1 || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
+			continue;
+		while (s < ntop && top[s] != e->proc)
+			s++;
+		b = e->ts > r->lo ? (e->ts - r->lo) * nbins / span : 0;
+		counts[(size_t)s * nbins + (b < nbins ? b : nbins - 1)]++;
+	}
+	json__obj(j, "timeline");
+	json__u64(j, "bins", nbins);
+	json__arr(j, "series");
+	for (uint32_t s = 0; s <= ntop; s++) {
+		json__obj(j, NULL);
+		json__i64(j, "proc", s < ntop ? (int64_t)r->pmap[top[s]] - 1 : -1);
+		json__arr(j, "counts");
+		for (uint32_t b = 0; b < nbins; b++)
+			json__u64(j, NULL, counts[(size_t)s * nbins + b]);
+		json__end_arr(j);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__end_obj(j);
+	free(counts);
+	return 0;
+}
+
+/*
+ * "pressure": one object per (resource, source) series in the range, in
+ * order of first appearance: times, some avg10 and (or null) full avg10
+ * in 1/100 %, and the stall added over the range in microseconds.
+ */
+static void json_pressure(struct json *j, const struct report *r)
+{
+	const struct fr_dump *d = r->d;
+
+	json__arr(j, "pressure");
+	for (uint32_t s = 0; s < r->nseries; s++) {
+		const struct series *sr = &r->series[s];
+		uint64_t first = 0, last = 0;
+		bool seen = false, full = false;
+
+		json__obj(j, NULL);
+		json__str(j, "resource", view_resource(sr->resource));
+		json__str(j, "source", *dump__str(d, sr->source) ? dump__str(d, sr->source) : "system");
+		for (int pass = 0; pass < 4; pass++) {
+			json__arr(j, pass == 0 ? "t" : pass == 1 ? "some" : pass == 2 ? "full" : "total");
+			for (uint32_t i = 0; i < d->nev; i++) {
+				const struct fr_dump_event *e = &d->ev[i];
+
+				if (e->type != FR_DEV_PRESSURE || e->psi.resource != sr->resource ||
+				    e->comm != sr->source || !filter__match(&r->tflt, d, e))
+					continue;
+				if (pass == 0)
+					json__i64(j, NULL, rel_us(r, e->ts));
+				else if (pass == 1)
+					json__u64(j, NULL, e->psi.some_avg10);
+				else if (pass == 2)
+					json__i64(j, NULL, e->psi.has_full ? (int64_t)e->psi.full_avg10 : -1);
+				else
+					json__u64(j, NULL, e->psi.some_total);
+				full |= e->psi.has_full;
+				if (!seen)
+					first = e->psi.some_total;
+				last = e->psi.some_total;
+				seen = true;
+			}
+			json__end_arr(j);
+		}
+		json__bool(j, "has_full", full);
+		json__u64(j, "stall_us", last > first ? last - first : 0);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+}
+
+/*
+ * "marks": exits [t, process, status], OOM kills [t, process, rss] in the
+ * range; "triggers": every trigger of the dump, the OOM victim as a JSON
+ * process index (-1: not shown) with its pid, start and comm.
+ */
+static void json_marks(struct json *j, const struct report *r)
+{
+	const struct fr_dump *d = r->d;
+	char buf[128];
+
+	json__obj(j, "marks");
+	for (int type = 2; type <= 5; type += 3) {
+		json__arr(j, type == 2 ? "exit" : "oom");
+		for (uint32_t i = 0; i < d->nev; i++) {
+			const struct fr_dump_event *e = &d->ev[i];
+
+			if (e->type != type || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
+				continue;
+			json__arr(j, NULL);
+			json__i64(j, NULL, rel_us(r, e->ts));
+			json__u64(j, NULL, r->pmap[e->proc] - 1);
+			if (type == 2)
+				json__str(j, NULL, view_status(e->exit.code, buf, sizeof(buf)));
+			else
+				json__u64(j, NULL, e->oom.rss_anon + e->oom.rss_file + e->oom.rss_shmem);
+			json__end_arr(j);
+		}
+		json__end_arr(j);
+	}
+	json__end_obj(j);
+	json__arr(j, "triggers");
+	for (uint32_t i = 0; i < d->ntrig; i++) {
+		const struct fr_dump_trigger *t = &d->trig[i];
+
+		json__obj(j, NULL);
+		json__str(j, "name", t->name);
+		json__str(j, "type", t->type);
+		json__str(j, "reason", t->reason);
+		json__str(j, "detail", t->detail);
+		json__i64(j, "t", rel_us(r, t->ts));
+		json__str(j, "time", view_time(d, t->ts, buf, sizeof(buf)));
+		if (t->victim) {
+			const struct fr_dump_proc *p = &d->proc[t->victim - 1];
+
+			json__obj(j, "victim");
+			json__i64(j, "proc", (int64_t)r->pmap[t->victim - 1] - 1);
+			json__u64(j, "pid", p->pid);
+			json__u64(j, "start", p->start / 1000);
+			json__str(j, "comm", dump__str(d, p->comm));
+			json__end_obj(j);
+		}
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+}
+
+/* "losses": every LOSS counter; "loss" false for bookkeeping counters. */
+static void json_losses(struct json *j, const struct fr_dump *d)
+{
+	json__arr(j, "losses");
+	for (uint32_t i = 0; i < d->loss.n; i++) {
+		const struct fr_kv *kv = &d->loss.kv[i];
+		uint64_t total = kv->type == FR_KV_UINT ? kv->u : 0;
+
+		json__obj(j, NULL);
+		json__str(j, "key", kv->key);
+		if (kv->type == FR_KV_UARRAY) {
+			json__arr(j, "cpus");
+			for (uint32_t c = 0; c < kv->n; c++) {
+				json__u64(j, NULL, kv->arr[c]);
+				total += kv->arr[c];
+			}
+			json__end_arr(j);
+		}
+		if (kv->type == FR_KV_SINT)
+			json__i64(j, "total", kv->i);
+		else if (kv->type == FR_KV_STR)
+			json__str(j, "total", kv->s);
+		else
+			json__u64(j, "total", total);
+		json__bool(j, "loss", strcmp(kv->key, "window_evicted_time") &&
+				      strcmp(kv->key, "drain_busy_passes"));
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+}
+
+/* The whole data object. 0 or -ENOMEM. */
+static int report__json(FILE *f, struct report *r, const char *path)
+{
+	uint64_t by_type[8] = {0};
+	struct json j;
+	int err;
+
+	for (uint32_t i = 0; i < r->d->nev; i++) {
+		const struct fr_dump_event *e = &r->d->ev[i];
+
+		if (e->type < 8 && (e->type == FR_DEV_PRESSURE ? filter__match(&r->tflt, r->d, e) :
+				    r->pmap[e->proc] && filter__match(r->flt, r->d, e)))
+			by_type[e->type]++;
+	}
+	json__init(&j, f);
+	json__obj(&j, NULL);
+	json_header(&j, r, path);
+	json__obj(&j, "counts");
+	json__u64(&j, "events", r->d->nev);
+	json__u64(&j, "processes", r->d->nproc);
+	json__u64(&j, "stacks", r->d->nstack);
+	json__u64(&j, "samples", by_type[1]);
+	json__u64(&j, "exits", by_type[2]);
+	json__u64(&j, "forks", by_type[3]);
+	json__u64(&j, "execs", by_type[4]);
+	json__u64(&j, "ooms", by_type[5]);
+	json__u64(&j, "pressure", by_type[6]);
+	json__end_obj(&j);
+	json_procs(&j, r);
+	json_stacks(&j, r);
+	err = json_timeline(&j, r);
+	json_pressure(&j, r);
+	json_marks(&j, r);
+	json_losses(&j, r->d);
+	json__end_obj(&j);
+	return err;
+}
+
+/* A FILE that writes to another with every '<' as \u003c (JSON-safe). */
+static ssize_t escape_write(void *cookie, const char *buf, size_t len)
+{
+	FILE *out = cookie;
+	size_t start = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (buf[i] != '<')
+			continue;
+		if (fwrite(buf + start, 1, i - start, out) != i - start || fputs("\\u003c", out) < 0)
+			return -1;
+		start = i + 1;
+	}
+	if (fwrite(buf + start, 1, len - start, out) != len - start)
+		return -1;
+	return (ssize_t)len;
+}
+
+/*
+ * report__write() - the page: the template with its marker replaced by
+ * the data. 0, -ENOMEM, or -EIO when @out failed (errno kept in it).
+ */
+static int report__write(FILE *out, struct report *r, const char *path)
+{
+	static const cookie_io_functions_t io = { .write = escape_write };
+	const char *tpl = (const char *)fr_report_html, *mark;
+	FILE *esc;
+	int err;
+
+	mark = memmem(tpl, FR_REPORT_HTML_LEN, FR_REPORT_MARK, strlen(FR_REPORT_MARK));
+	if (!mark)
+		return -EINVAL;
+	if (fwrite(tpl, 1, mark - tpl, out) != (size_t)(mark - tpl))
+		return -EIO;
+	esc = fopencookie(out, "w", io);
+	if (!esc)
+		return -errno;
+	err = report__json(esc, r, path);
+	if (fclose(esc) && !err)
+		err = -EIO;
+	if (err)
+		return err;
+	mark += strlen(FR_REPORT_MARK);
+	if (fwrite(mark, 1, tpl + FR_REPORT_HTML_LEN - mark, out) !=
+	    (size_t)(tpl + FR_REPORT_HTML_LEN - mark))
+		return -EIO;
+	return fflush(out) || ferror(out) ? -EIO : 0;
+}
+
+/* Write the report of @d to @output ("-" or NULL: stdout). Returns an exit code. */
+static int report_to(const struct fr_dump *d, const struct filter *flt, const char *dump_path,
+		     const char *output)
+{
+	struct report r = { .d = d, .flt = flt };
+	bool to_stdout = !output || !strcmp(output, "-"), regular = false;
+	FILE *out = stdout;
+	struct stat st;
+	int err, fd;
+
+	err = report__prepare(&r);
+	if (err) {
+		fprintf(stderr, "flightrec: failed to prepare the report: %s\n", strerror(-err));
+		report__fini(&r);
+		return FR_EXIT_FAIL;
+	}
+	if (!to_stdout) {
+		fd = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		out = fd < 0 ? NULL : fdopen(fd, "w");
+		if (!out) {
+			fprintf(stderr, "flightrec: failed to open '%s': %s\n", output, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			report__fini(&r);
+			return FR_EXIT_FAIL;
+		}
+		regular = !fstat(fd, &st) && S_ISREG(st.st_mode);
+	}
+	errno = 0;
+	err = report__write(out, &r, dump_path);
+	if (err == -EIO)
+		err = errno ? -errno : -EIO;
+	if (!to_stdout && fclose(out) && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		fprintf(stderr, "flightrec: failed to write '%s': %s\n", to_stdout ? "<stdout>" : output,
+			strerror(-err));
+		if (regular)
+			unlink(output);	/* a partial page is no page; never a device */
+	}
+	report__fini(&r);
+	return err ? FR_EXIT_FAIL : FR_EXIT_OK;
+}
+
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{}
+	};
+	const char *output = NULL;
+	struct filter flt = {};
+	struct fr_dump d;
+	int c, rc;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":o:", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!*optarg)
+				return cli_usage_error("report", "--output needs a file name");
+			output = optarg;
+			break;
+		case 'p':
+			if (filter__parse(&flt, "pid", optarg))
+				return cli_usage_error("report", "bad --pid '%s'; accepted: PID[,PID...]", optarg);
+			break;
+		case 'f':
+		case 'T':
+			if (filter__parse(&flt, c == 'f' ? "from" : "to", optarg))
+				return cli_usage_error("report", "bad --%s '%s'; accepted: seconds from the trigger, e.g. -5",
+						       c == 'f' ? "from" : "to", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			return FR_EXIT_OK;
+		case 'V':
+			printf("flightrec %s\n", FR_VERSION);
+			return FR_EXIT_OK;
+		case ':':
+			return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
+		default:
+			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind == argc)
+		return cli_usage_error("report", "missing DUMP");
+	if (optind != argc - 1)
+		return cli_usage_error("report", "one DUMP only, not '%s'", argv[argc - 1]);
+	if (flt.has_from && flt.has_to && flt.from > flt.to)
+		return cli_usage_error("report", "--from %g is after --to %g", flt.from, flt.to);
+	if (output && same_file(output, argv[optind]))
+		return cli_usage_error("report", "--output '%s' is the dump itself", output);
+	rc = cli_load(argv[optind], &d);
+	if (rc)
+		return rc;
+	rc = report_to(&d, &flt, argv[optind], output);
+	dump__free(&d);
+	return rc;
+}

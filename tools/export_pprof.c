@@ -1,0 +1,765 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * export_pprof.c - the dump's CPU samples as a pprof profile: a
+ * gzip-compressed perftools.profiles.Profile (tools/profile.proto, encoded
+ * by the protobuf-c code generated from it at build time).
+ *
+ *   sample_type  samples/count, cpu/nanoseconds (1e9 / META frequency each)
+ *   sample       one per distinct (stack, incarnation, thread name), its
+ *                locations leaf first, labels pid and start (numbers) and
+ *                comm and thread (strings)
+ *   mapping      one per binary (BINS: path, build-id) and one named
+ *                "[kernel.kallsyms]" for kernel frames. A user location's
+ *                address is its file offset in the binary (memory_start 0,
+ *                file_offset 0), the same in every process whatever the
+ *                load address; a kernel location's is the kernel address
+ *   location     one per distinct (mapping, address, function); a
+ *                resolved frame has one line naming its function, an
+ *                unresolved one only its address
+ *   time_nanos   the wall-clock time of the exported range's start,
+ *                duration_nanos its length
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "export.h"
+#include "profile.pb-c.h"
+#include "view.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+typedef Perftools__Profiles__ValueType pb_value_type;
+
+#define FR_PPROF_LABELS	4	/* pid, start, comm, thread */
+
+/* ------------------------------------------------------------ hash maps */
+
+/* Open addressing from a key of three numbers to a number. */
+struct keymap {
+	struct keymap_slot {
+		uint64_t k[3];
+		uint32_t v;	/* 0: empty */
+	} *slot;
+	uint32_t nslot;	/* a power of two */
+	uint32_t n;
+};
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	return h ^ (h >> 33);
+}
+
+static uint64_t key_hash(const uint64_t k[3])
+{
+	return mix(k[0] ^ mix(k[1] ^ mix(k[2])));
+}
+
+static int keymap__grow(struct keymap *m)
+{
+	uint32_t nslot = m->nslot ? m->nslot * 2 : 256;
+	struct keymap_slot *s = calloc(nslot, sizeof(*s));
+
+	if (!s || nslot < m->nslot) {
+		free(s);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < m->nslot; i++) {
+		uint64_t h;
+
+		if (!m->slot[i].v)
+			continue;
+		for (h = key_hash(m->slot[i].k); s[h & (nslot - 1)].v; h++)
+			;
+		s[h & (nslot - 1)] = m->slot[i];
+	}
+	free(m->slot);
+	m->slot = s;
+	m->nslot = nslot;
+	return 0;
+}
+
+/*
+ * keymap__get() - the value of key @k in *v. A new key gets @next (non-0).
+ * Returns 1 when the key is new, 0 when it existed, -ENOMEM.
+ */
+static int keymap__get(struct keymap *m, const uint64_t k[3], uint32_t next, uint32_t *v)
+{
+	struct keymap_slot *s;
+	uint64_t h;
+
+	if ((m->n + 1) * 2 > m->nslot && keymap__grow(m))
+		return -ENOMEM;
+	for (h = key_hash(k);; h++) {
+		s = &m->slot[h & (m->nslot - 1)];
+		if (!s->v)
+			break;
+		if (!memcmp(s->k, k, sizeof(s->k))) {
+			*v = s->v;
+			return 0;
+		}
+	}
+	memcpy(s->k, k, sizeof(s->k));
+	s->v = next;
+	m->n++;
+	*v = next;
+	return 1;
+}
+
+static void keymap__free(struct keymap *m)
+{
+	free(m->slot);
+	m->slot = NULL;
+	m->nslot = m->n = 0;
+}
+
+/* The profile's string table: index 0 is "". */
+struct strtab {
+	char **s;
+	uint32_t n, cap;
+	struct keymap idx;	/* (hash, length, collision number) -> index + 1 */
+};
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+/* strtab__id() - the index of @s in the table, added if new; -ENOMEM. */
+static int64_t strtab__id(struct strtab *t, const char *s)
+{
+	uint64_t k[3] = { str_hash(s), strlen(s), 0 };
+	uint32_t v;
+	int r;
+
+	for (;; k[2]++) {
+		r = keymap__get(&t->idx, k, t->n + 1, &v);
+		if (r < 0)
+			return r;
+		if (r == 0 && strcmp(t->s[v - 1], s))
+			continue;	/* a hash collision: the next number */
+		if (r == 0)
+			return v - 1;
+		break;
+	}
+	if (t->n == t->cap) {
+		uint32_t cap = t->cap ? t->cap * 2 : 256;
+		char **n = realloc(t->s, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		t->s = n;
+		t->cap = cap;
+	}
+	t->s[t->n] = strdup(s);
+	if (!t->s[t->n])
+		return -ENOMEM;
+	return t->n++;
+}
+
+static void strtab__free(struct strtab *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		free(t->s[i]);
+	free(t->s);
+	keymap__free(&t->idx);
+}
+
+/* ----------------------------------------------------------- the builder */
+
+struct pp_sample {
+	uint32_t stack;		/* stack index + 1, 0: none */
+	uint32_t proc;
+	int64_t thread;		/* string id */
+	int64_t comm;		/* string id */
+	uint64_t count;
+};
+
+struct pp_mapping {
+	int64_t filename, build_id;	/* string ids */
+	uint64_t lo, hi;		/* addresses seen */
+	bool unresolved;		/* a location without a function */
+};
+
+struct pp_location {
+	uint32_t mapping;	/* mapping id, 0: none */
+	uint64_t address;
+	uint32_t function;	/* function id, 0: unresolved */
+};
+
+struct pprof {
+	const struct fr_dump *d;
+	const struct filter *flt;
+	struct strtab st;
+	struct keymap func_ids;		/* (name id) -> function id */
+	struct keymap loc_ids;		/* (mapping, address, function) -> location id */
+	struct keymap sample_ids;	/* (stack, proc, thread name id) -> sample index + 1 */
+	int64_t *func_name;		/* [function id - 1]: string id */
+	uint32_t nfunc;
+	struct pp_location *loc;	/* [location id - 1] */
+	uint32_t nloc;
+	struct pp_mapping *map;		/* [mapping id - 1] */
+	uint32_t nmap;
+	uint32_t *bin_map;		/* [bin index]: mapping id, 0: not yet */
+	uint32_t kernel_map;
+	uint32_t *frame_loc;		/* [frame index]: location id, 0: not yet */
+	uint64_t **stack_locs;		/* [stack index + 1]: location ids, leaf first */
+	uint32_t *stack_nlocs;
+	struct pp_sample *smp;
+	uint32_t nsmp, capsmp;
+};
+
+/* Grow *@arr (elements of @size) to hold @need; 0 or -ENOMEM. */
+static int reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
+{
+	uint32_t n = *cap ? *cap : 64;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	p = realloc(*arr, (size_t)n * size);
+	if (!p)
+		return -ENOMEM;
+	*arr = p;
+	*cap = n;
+	return 0;
+}
+
+static int64_t new_mapping(struct pprof *p, const char *file, const char *build_id)
+{
+	struct pp_mapping *m = &p->map[p->nmap];
+	int64_t f = strtab__id(&p->st, file), b = strtab__id(&p->st, build_id);
+
+	if (f < 0 || b < 0)
+		return -ENOMEM;
+	*m = (struct pp_mapping){ .filename = f, .build_id = b, .lo = UINT64_MAX };
+	return ++p->nmap;
+}
+
+/* The mapping id of frame @fr (0: none), created on first use; -ENOMEM. */
+static int64_t frame_mapping(struct pprof *p, const struct fr_dump_frame *fr)
+{
+	const struct fr_dump *d = p->d;
+	char hex[2 * 20 + 1];
+	int64_t id;
+
+	if (fr->kind == FR_FRAME_KERNEL) {
+		if (!p->kernel_map) {
+			id = new_mapping(p, "[kernel.kallsyms]", "");
+			if (id < 0)
+				return id;
+			p->kernel_map = id;
+		}
+		return p->kernel_map;
+	}
+	if (!fr->bin || fr->bin > d->nbin)
+		return 0;
+	if (!p->bin_map[fr->bin - 1]) {
+		const struct fr_dump_bin *b = &d->bin[fr->bin - 1];
+
+		for (uint32_t i = 0; i < b->build_id_len && i < 20; i++)
+			snprintf(hex + 2 * i, 3, "%02x", b->build_id[i]);
+		hex[2 * (b->build_id_len < 20 ? b->build_id_len : 20)] = 0;
+		id = new_mapping(p, dump__str(d, b->path), hex);
+		if (id < 0)
+			return id;
+		p->bin_map[fr->bin - 1] = id;
+	}
+	return p->bin_map[fr->bin - 1];
+}
+
+/* The function id named @name; -ENOMEM. */
+static int64_t function_id(struct pprof *p, const char *name)
+{
+	int64_t s = strtab__id(&p->st, name);
+	uint64_t k[3] = { (uint64_t)s, 0, 0 };
+	uint32_t v;
+	int r;
+
+	if (s < 0)
+		return s;
+	r = keymap__get(&p->func_ids, k, p->nfunc + 1, &v);
+	if (r < 0)
+		return r;
+	if (r == 1)
+		p->func_name[p->nfunc++] = s;
+	return v;
+}
+
+/* The location id of (@mapping, @address, @function); -ENOMEM. */
+static int64_t location_id(struct pprof *p, uint32_t mapping, uint64_t address, uint32_t function)
+{
+	uint64_t k[3] = { mapping, address, function };
+	uint32_t v;
+	int r = keymap__get(&p->loc_ids, k, p->nloc + 1, &v);
+
+	if (r < 0)
+		return r;
+	if (r == 1) {
+		p->loc[p->nloc++] = (struct pp_location){ mapping, address, function };
+		if (mapping) {
+			struct pp_mapping *m = &p->map[mapping - 1];
+
+			m->lo = address < m->lo ? address : m->lo;
+			m->hi = address > m->hi ? address : m->hi;
+			m->unresolved |= !function;
+		}
+	}
+	return v;
+}
+
+/* The location id of frame index @frame; -ENOMEM. */
+static int64_t frame_location(struct pprof *p, uint32_t frame)
+{
+	const struct fr_dump_frame *fr = &p->d->frame[frame];
+	int64_t map, fn = 0, id;
+	char name[512];
+
+	if (p->frame_loc[frame])
+		return p->frame_loc[frame];
+	map = frame_mapping(p, fr);
+	if (map < 0)
+		return map;
+	if (fr->sym) {
+		fn = function_id(p, view_frame(p->d, frame, name, sizeof(name)));
+		if (fn < 0)
+			return fn;
+	}
+	id = location_id(p, map, fr->kind == FR_FRAME_USER && map ? fr->file_off : fr->addr, fn);
+	if (id > 0)
+		p->frame_loc[frame] = id;
+	return id;
+}
+
+/* The location ids of stack @stack (index + 1; 0: no stack), leaf first; -ENOMEM. */
+static int stack_locations(struct pprof *p, uint32_t stack)
+{
+	const struct fr_dump_stack *s = stack ? &p->d->stack[stack - 1] : NULL;
+	uint32_t n = s ? s->kn + s->un : 0;
+	uint64_t *ids;
+	int64_t id;
+
+	if (p->stack_locs[stack])
+		return 0;
+	ids = calloc(n ? n : 1, sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	p->stack_locs[stack] = ids;
+	if (!n) {
+		/* As "flightrec folded" shows it: one frame named [no_stack]. */
+		id = function_id(p, "[no_stack]");
+		id = id < 0 ? id : location_id(p, 0, 0, id);
+		if (id < 0)
+			return id;
+		ids[0] = id;
+		p->stack_nlocs[stack] = 1;
+		return 0;
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		id = frame_location(p, s->frames[k]);
+		if (id < 0)
+			return id;
+		ids[k] = id;
+	}
+	p->stack_nlocs[stack] = n;
+	return 0;
+}
+
+/* Count sample event @e into its (stack, incarnation, thread name). */
+static int add_sample(struct pprof *p, const struct fr_dump_event *e)
+{
+	const struct fr_dump *d = p->d;
+	int64_t thread = strtab__id(&p->st, export__thread_name(d, e));
+	uint64_t k[3] = { e->stack, e->proc, (uint64_t)thread };
+	uint32_t v;
+	int r;
+
+	if (thread < 0)
+		return -ENOMEM;
+	if (e->stack > d->nstack)
+		return -EINVAL;
+	r = keymap__get(&p->sample_ids, k, p->nsmp + 1, &v);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		p->smp[v - 1].count++;
+		return 0;
+	}
+	if (reserve((void **)&p->smp, &p->capsmp, p->nsmp + 1, sizeof(*p->smp)))
+		return -ENOMEM;
+	p->smp[p->nsmp] = (struct pp_sample){
+		.stack = e->stack, .proc = e->proc, .thread = thread, .count = 1,
+		.comm = strtab__id(&p->st, dump__str(d, d->proc[e->proc].comm)),
+	};
+	if (p->smp[p->nsmp].comm < 0)
+		return -ENOMEM;
+	p->nsmp++;
+	return stack_locations(p, e->stack);
+}
+
+static int pprof__init(struct pprof *p, const struct fr_dump *d, const struct filter *flt)
+{
+	memset(p, 0, sizeof(*p));
+	p->d = d;
+	p->flt = flt;
+	p->func_name = calloc(d->nframe + 2, sizeof(*p->func_name));
+	p->loc = calloc(d->nframe + 2, sizeof(*p->loc));
+	p->map = calloc(d->nbin + 2, sizeof(*p->map));
+	p->bin_map = calloc(d->nbin + 1, sizeof(*p->bin_map));
+	p->frame_loc = calloc(d->nframe + 1, sizeof(*p->frame_loc));
+	p->stack_locs = calloc(d->nstack + 1, sizeof(*p->stack_locs));
+	p->stack_nlocs = calloc(d->nstack + 1, sizeof(*p->stack_nlocs));
+	if (!p->func_name || !p->loc || !p->map || !p->bin_map || !p->frame_loc ||
+	    !p->stack_locs || !p->stack_nlocs || strtab__id(&p->st, "") != 0)
+		return -ENOMEM;
+	return 0;
+}
+
+static void pprof__fini(struct pprof *p)
+{
+	for (uint32_t i = 0; p->stack_locs && i <= p->d->nstack; i++)
+		free(p->stack_locs[i]);
+	free(p->stack_locs);
+	free(p->stack_nlocs);
+	free(p->frame_loc);
+	free(p->bin_map);
+	free(p->map);
+	free(p->loc);
+	free(p->func_name);
+	free(p->smp);
+	keymap__free(&p->sample_ids);
+	keymap__free(&p->loc_ids);
+	keymap__free(&p->func_ids);
+	strtab__free(&p->st);
+}
+
+/* ------------------------------------------------------------- encoding */
+
+/* The protobuf-c message tree, pointing into the builder's tables. */
+struct pb_tree {
+	pb_profile prof;
+	pb_value_type vt[3];		/* samples/count, cpu/nanoseconds, period cpu/ns */
+	pb_value_type *vtp[2];
+	pb_sample *smp, **smpp;
+	int64_t *values;
+	pb_label *labels, **labelp;
+	pb_mapping *map, **mapp;
+	uint32_t *map_id;		/* [builder mapping id - 1]: id in the profile */
+	pb_location *loc, **locp;
+	pb_line *line, **linep;
+	pb_function *fn, **fnp;
+	int64_t comments[3 + 32];
+};
+
+static void pb_tree__free(struct pb_tree *t)
+{
+	free(t->smp);
+	free(t->smpp);
+	free(t->values);
+	free(t->labels);
+	free(t->labelp);
+	free(t->map);
+	free(t->mapp);
+	free(t->map_id);
+	free(t->loc);
+	free(t->locp);
+	free(t->line);
+	free(t->linep);
+	free(t->fn);
+	free(t->fnp);
+}
+
+/* A string id for the formatted text; -ENOMEM. */
+static int64_t strf(struct pprof *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int64_t strf(struct pprof *p, const char *fmt, ...)
+{
+	char *s = NULL;
+	va_list ap;
+	int64_t id;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -ENOMEM;
+	id = strtab__id(&p->st, s);
+	free(s);
+	return id;
+}
+
+/* Free-text comments: the dump's origin, the range, each trigger in it. */
+static int add_comments(struct pprof *p, struct pb_tree *t, const struct export_range *r)
+{
+	const struct fr_dump *d = p->d;
+	char a[64], b[64];
+	int64_t id;
+	size_t n = 0;
+
+	id = strf(p, "flightrec %s export of a dump from %s (kernel %s, boot id %s)", FR_VERSION,
+		  dump__meta_str(d, "host"), dump__meta_str(d, "kernel"), dump__meta_str(d, "boot_id"));
+	if (id < 0)
+		return -ENOMEM;
+	t->comments[n++] = id;
+	id = strf(p, "range %s .. %s (CLOCK_BOOTTIME %" PRIu64 " .. %" PRIu64 " ns)",
+		  view_time(d, r->start, a, sizeof(a)), view_time(d, r->end, b, sizeof(b)),
+		  r->start, r->end);
+	if (id < 0)
+		return -ENOMEM;
+	t->comments[n++] = id;
+	for (uint32_t i = 0; i < d->ntrig && n < sizeof(t->comments) / sizeof(t->comments[0]); i++) {
+		const struct fr_dump_trigger *tr = &d->trig[i];
+
+		if (!export__trigger_match(d, p->flt, tr))
+			continue;
+		id = strf(p, "trigger %s (%s) at %s: %s", tr->name ? tr->name : "?",
+			  tr->type ? tr->type : "?", view_time(d, tr->ts, a, sizeof(a)),
+			  tr->reason ? tr->reason : "");
+		if (id < 0)
+			return -ENOMEM;
+		t->comments[n++] = id;
+	}
+	t->prof.n_comment = n;
+	t->prof.comment = t->comments;
+	return 0;
+}
+
+/* 0: an executable, 1: a shared library, 2: the kernel. */
+static int mapping_rank(const struct pprof *p, uint32_t i)
+{
+	const char *base = strrchr(p->st.s[p->map[i].filename], '/');
+
+	if (i + 1 == p->kernel_map)
+		return 2;
+	base = base ? base + 1 : p->st.s[p->map[i].filename];
+	return strstr(base, ".so") ? 1 : 0;
+}
+
+/* Point the message tree at the builder's tables. 0 or -ENOMEM. */
+static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct export_range *r)
+{
+	static const char *const keys[FR_PPROF_LABELS] = { "pid", "start", "comm", "thread" };
+	const struct fr_dump *d = p->d;
+	uint64_t freq = dump__meta_u64(d, "frequency");
+	int64_t period = freq ? (int64_t)(1000000000ULL / freq) : 0;
+	int64_t ids[8], key[FR_PPROF_LABELS];
+	const char *const names[8] = { "samples", "count", "cpu", "nanoseconds", NULL };
+	size_t nl = (size_t)p->nsmp * FR_PPROF_LABELS;
+
+	for (int i = 0; names[i]; i++)
+		if ((ids[i] = strtab__id(&p->st, names[i])) < 0)
+			return -ENOMEM;
+	for (int i = 0; i < FR_PPROF_LABELS; i++)
+		if ((key[i] = strtab__id(&p->st, keys[i])) < 0)
+			return -ENOMEM;
+	if (add_comments(p, t, r))
+		return -ENOMEM;
+
+	perftools__profiles__profile__init(&t->prof);
+	for (int i = 0; i < 3; i++)
+		perftools__profiles__value_type__init(&t->vt[i]);
+	t->vt[0].type = ids[0];
+	t->vt[0].unit = ids[1];
+	t->vt[1].type = t->vt[2].type = ids[2];
+	t->vt[1].unit = t->vt[2].unit = ids[3];
+	t->vtp[0] = &t->vt[0];
+	t->vtp[1] = &t->vt[1];
+
+	t->smp = calloc(p->nsmp + 1, sizeof(*t->smp));
+	t->smpp = calloc(p->nsmp + 1, sizeof(*t->smpp));
+	t->values = calloc((size_t)p->nsmp * 2 + 1, sizeof(*t->values));
+	t->labels = calloc(nl + 1, sizeof(*t->labels));
+	t->labelp = calloc(nl + 1, sizeof(*t->labelp));
+	t->map = calloc(p->nmap + 1, sizeof(*t->map));
+	t->mapp = calloc(p->nmap + 1, sizeof(*t->mapp));
+	t->map_id = calloc(p->nmap + 1, sizeof(*t->map_id));
+	t->loc = calloc(p->nloc + 1, sizeof(*t->loc));
+	t->locp = calloc(p->nloc + 1, sizeof(*t->locp));
+	t->line = calloc(p->nloc + 1, sizeof(*t->line));
+	t->linep = calloc(p->nloc + 1, sizeof(*t->linep));
+	t->fn = calloc(p->nfunc + 1, sizeof(*t->fn));
+	t->fnp = calloc(p->nfunc + 1, sizeof(*t->fnp));
+	if (!t->smp || !t->smpp || !t->values || !t->labels || !t->labelp || !t->map ||
+	    !t->mapp || !t->map_id || !t->loc || !t->locp || !t->line || !t->linep || !t->fn || !t->fnp)
+		return -ENOMEM;
+
+	for (uint32_t i = 0; i < p->nsmp; i++) {
+		const struct pp_sample *s = &p->smp[i];
+		pb_sample *m = &t->smp[i];
+		pb_label *l = &t->labels[(size_t)i * FR_PPROF_LABELS];
+
+		perftools__profiles__sample__init(m);
+		m->n_location_id = p->stack_nlocs[s->stack];
+		m->location_id = p->stack_locs[s->stack];
+		m->n_value = 2;
+		m->value = &t->values[2 * (size_t)i];
+		m->value[0] = (int64_t)s->count;
+		m->value[1] = (int64_t)s->count * period;
+		for (int k = 0; k < FR_PPROF_LABELS; k++) {
+			perftools__profiles__label__init(&l[k]);
+			l[k].key = key[k];
+			t->labelp[(size_t)i * FR_PPROF_LABELS + k] = &l[k];
+		}
+		l[0].num = d->proc[s->proc].pid;
+		l[1].num = (int64_t)d->proc[s->proc].start;
+		l[1].num_unit = ids[3];
+		l[2].str = s->comm;
+		l[3].str = s->thread;
+		m->n_label = FR_PPROF_LABELS;
+		m->label = &t->labelp[(size_t)i * FR_PPROF_LABELS];
+		t->smpp[i] = m;
+	}
+	/* pprof takes mapping 1 for the main binary: executables first. */
+	for (int rank = 0, id = 0; rank < 3; rank++)
+		for (uint32_t i = 0; i < p->nmap; i++)
+			if (mapping_rank(p, i) == rank)
+				t->map_id[i] = ++id;
+	for (uint32_t i = 0; i < p->nmap; i++) {
+		const struct pp_mapping *pm = &p->map[i];
+		pb_mapping *m = &t->map[t->map_id[i] - 1];
+
+		perftools__profiles__mapping__init(m);
+		m->id = t->map_id[i];
+		m->memory_start = (uint32_t)i + 1 == p->kernel_map && pm->lo <= pm->hi ? pm->lo : 0;
+		m->memory_limit = pm->lo <= pm->hi ? pm->hi + 1 : 0;
+		m->filename = pm->filename;
+		m->build_id = pm->build_id;
+		m->has_functions = !pm->unresolved;
+		t->mapp[m->id - 1] = m;
+	}
+	for (uint32_t i = 0; i < p->nloc; i++) {
+		pb_location *m = &t->loc[i];
+
+		perftools__profiles__location__init(m);
+		m->id = i + 1;
+		m->mapping_id = p->loc[i].mapping ? t->map_id[p->loc[i].mapping - 1] : 0;
+		m->address = p->loc[i].address;
+		if (p->loc[i].function) {
+			perftools__profiles__line__init(&t->line[i]);
+			t->line[i].function_id = p->loc[i].function;
+			t->linep[i] = &t->line[i];
+			m->n_line = 1;
+			m->line = &t->linep[i];
+		}
+		t->locp[i] = m;
+	}
+	for (uint32_t i = 0; i < p->nfunc; i++) {
+		pb_function *m = &t->fn[i];
+
+		perftools__profiles__function__init(m);
+		m->id = i + 1;
+		m->name = m->system_name = p->func_name[i];
+		t->fnp[i] = m;
+	}
+
+	t->prof.n_sample_type = 2;
+	t->prof.sample_type = t->vtp;
+	t->prof.n_sample = p->nsmp;
+	t->prof.sample = t->smpp;
+	t->prof.n_mapping = p->nmap;
+	t->prof.mapping = t->mapp;
+	t->prof.n_location = p->nloc;
+	t->prof.location = t->locp;
+	t->prof.n_function = p->nfunc;
+	t->prof.function = t->fnp;
+	t->prof.n_string_table = p->st.n;
+	t->prof.string_table = p->st.s;
+	t->prof.time_nanos = (int64_t)r->wall;
+	t->prof.duration_nanos = (int64_t)(r->end - r->start);
+	t->prof.period_type = &t->vt[2];
+	t->prof.period = period;
+	t->prof.default_sample_type = ids[2];
+	return 0;
+}
+
+/* gzip (deflate with the gzip wrapper) @len bytes of @buf to @f. 0, -ENOMEM, -EIO. */
+static int gzip_write(FILE *f, const uint8_t *buf, size_t len)
+{
+	unsigned char out[64 * 1024];
+	z_stream zs;
+	int r, err = 0;
+
+	memset(&zs, 0, sizeof(zs));
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (Bytef *)buf;
+	do {
+		size_t chunk = len > (1u << 30) ? (1u << 30) : len;
+
+		if (!zs.avail_in) {
+			zs.avail_in = (uInt)chunk;
+			len -= chunk;
+		}
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		r = deflate(&zs, len || zs.avail_in > 0 ? Z_NO_FLUSH : Z_FINISH);
+		if (r == Z_STREAM_ERROR) {
+			err = -EIO;
+			break;
+		}
+		if (fwrite(out, 1, sizeof(out) - zs.avail_out, f) != sizeof(out) - zs.avail_out) {
+			err = -EIO;
+			break;
+		}
+	} while (r != Z_STREAM_END);
+	deflateEnd(&zs);
+	return err;
+}
+
+/*
+ * export__pprof() - write the CPU samples of @d that pass @flt to @f as a
+ * gzip-compressed pprof profile. Returns 0, -ENOMEM, -EINVAL for a dump
+ * whose sample names a missing stack, or -EIO when @f failed.
+ */
+int export__pprof(const struct fr_dump *d, const struct filter *flt, FILE *f)
+{
+	struct export_range r;
+	struct pb_tree t;
+	struct pprof p;
+	uint8_t *buf = NULL;
+	size_t len;
+	int err;
+
+	memset(&t, 0, sizeof(t));
+	export__range(d, flt, &r);
+	err = pprof__init(&p, d, flt);
+	for (uint32_t i = 0; !err && i < d->nev; i++)
+		if (d->ev[i].type == 1 && filter__match(flt, d, &d->ev[i]))
+			err = add_sample(&p, &d->ev[i]);
+	if (!err)
+		err = pb_tree__build(&t, &p, &r);
+	if (!err) {
+		len = perftools__profiles__profile__get_packed_size(&t.prof);
+		buf = malloc(len ? len : 1);
+		err = buf ? 0 : -ENOMEM;
+	}
+	if (!err && perftools__profiles__profile__pack(&t.prof, buf) != len)
+		err = -EIO;
+	if (!err)
+		err = gzip_write(f, buf, len);
+	if (!err && ferror(f))
+		err = -EIO;
+	free(buf);
+	pb_tree__free(&t);
+	pprof__fini(&p);
+	return err;
+}
