@@ -131,11 +131,12 @@ static int setup_loop(struct daemon *dm)
 }
 
 /* Drain hooks: ask the procinfo worker to read what a new incarnation is. */
-static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start)
+static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool urgent)
 {
 	struct daemon *dm = ctx;
 
-	procinfo__request(dm->procinfo, FR_INFO_READ, slot, pid, start, NULL, 0);
+	procinfo__request(dm->procinfo, urgent ? FR_INFO_READ : FR_INFO_READ_LATER, slot, pid,
+			  start, NULL, 0);
 }
 
 static void hook_stack(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
@@ -162,7 +163,7 @@ static int scan_task(void *ctx, const struct fr_rec_task *t)
 		return 0;	/* table full: the snapshot still lists it */
 	proctable__set_parent(pt, slot, t->ppid);
 	proctable__unref(pt, slot);
-	procinfo__request(dm->procinfo, FR_INFO_READ, slot, t->h.tgid, t->h.start, NULL, 0);
+	procinfo__request(dm->procinfo, FR_INFO_READ_LATER, slot, t->h.tgid, t->h.start, NULL, 0);
 	return 0;
 }
 

@@ -168,8 +168,13 @@ static int get_stack(struct drain *d, uint32_t kn, uint32_t un, uint32_t proc,
 	return err;
 }
 
+/*
+ * The entry of (@pid, @start), created if new; a new one is reported to be
+ * read from /proc: @urgent when it is running now, not when it is a fork's
+ * child that may be gone before the reader gets to it.
+ */
 static int get_proc(struct drain *d, uint32_t pid, uint64_t start,
-		    const char *comm, uint32_t *slot)
+		    const char *comm, uint32_t *slot, bool urgent)
 {
 	int err;
 
@@ -177,7 +182,7 @@ static int get_proc(struct drain *d, uint32_t pid, uint64_t start,
 		if (window__evict_oldest(d->t.win))
 			break;
 	if (err == 1 && d->hooks.proc)
-		d->hooks.proc(d->hooks.ctx, *slot, pid, start);
+		d->hooks.proc(d->hooks.ctx, *slot, pid, start, urgent);
 	return err < 0 ? err : 0;
 }
 
@@ -190,7 +195,7 @@ static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *
 	ev->ts = h->ts;
 	ev->tid = h->tid;
 	ev->cpu = h->cpu;
-	err = get_proc(d, h->tgid, h->start, h->comm, &ev->proc);
+	err = get_proc(d, h->tgid, h->start, h->comm, &ev->proc, true);
 	if (err)
 		return err;
 	err = get_str(d, FR_TAG_COMM, h->comm, strnlen(h->comm, FR_COMM_LEN), &ev->comm);
@@ -264,7 +269,7 @@ static int make_fork(struct drain *d, const void *data, size_t len,
 		return err;
 	ev->type = FR_EV_FORK;
 	ev->arg = f->child_pid;
-	err = get_proc(d, f->child_pid, f->child_start, f->h.comm, &ev->ref);
+	err = get_proc(d, f->child_pid, f->child_start, f->h.comm, &ev->ref, false);
 	if (err) {
 		ev->ref = 0;
 		put_refs(d, ev);
@@ -283,9 +288,10 @@ static int make_exec(struct drain *d, const void *data, size_t len,
 	err = common(d, &x->h, ev);
 	if (err)
 		return err;
-	/* A new image: its executable, command line and mappings changed. */
+	/* A new image: what is known becomes the old image's; read it again. */
+	proctable__exec(d->t.procs, ev->proc, x->h.ts);
 	if (d->hooks.proc)
-		d->hooks.proc(d->hooks.ctx, ev->proc, x->h.tgid, x->h.start);
+		d->hooks.proc(d->hooks.ctx, ev->proc, x->h.tgid, x->h.start, true);
 	ev->type = FR_EV_EXEC;
 	ev->arg = x->old_tid;
 	err = get_str(d, FR_TAG_PATH, x->filename,

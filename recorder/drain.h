@@ -85,7 +85,7 @@ struct drain_tables {
  */
 struct drain_hooks {
 	void *ctx;
-	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start);
+	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool urgent);
 	void (*stack)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		      const void *user_ips, unsigned n);
 	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */

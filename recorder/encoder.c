@@ -35,6 +35,7 @@ struct space {
 	uint32_t pid;
 	uint64_t start;
 	bool exited;
+	bool current;			/* the image now (not one before an exec) */
 	bool reread;			/* tried the fresh read already */
 	bool perfmap_tried;
 	struct proc_meta *meta;
@@ -63,6 +64,7 @@ struct encoder {
 	uint32_t nspaces;
 	uint32_t space_cap;
 	uint32_t *stack_ids;		/* window stack id of each dump stack */
+	uint64_t *stack_ts;		/* its first sample: which exec era it is of */
 	uint64_t cursor;
 	uint64_t last_ts;
 	bool loss_added;
@@ -343,23 +345,26 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	return err ? err : idmap__put(&e->proc_of_slot, slot, *idx);
 }
 
-static int stack_of(struct encoder *e, uint32_t id, uint32_t *idx)
+static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	uint32_t cap;
+	uint32_t cap, cap2;
 	int err;
 
 	if (idmap__get(&e->stack_of_id, id, idx))
 		return 0;
-	cap = e->stack_cap;
+	cap = cap2 = e->stack_cap;
 	err = grow((void **)&d->stack, &e->stack_cap, d->nstack + 1, sizeof(*d->stack));
 	if (!err)
 		err = grow((void **)&e->stack_ids, &cap, d->nstack + 1, sizeof(*e->stack_ids));
+	if (!err)
+		err = grow((void **)&e->stack_ts, &cap2, d->nstack + 1, sizeof(*e->stack_ts));
 	if (err)
 		return err;
 	*idx = d->nstack++;
 	memset(&d->stack[*idx], 0, sizeof(d->stack[0]));
 	e->stack_ids[*idx] = id;
+	e->stack_ts[*idx] = ts;
 	return idmap__put(&e->stack_of_id, id, *idx);
 }
 
@@ -419,7 +424,7 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 		return err;
 	switch (ev->type) {
 	case FR_EV_SAMPLE:
-		return ev->ref ? stack_of(e, ev->ref, &tmp) : 0;
+		return ev->ref ? stack_of(e, ev->ref, ev->ts, &tmp) : 0;
 	case FR_EV_FORK:
 		return proc_of(e, ev->ref, &tmp);
 	case FR_EV_EXEC:
@@ -458,26 +463,41 @@ static int collect(struct encoder *e)
 
 /* ------------------------------------------------------------ symbolize */
 
-static struct space *space_of(struct encoder *e, uint32_t slot)
+/*
+ * The address space of process @slot at @ts: the facts of the image it ran
+ * then (an exec starts a new era). Cached per (slot, era) for this dump.
+ */
+static struct space *space_of(struct encoder *e, uint32_t slot, uint64_t ts)
 {
-	struct space *sp;
+	struct proc_meta *m = NULL, *now = NULL;
 	struct fr_proc p;
+	struct space *sp;
+	uint64_t key;
 	uint32_t i;
 
-	if (idmap__get(&e->space_of_slot, slot, &i))
-		return &e->spaces[i];
-	if (grow((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces)))
+	if (proctable__read(e->in.t->procs, slot, &p))
 		return NULL;
+	m = proctable__meta_at(e->in.t->procs, slot, p.pid, p.start, ts);
+	now = proctable__meta(e->in.t->procs, slot, p.pid, p.start);
+	key = (uint64_t)slot << 1 | (m == now);
+	proc_meta__put(now);
+	if (idmap__get(&e->space_of_slot, key, &i)) {
+		proc_meta__put(m);
+		return &e->spaces[i];
+	}
+	if (grow((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces))) {
+		proc_meta__put(m);
+		return NULL;
+	}
 	i = e->nspaces++;
 	sp = &e->spaces[i];
 	memset(sp, 0, sizeof(*sp));
-	if (!proctable__read(e->in.t->procs, slot, &p)) {
-		sp->pid = p.pid;
-		sp->start = p.start;
-		sp->exited = p.flags & FR_PROC_EXITED;
-		sp->meta = proctable__meta(e->in.t->procs, slot, p.pid, p.start);
-	}
-	if (idmap__put(&e->space_of_slot, slot, i))
+	sp->pid = p.pid;
+	sp->start = p.start;
+	sp->exited = p.flags & FR_PROC_EXITED;
+	sp->current = key & 1;
+	sp->meta = m;
+	if (idmap__put(&e->space_of_slot, key, i))
 		return NULL;
 	return &e->spaces[i];
 }
@@ -504,7 +524,7 @@ static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
 				return m;
 			}
 		}
-		if (sp->reread || sp->exited || !sp->pid)
+		if (sp->reread || sp->exited || !sp->pid || !sp->current)
 			break;
 		sp->reread = true;
 		if (proc_meta__read(sp->pid, sp->start, e->in.sym->cache,
@@ -678,7 +698,7 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	if (!s->frames)
 		return -ENOMEM;
 	if (s->un && FR_STACK_SLOT(tag))
-		sp = space_of(e, FR_STACK_SLOT(tag));
+		sp = space_of(e, FR_STACK_SLOT(tag), e->stack_ts[sidx]);
 	for (uint32_t i = 0; i < n; i++) {
 		if (i < s->kn)
 			err = kernel_frame(e, ips[i], i, &s->frames[i]);
@@ -757,6 +777,7 @@ void encoder__free(struct encoder *e)
 	idmap__destroy(&e->thread_of);
 	free(e->spaces);
 	free(e->stack_ids);
+	free(e->stack_ts);
 	free(e->str_next);
 	idmap__destroy(&e->space_of_slot);
 	idmap__destroy(&e->bin_of);

@@ -280,6 +280,7 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	char view[96];
 	int pidfd, err;
 
+	m->begun = fr_boottime_ns();
 	pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
 		return -errno;
@@ -362,10 +363,10 @@ struct procinfo {
 	pthread_mutex_t lock;
 	pthread_cond_t more;
 	pthread_cond_t idle;
-	struct req *q;
+	struct req *q;		/* two rings of cap: [0] first, [1] later */
 	size_t cap;
-	size_t head;		/* next to take */
-	size_t len;
+	size_t head[2];		/* next to take */
+	size_t len[2];
 	struct req deferred[FR_DEFERRED_MAX];	/* re-reads due later */
 	uint64_t due[FR_DEFERRED_MAX];
 	size_t ndeferred;
@@ -482,24 +483,28 @@ static void *worker(void *arg)
 
 	pthread_mutex_lock(&pi->lock);
 	for (;;) {
-		while (!pi->stop && !pi->len && !take_due(pi, fr_boottime_ns(), &r, &next))
+		while (!pi->stop && !pi->len[0] && !pi->len[1] &&
+		       !take_due(pi, fr_boottime_ns(), &r, &next))
 			wait_work(pi, next);
 		if (pi->stop)
 			break;
-		if (pi->len) {
-			r = pi->q[pi->head];
-			pi->head = (pi->head + 1) % pi->cap;
-			pi->len--;
+		for (int k = 0; k < 2; k++) {
+			if (!pi->len[k])
+				continue;
+			r = pi->q[k * pi->cap + pi->head[k]];
+			pi->head[k] = (pi->head[k] + 1) % pi->cap;
+			pi->len[k]--;
+			break;
 		}
 		pi->busy = true;
 		pthread_mutex_unlock(&pi->lock);
-		if (r.kind == FR_INFO_READ)
-			do_read(pi, &r);
-		else
+		if (r.kind == FR_INFO_CHECK)
 			do_check(pi, &r);
+		else
+			do_read(pi, &r);
 		pthread_mutex_lock(&pi->lock);
 		pi->busy = false;
-		if (!pi->len)
+		if (!pi->len[0] && !pi->len[1])
 			pthread_cond_broadcast(&pi->idle);
 	}
 	pthread_mutex_unlock(&pi->lock);
@@ -519,7 +524,7 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 
 	if (!pi)
 		return NULL;
-	pi->q = calloc(queue_len, sizeof(*pi->q));
+	pi->q = calloc(2 * queue_len, sizeof(*pi->q));
 	if (!pi->q || !queue_len) {
 		free(pi->q);
 		free(pi);
@@ -571,17 +576,18 @@ void procinfo__free(struct procinfo *pi)
 int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n)
 {
+	int k = kind == FR_INFO_READ_LATER;
 	struct req *r;
 	int err = 0;
 
 	pthread_mutex_lock(&pi->lock);
 	pi->st.requests++;
-	if (pi->len == pi->cap) {
+	if (pi->len[k] == pi->cap) {
 		pi->st.dropped++;
 		err = -EAGAIN;
 		goto out;
 	}
-	r = &pi->q[(pi->head + pi->len) % pi->cap];
+	r = &pi->q[k * pi->cap + (pi->head[k] + pi->len[k]) % pi->cap];
 	r->kind = kind;
 	r->slot = slot;
 	r->pid = pid;
@@ -589,7 +595,7 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	r->n = FR_MIN(n, (unsigned)FR_INFO_USER_IPS);
 	for (unsigned i = 0; i < r->n; i++)
 		r->ips[i] = ips[i];
-	pi->len++;
+	pi->len[k]++;
 	pthread_cond_signal(&pi->more);
 out:
 	pthread_mutex_unlock(&pi->lock);
@@ -624,7 +630,7 @@ int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns)
 	ts.tv_sec = end / FR_NSEC_PER_SEC;
 	ts.tv_nsec = end % FR_NSEC_PER_SEC;
 	pthread_mutex_lock(&pi->lock);
-	while ((pi->len || pi->busy) && !err)
+	while ((pi->len[0] || pi->len[1] || pi->busy) && !err)
 		err = pthread_cond_timedwait(&pi->idle, &pi->lock, &ts);
 	pthread_mutex_unlock(&pi->lock);
 	return err ? -ETIMEDOUT : 0;

@@ -35,6 +35,7 @@ struct fr_thread {
 
 struct proc_meta {
 	atomic_int refs;
+	uint64_t begun;			/* CLOCK_BOOTTIME ns the read began */
 	uint64_t stamp;			/* CLOCK_BOOTTIME ns of the read */
 	uint32_t ppid;
 	char state;			/* /proc state letter */
@@ -55,8 +56,9 @@ int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
 uint64_t fr_ticks_of(uint64_t start_ns);
 
 enum procinfo_kind {
-	FR_INFO_READ	= 1,	/* new incarnation or exec: read everything */
+	FR_INFO_READ	= 1,	/* running incarnation or exec: read everything, first */
 	FR_INFO_CHECK	= 2,	/* new stack: re-read maps if an address is unknown */
+	FR_INFO_READ_LATER = 3,	/* a fork's child, the start-up scan: read after the rest */
 };
 
 struct procinfo_stats {

@@ -17,6 +17,8 @@
 struct proc_slot {
 	struct fr_proc p;
 	struct proc_meta *meta;	/* /proc facts, set by the procinfo worker */
+	struct proc_meta *prev_meta;	/* facts of the image before the last exec */
+	uint64_t exec_ts;	/* that exec, CLOCK_BOOTTIME ns; 0: none seen */
 	uint32_t refs;
 	uint32_t chain;		/* bucket chain; free list when unused */
 	uint8_t used;
@@ -105,8 +107,10 @@ void proctable__free(struct proctable *pt)
 {
 	if (!pt)
 		return;
-	for (uint32_t s = 1; s < pt->fresh; s++)
+	for (uint32_t s = 1; s < pt->fresh; s++) {
 		proc_meta__put(pt->slots[s].meta);
+		proc_meta__put(pt->slots[s].prev_meta);
+	}
 	pthread_mutex_destroy(&pt->lock);
 	munmap(pt->map, pt->map_len);
 	free(pt);
@@ -195,6 +199,8 @@ int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
 	ps->used = 1;
 	ps->queued = 0;
 	ps->meta = NULL;
+	ps->prev_meta = NULL;
+	ps->exec_ts = 0;
 	ps->chain = pt->buckets[b];
 	pt->buckets[b] = s;
 	pthread_mutex_unlock(&pt->lock);
@@ -214,7 +220,7 @@ static void release_slot(struct proctable *pt, uint32_t s)
 {
 	struct proc_slot *ps = &pt->slots[s];
 	uint32_t *pp = &pt->buckets[bucket_of(pt, ps->p.pid, ps->p.start)];
-	struct proc_meta *meta;
+	struct proc_meta *meta, *prev;
 
 	while (*pp != s)
 		pp = &pt->slots[*pp].chain;
@@ -224,9 +230,11 @@ static void release_slot(struct proctable *pt, uint32_t s)
 	ps->chain = pt->free_slot;
 	pt->free_slot = s;
 	meta = ps->meta;
-	ps->meta = NULL;
+	prev = ps->prev_meta;
+	ps->meta = ps->prev_meta = NULL;
 	pthread_mutex_unlock(&pt->lock);
 	proc_meta__put(meta);
+	proc_meta__put(prev);
 	pt->st.live--;
 	pt->st.freed++;
 }
@@ -368,24 +376,77 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 
 /*
  * proctable__set_meta() - hang @m (its reference passes to the table) on
- * @slot, replacing older facts. Any thread. Returns 0, or -ESTALE when the
- * slot no longer holds (@pid, @start): the caller keeps its reference.
+ * @slot. Facts whose read began before the last exec describe the image
+ * before it: they become the previous era's (if it has none yet) or are
+ * dropped. Any thread. Returns 0, or -ESTALE when the slot no longer holds
+ * (@pid, @start): the caller keeps its reference.
  */
 int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 			uint64_t start, struct proc_meta *m)
 {
 	struct proc_meta *old = NULL;
+	struct proc_slot *ps;
 	int err = -ESTALE;
 
 	if (!slot || slot > pt->max)
 		return err;
+	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
-	if (is_incarnation(&pt->slots[slot], pid, start)) {
-		old = pt->slots[slot].meta;
-		pt->slots[slot].meta = m;
+	if (is_incarnation(ps, pid, start)) {
+		if (ps->exec_ts && m->begun < ps->exec_ts) {
+			if (!ps->prev_meta)
+				ps->prev_meta = m;
+			else
+				old = m;
+		} else {
+			old = ps->meta;
+			ps->meta = m;
+		}
 		err = 0;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	proc_meta__put(old);
 	return err;
+}
+
+/*
+ * proctable__exec() - incarnation in @slot exec'd at @ts: what is known
+ * of its image becomes the previous era's, read again for the new one.
+ */
+void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
+{
+	struct proc_slot *ps = &pt->slots[slot];
+	struct proc_meta *old;
+
+	if (!slot || slot > pt->max)
+		return;
+	pthread_mutex_lock(&pt->lock);
+	old = ps->prev_meta;
+	ps->prev_meta = ps->meta;
+	ps->meta = NULL;
+	ps->exec_ts = ts;
+	pthread_mutex_unlock(&pt->lock);
+	proc_meta__put(old);
+}
+
+/*
+ * proctable__meta_at() - the facts that describe @slot's image at @ts:
+ * before its last exec, the previous era's. Reference for the caller, or NULL.
+ */
+struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
+				     uint64_t start, uint64_t ts)
+{
+	struct proc_meta *m = NULL;
+	struct proc_slot *ps;
+
+	if (!slot || slot > pt->max)
+		return NULL;
+	ps = &pt->slots[slot];
+	pthread_mutex_lock(&pt->lock);
+	if (is_incarnation(ps, pid, start)) {
+		m = ps->exec_ts && ts < ps->exec_ts ? ps->prev_meta : ps->meta;
+		proc_meta__get(m);
+	}
+	pthread_mutex_unlock(&pt->lock);
+	return m;
 }

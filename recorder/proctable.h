@@ -70,5 +70,8 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 				  uint64_t start);
 int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 			uint64_t start, struct proc_meta *m);
+struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
+				     uint64_t start, uint64_t ts);
+void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts);
 
 #endif /* FR_PROCTABLE_H */

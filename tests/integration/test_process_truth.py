@@ -154,6 +154,27 @@ def churn(d):
            "no exited churn process lingers in the dump")
 
 
+def exec_eras(d):
+    p = subprocess.Popen([FRTOOL, "exec-after", "1.0", FRSPIN, "--seconds", "1.0"])
+    p.wait()
+    path = d.dump()
+    evs = [e for e in events(path) if e["pid"] == p.pid] if path else []
+    ex = [e for e in evs if e["type"] == "exec" and e["filename"].endswith("frspin")]
+    tap.ok(len(ex) == 1, "one exec of frspin in the incarnation", ex)
+    if not ex:
+        return
+    t = ex[0]["ts"]
+    before = [e for e in evs if e["type"] == "sample" and e["ts"] < t]
+    after = [e for e in evs if e["type"] == "sample" and e["ts"] > t]
+    tap.ok(len({e["start"] for e in evs}) == 1, "exec keeps the incarnation")
+    tap.ok(len(before) >= 30 and sum("fr_preexec_spin" in e["stack"] for e in before) >= len(before) // 2
+           and not any("fr_spin_leaf" in e["stack"] for e in before),
+           f"samples before the exec resolve in the old image ({len(before)})")
+    tap.ok(len(after) >= 30 and sum("fr_spin_leaf" in e["stack"] for e in after) >= len(after) // 2
+           and not any("fr_preexec_spin" in e["stack"] for e in after),
+           f"samples after it in the new one ({len(after)})")
+
+
 def dlopen_after_start(d):
     lib = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
     p = subprocess.Popen([FRTOOL, "dlopen", lib, "1.2"])
@@ -236,6 +257,7 @@ try:
     deleted_binary(d, replace=False)
     deleted_binary(d, replace=True)
     main_thread_exit(d)
+    exec_eras(d)
     dlopen_after_start(d)
     jit_perf_map(d)
     oom_kill(d)

@@ -18,6 +18,9 @@
  *                                pages of it in fr_thrash_touch for SECONDS
  *   frtool dlopen LIB SECONDS    after 0.3 s, dlopen LIB and spin in its
  *                                fr_dl_spin
+ *   frtool exec-after SECONDS PROGRAM ARGS...
+ *                                spin in fr_preexec_spin, then exec PROGRAM:
+ *                                one incarnation, two images
  *   frtool jit SECONDS           spin in code copied to an anonymous
  *                                executable mapping, named fr_jit_spin in
  *                                /tmp/perf-PID.map (x86-64 only)
@@ -262,6 +265,26 @@ static int thrash(const char *procs, long mib, double seconds, const char *path)
 	return 0;
 }
 
+__attribute__((noinline)) void fr_preexec_spin(double seconds);
+
+__attribute__((noinline)) void fr_preexec_spin(double seconds)
+{
+	double until = now() + seconds;
+
+	while (now() < until)
+		for (int i = 0; i < 100000; i++)
+			fr_sink += (unsigned long)i * 7919u;
+	__asm__ volatile("" ::: "memory");
+}
+
+static int exec_after(double seconds, char **argv)
+{
+	fr_preexec_spin(seconds);
+	execv(argv[0], argv);
+	fprintf(stderr, "frtool: failed to exec '%s': %s\n", argv[0], strerror(errno));
+	return 1;
+}
+
 static int dl(const char *lib, double seconds)
 {
 	void (*fn)(double);
@@ -318,6 +341,8 @@ static int jit(double seconds)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 4 && !strcmp(argv[1], "exec-after"))
+		return exec_after(atof(argv[2]), argv + 3);
 	if (argc >= 6 && !strcmp(argv[1], "thrash"))
 		return thrash(argv[2], atol(argv[3]), atof(argv[4]), argv[5]);
 	if (argc >= 4 && !strcmp(argv[1], "dlopen"))
