@@ -131,12 +131,21 @@ static int setup_loop(struct daemon *dm)
 }
 
 /* Drain hooks: ask the procinfo worker to read what a new incarnation is. */
-static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool urgent)
+static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec)
 {
 	struct daemon *dm = ctx;
 
-	procinfo__request(dm->procinfo, urgent ? FR_INFO_READ : FR_INFO_READ_LATER, slot, pid,
+	procinfo__request(dm->procinfo, exec ? FR_INFO_READ_SOON : FR_INFO_READ, slot, pid,
 			  start, NULL, 0);
+}
+
+/* A fork's child: its parent's image until it execs (no /proc read). */
+static void hook_fork(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
+		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start)
+{
+	struct daemon *dm = ctx;
+
+	procinfo__inherit(dm->procinfo, slot, pid, start, parent_slot, parent_pid, parent_start);
 }
 
 static void hook_stack(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
@@ -361,7 +370,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	}
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
-		.ctx = dm, .proc = hook_proc, .stack = hook_stack, .oom = hook_oom });
+		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
+		.oom = hook_oom });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {

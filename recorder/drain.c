@@ -168,22 +168,16 @@ static int get_stack(struct drain *d, uint32_t kn, uint32_t un, uint32_t proc,
 	return err;
 }
 
-/*
- * The entry of (@pid, @start), created if new; a new one is reported to be
- * read from /proc: @urgent when it is running now, not when it is a fork's
- * child that may be gone before the reader gets to it.
- */
+/* The entry of (@pid, @start): 0 found, 1 created, or -errno. */
 static int get_proc(struct drain *d, uint32_t pid, uint64_t start,
-		    const char *comm, uint32_t *slot, bool urgent)
+		    const char *comm, uint32_t *slot)
 {
 	int err;
 
 	while ((err = proctable__get(d->t.procs, pid, start, comm, slot)) == -ENOSPC)
 		if (window__evict_oldest(d->t.win))
 			break;
-	if (err == 1 && d->hooks.proc)
-		d->hooks.proc(d->hooks.ctx, *slot, pid, start, urgent);
-	return err < 0 ? err : 0;
+	return err;
 }
 
 /* Fill the fields every event has: time, incarnation, thread, comm. */
@@ -195,9 +189,12 @@ static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *
 	ev->ts = h->ts;
 	ev->tid = h->tid;
 	ev->cpu = h->cpu;
-	err = get_proc(d, h->tgid, h->start, h->comm, &ev->proc, true);
-	if (err)
+	err = get_proc(d, h->tgid, h->start, h->comm, &ev->proc);
+	if (err < 0)
 		return err;
+	/* New and running: read what it is while it lives. */
+	if (err == 1 && d->hooks.proc)
+		d->hooks.proc(d->hooks.ctx, ev->proc, h->tgid, h->start, false);
 	err = get_str(d, FR_TAG_COMM, h->comm, strnlen(h->comm, FR_COMM_LEN), &ev->comm);
 	if (err)
 		proctable__unref(d->t.procs, ev->proc);
@@ -269,12 +266,16 @@ static int make_fork(struct drain *d, const void *data, size_t len,
 		return err;
 	ev->type = FR_EV_FORK;
 	ev->arg = f->child_pid;
-	err = get_proc(d, f->child_pid, f->child_start, f->h.comm, &ev->ref, false);
-	if (err) {
+	err = get_proc(d, f->child_pid, f->child_start, f->h.comm, &ev->ref);
+	if (err < 0) {
 		ev->ref = 0;
 		put_refs(d, ev);
+		return err;
 	}
-	return err;
+	if (err == 1 && d->hooks.fork)
+		d->hooks.fork(d->hooks.ctx, ev->ref, f->child_pid, f->child_start, ev->proc,
+			      f->h.tgid, f->h.start);
+	return 0;
 }
 
 static int make_exec(struct drain *d, const void *data, size_t len,

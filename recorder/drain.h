@@ -79,13 +79,16 @@ struct drain_tables {
 
 /*
  * Calls out of the drain, made when a record is staged: a new incarnation
- * (or one that exec'd) whose /proc facts should be read while it lives, and
- * a new stack whose user addresses may lie outside the known mappings.
+ * seen running (or one that exec'd) whose /proc facts should be read while
+ * it lives, a fork's child (its parent's facts are its own until it execs),
+ * and a new stack whose user addresses may lie outside the known mappings.
  * They must not block.
  */
 struct drain_hooks {
 	void *ctx;
-	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool urgent);
+	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec);
+	void (*fork)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
+		     uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
 	void (*stack)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		      const void *user_ips, unsigned n);
 	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */

@@ -428,7 +428,12 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	case FR_EV_FORK:
 		return proc_of(e, ev->ref, &tmp);
 	case FR_EV_EXEC:
-		return str_of(e, ev->ref, &tmp);
+		err = str_of(e, ev->ref, &tmp);
+		/* Until /proc says better (a process too short-lived to be read),
+		 * its executable is the file it exec'd. */
+		if (!err && !e->d->proc[idx].exe)
+			e->d->proc[idx].exe = tmp;
+		return err;
 	case FR_EV_EXIT: {
 		struct fr_exit_stats st = {};
 
@@ -516,11 +521,11 @@ static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
 		for (int k = 0; k < 2; k++) {
 			const struct fr_mapping *m;
 
-			if (!ms[k] || !ms[k]->maps)
+			if (!ms[k] || !ms[k]->img)
 				continue;
-			m = procmaps__find(ms[k]->maps, addr);
+			m = procmaps__find(ms[k]->img->maps, addr);
 			if (m) {
-				*syms = ms[k]->syms ? ms[k]->syms[m - ms[k]->maps->m] : NULL;
+				*syms = ms[k]->img->syms[m - ms[k]->img->maps->m];
 				return m;
 			}
 		}

@@ -196,6 +196,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_reads", is.reads);
 	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
 	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
+	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
 	return err;
 }
 

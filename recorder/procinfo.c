@@ -196,20 +196,45 @@ static int read_threads(uint32_t pid, struct proc_meta *m)
 	return 0;
 }
 
-/* Load the symbols of every executable file mapping, while the process lives. */
-static int load_binaries(const char *view, struct proc_meta *m, struct symcache *sc)
+/*
+ * Read the maps through @view and load the symbols of every executable
+ * file mapping, while the process lives. Returns the image, or NULL.
+ */
+static struct proc_image *read_image(const char *view, struct symcache *sc)
 {
-	m->syms = calloc(m->maps->n ? m->maps->n : 1, sizeof(*m->syms));
-	if (!m->syms)
-		return -ENOMEM;
-	for (size_t i = 0; i < m->maps->n; i++) {
-		const struct fr_mapping *mp = &m->maps->m[i];
+	struct proc_image *img = calloc(1, sizeof(*img));
+
+	if (!img)
+		return NULL;
+	atomic_init(&img->refs, 1);
+	img->maps = procmaps__read_at(view);
+	if (!img->maps) {
+		free(img);
+		return NULL;
+	}
+	img->syms = calloc(img->maps->n ? img->maps->n : 1, sizeof(*img->syms));
+	if (!img->syms) {
+		procmaps__free(img->maps);
+		free(img);
+		return NULL;
+	}
+	for (size_t i = 0; i < img->maps->n; i++) {
+		const struct fr_mapping *mp = &img->maps->m[i];
 
 		if (!(mp->prot & PROT_EXEC) || !mp->path || mp->path[0] != '/')
 			continue;
-		m->syms[i] = symcache__get_mapping_at(sc, view, mp);
+		img->syms[i] = symcache__get_mapping_at(sc, view, mp);
 	}
-	return 0;
+	return img;
+}
+
+static void image_put(struct proc_image *img)
+{
+	if (!img || atomic_fetch_sub(&img->refs, 1) != 1)
+		return;
+	procmaps__free(img->maps);
+	free(img->syms);
+	free(img);
 }
 
 void proc_meta__get(struct proc_meta *m)
@@ -226,9 +251,42 @@ void proc_meta__put(struct proc_meta *m)
 	free(m->cmdline);
 	free(m->cgroup);
 	free(m->threads);
-	procmaps__free(m->maps);
-	free(m->syms);
+	image_put(m->img);
 	free(m);
+}
+
+/*
+ * proc_meta__inherit() - the facts of a fork's child @pid from its
+ * parent's: the same image (shared), executable, command line and cgroup,
+ * one thread. Taken when the parent's were read; the child's exec makes
+ * them its previous era's. Returns NULL and sets errno.
+ */
+struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid)
+{
+	struct proc_meta *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	atomic_init(&m->refs, 1);
+	m->begun = parent->begun;
+	m->stamp = parent->stamp;
+	m->state = parent->state;
+	m->rss = parent->rss;
+	m->exe = parent->exe ? strdup(parent->exe) : NULL;
+	m->cmdline = parent->cmdline ? strdup(parent->cmdline) : NULL;
+	m->cgroup = parent->cgroup ? strdup(parent->cgroup) : NULL;
+	m->threads = calloc(1, sizeof(*m->threads));
+	if (m->threads) {
+		m->threads[0].tid = pid;
+		for (uint32_t i = 0; i < parent->nthreads; i++)
+			if (parent->threads[i].tid == m->threads[0].tid || !i)
+				memcpy(m->threads[0].name, parent->threads[i].name, sizeof(m->threads[0].name));
+		m->nthreads = 1;
+	}
+	m->img = parent->img;
+	if (m->img)
+		atomic_fetch_add(&m->img->refs, 1);
+	return m;
 }
 
 static bool pidfd_alive(int pidfd)
@@ -294,11 +352,8 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	m->cmdline = what & FR_META_NO_CMDLINE ? NULL : read_cmdline(view);
 	m->cgroup = read_cgroup(view);
 	read_threads(pid, m);
-	if (what & FR_META_MAPS) {
-		m->maps = procmaps__read_at(view);
-		if (m->maps)
-			err = load_binaries(view, m, sc);
-	}
+	if (what & FR_META_MAPS)
+		m->img = read_image(view, sc);
 	/* Still the same process? Then every read above was about it. */
 	if (!err)
 		err = pidfd_alive(pidfd) ? read_stat(pid, &f) : -ESRCH;
@@ -352,7 +407,7 @@ struct req {
 	uint32_t pid;
 	uint32_t n;
 	uint64_t start;
-	uint64_t ips[FR_INFO_USER_IPS];
+	uint64_t ips[FR_INFO_USER_IPS];	/* INHERIT: parent slot, pid, start */
 };
 
 struct procinfo {
@@ -390,21 +445,30 @@ static void do_read(struct procinfo *pi, const struct req *r)
 		proc_meta__put(m);
 }
 
-/* Park a re-read until @due (one per slot); dropped when the list is full. */
+/*
+ * Under the lock: park a read of @r until @due (one per incarnation).
+ * Returns false when the list is full (the caller reads now instead).
+ */
+static bool defer_locked(struct procinfo *pi, const struct req *r, uint64_t due)
+{
+	for (size_t i = 0; i < pi->ndeferred; i++)
+		if (pi->deferred[i].slot == r->slot && pi->deferred[i].start == r->start)
+			return true;
+	if (pi->ndeferred == FR_DEFERRED_MAX)
+		return false;
+	pi->deferred[pi->ndeferred] = *r;
+	pi->due[pi->ndeferred++] = due;
+	return true;
+}
+
+/* A maps re-read held back by the rate limit. */
 static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
 {
 	pthread_mutex_lock(&pi->lock);
-	for (size_t i = 0; i < pi->ndeferred; i++)
-		if (pi->deferred[i].slot == r->slot && pi->deferred[i].start == r->start)
-			goto out;
-	if (pi->ndeferred == FR_DEFERRED_MAX) {
+	if (defer_locked(pi, r, due))
+		pi->st.limited++;
+	else
 		pi->st.dropped++;
-		goto out;
-	}
-	pi->deferred[pi->ndeferred] = *r;
-	pi->due[pi->ndeferred++] = due;
-	pi->st.limited++;
-out:
 	pthread_mutex_unlock(&pi->lock);
 }
 
@@ -419,12 +483,14 @@ static void do_check(struct procinfo *pi, const struct req *r)
 	uint64_t now = fr_boottime_ns(), stamp;
 	bool unknown = false;
 
-	if (!m || !m->maps) {
+	if (!m || !m->img) {
+		/* Nothing known yet (an exec's read is waiting): read now, it runs. */
 		proc_meta__put(m);
-		return;	/* a READ is pending, or the process is gone */
+		do_read(pi, r);
+		return;
 	}
 	for (unsigned i = 0; i < r->n && !unknown; i++)
-		unknown = !procmaps__find(m->maps, r->ips[i]);
+		unknown = !procmaps__find(m->img->maps, r->ips[i]);
 	stamp = m->stamp;
 	proc_meta__put(m);
 	if (!unknown)
@@ -439,6 +505,25 @@ static void do_check(struct procinfo *pi, const struct req *r)
 	do_read(pi, r);
 }
 
+/* A fork's child: its parent's facts, or a read if the parent has none. */
+static void do_inherit(struct procinfo *pi, const struct req *r)
+{
+	struct proc_meta *pm = proctable__meta(pi->pt, (uint32_t)r->ips[0], (uint32_t)r->ips[1],
+					       r->ips[2]);
+	struct proc_meta *m = pm ? proc_meta__inherit(pm, r->pid) : NULL;
+
+	proc_meta__put(pm);
+	if (!m) {
+		do_read(pi, r);
+		return;
+	}
+	pthread_mutex_lock(&pi->lock);
+	pi->st.inherited++;
+	pthread_mutex_unlock(&pi->lock);
+	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m))
+		proc_meta__put(m);
+}
+
 /* Under the lock: take a deferred re-read that is due; false if none. */
 static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_t *next)
 {
@@ -448,8 +533,9 @@ static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_
 			*out = pi->deferred[i];
 			pi->deferred[i] = pi->deferred[--pi->ndeferred];
 			pi->due[i] = pi->due[pi->ndeferred];
+			if (out->kind == FR_INFO_CHECK)
+				pi->st.rereads++;
 			out->kind = FR_INFO_READ;
-			pi->st.rereads++;
 			return true;
 		}
 		*next = FR_MIN(*next, pi->due[i]);
@@ -500,6 +586,8 @@ static void *worker(void *arg)
 		pthread_mutex_unlock(&pi->lock);
 		if (r.kind == FR_INFO_CHECK)
 			do_check(pi, &r);
+		else if (r.kind == FR_INFO_INHERIT)
+			do_inherit(pi, &r);
 		else
 			do_read(pi, &r);
 		pthread_mutex_lock(&pi->lock);
@@ -577,11 +665,22 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n)
 {
 	int k = kind == FR_INFO_READ_LATER;
+	bool was_empty;
 	struct req *r;
 	int err = 0;
 
 	pthread_mutex_lock(&pi->lock);
 	pi->st.requests++;
+	if (kind == FR_INFO_READ_SOON) {
+		struct req soon = { .kind = FR_INFO_READ, .slot = slot, .pid = pid, .start = start };
+
+		if (defer_locked(pi, &soon, fr_boottime_ns() + FR_INFO_SOON_NS)) {
+			pthread_cond_signal(&pi->more);	/* it may wait without a deadline */
+			goto out;
+		}
+		kind = FR_INFO_READ;
+	}
+	was_empty = !pi->len[0] && !pi->len[1];
 	if (pi->len[k] == pi->cap) {
 		pi->st.dropped++;
 		err = -EAGAIN;
@@ -595,8 +694,12 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	r->n = FR_MIN(n, (unsigned)FR_INFO_USER_IPS);
 	for (unsigned i = 0; i < r->n; i++)
 		r->ips[i] = ips[i];
+	if (kind == FR_INFO_INHERIT)
+		r->n = 0;	/* ips[] holds the parent, not addresses */
 	pi->len[k]++;
-	pthread_cond_signal(&pi->more);
+	/* The worker sleeps only with both queues empty: wake it then, only. */
+	if (was_empty)
+		pthread_cond_signal(&pi->more);
 out:
 	pthread_mutex_unlock(&pi->lock);
 	return err;
@@ -606,6 +709,19 @@ out:
 void procinfo__set_what(struct procinfo *pi, unsigned what)
 {
 	atomic_store(&pi->what, what);
+}
+
+/*
+ * procinfo__inherit() - the child (@pid, @start) in @slot was forked by the
+ * parent in @parent_slot: give it the parent's facts (no /proc read).
+ * Returns 0 or -EAGAIN (queue full).
+ */
+int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t start,
+		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start)
+{
+	uint64_t parent[3] = { parent_slot, parent_pid, parent_start };
+
+	return procinfo__request(pi, FR_INFO_INHERIT, slot, pid, start, parent, 3);
 }
 
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st)

@@ -33,6 +33,14 @@ struct fr_thread {
 	char name[16];
 };
 
+/* The mappings of an image and the symbols of its binaries; shared by a
+ * forked child until it execs. */
+struct proc_image {
+	atomic_int refs;
+	struct procmaps *maps;
+	const struct elfsyms **syms;	/* per mapping; NULL: none */
+};
+
 struct proc_meta {
 	atomic_int refs;
 	uint64_t begun;			/* CLOCK_BOOTTIME ns the read began */
@@ -45,12 +53,12 @@ struct proc_meta {
 	char *cgroup;			/* cgroup v2 path, else the first line */
 	struct fr_thread *threads;
 	uint32_t nthreads;
-	struct procmaps *maps;		/* FR_META_MAPS only */
-	const struct elfsyms **syms;	/* per mapping; NULL: none */
+	struct proc_image *img;		/* FR_META_MAPS only; NULL: none */
 };
 
 void proc_meta__get(struct proc_meta *m);
 void proc_meta__put(struct proc_meta *m);
+struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid);
 int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
 		    unsigned what, struct proc_meta **out);
 uint64_t fr_ticks_of(uint64_t start_ns);
@@ -58,8 +66,13 @@ uint64_t fr_ticks_of(uint64_t start_ns);
 enum procinfo_kind {
 	FR_INFO_READ	= 1,	/* running incarnation or exec: read everything, first */
 	FR_INFO_CHECK	= 2,	/* new stack: re-read maps if an address is unknown */
-	FR_INFO_READ_LATER = 3,	/* a fork's child, the start-up scan: read after the rest */
+	FR_INFO_READ_LATER = 3,	/* the start-up scan: read after the rest */
+	FR_INFO_INHERIT	= 4,	/* a fork's child: the parent's image, no /proc read */
+	FR_INFO_READ_SOON = 5,	/* an exec: read in FR_INFO_SOON_NS, or at its first
+				 * sample; most short-lived processes never cost one */
 };
+
+#define FR_INFO_SOON_NS		(10 * 1000 * 1000ULL)
 
 struct procinfo_stats {
 	uint64_t requests;
@@ -67,6 +80,7 @@ struct procinfo_stats {
 	uint64_t reads;		/* completed, verified reads */
 	uint64_t gone;		/* the incarnation was gone before it could be read */
 	uint64_t rereads;	/* maps re-read for an address outside them */
+	uint64_t inherited;	/* fork children given their parent's facts */
 	uint64_t limited;	/* re-reads skipped by the rate limit */
 };
 
@@ -77,6 +91,8 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 void procinfo__free(struct procinfo *pi);
 int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n);
+int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t start,
+		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
 void procinfo__set_what(struct procinfo *pi, unsigned what);
 int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns);

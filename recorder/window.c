@@ -151,15 +151,15 @@ void window__expire(struct window *w, uint64_t now)
 }
 
 /*
- * window__append() - add @ev, newest. Ages out what fell out of the span
- * and, when every slot is taken, recycles the oldest one even if a reader
- * pinned it: the writer never waits.
+ * window__append() - add @ev, newest. When every slot is taken, recycles
+ * the oldest one even if a reader pinned it: the writer never waits. Aging
+ * out by time is window__expire()'s, called once per batch by the drain
+ * (not per event: it reads the oldest slot, a cache miss on the hot path).
  */
 void window__append(struct window *w, const struct fr_event *ev)
 {
 	uint64_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
 
-	window__expire(w, ev->ts);
 	if (head - atomic_load_explicit(&w->tail, memory_order_relaxed) == w->nslots)
 		window__evict_oldest(w);
 	/* Order the tail store above before the slot is overwritten. */

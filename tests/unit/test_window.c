@@ -56,6 +56,8 @@ static void test_time_eviction(void)
 		e = ev_at(t * SEC);
 		window__append(w, &e);
 	}
+	is_int(window__head(w) - window__tail(w), 30, "append alone never ages events out");
+	window__expire(w, 30 * SEC);
 	/* Span 10 s ending at 30 s keeps [20 s, 30 s]. */
 	is_int(window__head(w) - window__tail(w), 11, "11 events within 10 s of the newest");
 	is_int(ev.n, 19, "19 aged out through the callback");
@@ -117,6 +119,7 @@ static void test_pin(void)
 	for (uint64_t t = 41; t <= 100; t++) {
 		e = ev_at(t * SEC);
 		window__append(w, &e);
+		window__expire(w, t * SEC);
 	}
 	ok(window__tail(w) > pin, "space eviction overrides the pin (the writer never waits)");
 	ok(window__stats(w)->evicted_pinned > 0, "and counts what it took from the reader");
