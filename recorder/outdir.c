@@ -2,7 +2,6 @@
 /*
  * outdir.c - the output directory. See outdir.h.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -84,6 +83,26 @@ int outdir__open(const char *path, const struct outdir_opts *o, char *err, size_
 	return fd;
 }
 
+struct cleaning {
+	int dirfd;
+	char (*names)[256];
+	int max;
+	int n;
+};
+
+static int remove_temp(void *ctx, const char *name, const struct stat *st)
+{
+	struct cleaning *c = ctx;
+
+	(void)st;
+	if (unlinkat(c->dirfd, name, 0))
+		return 0;
+	if (c->n < c->max)
+		snprintf(c->names[c->n], 256, "%s", name);
+	c->n++;
+	return 0;
+}
+
 /*
  * outdir__clean_temps() - remove temporary files a killed daemon left:
  * "<dump name>.tmp" regular files, and nothing else. Up to @max names go
@@ -91,36 +110,8 @@ int outdir__open(const char *path, const struct outdir_opts *o, char *err, size_
  */
 int outdir__clean_temps(int dirfd, char names[][256], int max)
 {
-	int fd = dup(dirfd), n = 0;
-	struct dirent *de;
-	DIR *d;
+	struct cleaning c = { .dirfd = dirfd, .names = names, .max = max };
+	int err = fr_dump_dir_each(dirfd, true, remove_temp, &c);
 
-	if (fd < 0)
-		return -errno;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return -errno;
-	}
-	rewinddir(d);
-	while ((de = readdir(d))) {
-		char base[256];
-		size_t len = strlen(de->d_name);
-		struct stat st;
-
-		if (len < 5 || len >= sizeof(base) || strcmp(de->d_name + len - 4, ".tmp"))
-			continue;
-		memcpy(base, de->d_name, len - 4);
-		base[len - 4] = 0;
-		if (!fr_is_dump_name(base) ||
-		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
-			continue;
-		if (unlinkat(dirfd, de->d_name, 0))
-			continue;
-		if (n < max)
-			snprintf(names[n], 256, "%s", de->d_name);
-		n++;
-	}
-	closedir(d);
-	return n;
+	return err ? err : c.n;
 }

@@ -38,21 +38,18 @@ int fr_is_dump_name(const char *name)
 	return 1;
 }
 
-static int cmp_name(const void *a, const void *b)
+/*
+ * fr_dump_dir_each() - call @fn for each regular file in @dirfd named as
+ * the daemon names its dumps (with @temps: their "<name>.tmp" files
+ * instead). Links and other files are never looked at further. Returns 0,
+ * the first negative value of @fn, or -errno.
+ */
+int fr_dump_dir_each(int dirfd, bool temps, fr_dump_file_fn fn, void *ctx)
 {
-	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
-}
-
-/* List our dumps in @dirfd, oldest first. */
-static int list(int dirfd, struct entry **out, size_t *n)
-{
-	struct entry *v = NULL;
-	size_t cap = 0;
+	int fd = dup(dirfd), err = 0;
 	struct dirent *de;
-	int fd = dup(dirfd);
 	DIR *d;
 
-	*n = 0;
 	if (fd < 0)
 		return -errno;
 	d = fdopendir(fd);
@@ -61,27 +58,74 @@ static int list(int dirfd, struct entry **out, size_t *n)
 		return -errno;
 	}
 	rewinddir(d);
-	while ((de = readdir(d))) {
+	while (!err && (de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		char base[256];
 		struct stat st;
 
-		if (!fr_is_dump_name(de->d_name) ||
+		if (temps) {
+			if (len < 5 || len >= sizeof(base) || strcmp(de->d_name + len - 4, ".tmp"))
+				continue;
+			memcpy(base, de->d_name, len - 4);
+			base[len - 4] = 0;
+		} else if (len < sizeof(base)) {
+			memcpy(base, de->d_name, len + 1);
+		} else {
+			continue;
+		}
+		if (!fr_is_dump_name(base) ||
 		    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))
 			continue;
-		if (*n == cap) {
-			struct entry *nv = realloc(v, (cap = cap ? 2 * cap : 64) * sizeof(*v));
-
-			if (!nv)
-				break;
-			v = nv;
-		}
-		v[*n].name = strdup(de->d_name);
-		v[*n].size = st.st_size;
-		if (v[*n].name)
-			(*n)++;
+		err = fn(ctx, de->d_name, &st);
 	}
 	closedir(d);
-	qsort(v, *n, sizeof(*v), cmp_name);
-	*out = v;
+	return err;
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(((const struct entry *)a)->name, ((const struct entry *)b)->name);
+}
+
+struct listing {
+	struct entry *v;
+	size_t n, cap;
+};
+
+static int add_entry(void *ctx, const char *name, const struct stat *st)
+{
+	struct listing *l = ctx;
+
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 64;
+		struct entry *nv = realloc(l->v, cap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		l->v = nv;
+		l->cap = cap;
+	}
+	l->v[l->n].name = strdup(name);
+	l->v[l->n].size = st->st_size;
+	if (!l->v[l->n].name)
+		return -ENOMEM;
+	l->n++;
+	return 0;
+}
+
+/* List our dumps in @dirfd, oldest first. */
+static int list(int dirfd, struct entry **out, size_t *n)
+{
+	struct listing l = {};
+	int err = fr_dump_dir_each(dirfd, false, add_entry, &l);
+
+	if (err && err != -ENOMEM) {
+		free(l.v);
+		return err;
+	}
+	qsort(l.v, l.n, sizeof(*l.v), cmp_name);
+	*out = l.v;
+	*n = l.n;
 	return 0;
 }
 

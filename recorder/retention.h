@@ -7,6 +7,7 @@
 #ifndef FR_RETENTION_H
 #define FR_RETENTION_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -24,5 +25,10 @@ struct retention_result {
 int retention__apply(int dirfd, uint32_t max_dumps, uint64_t max_bytes,
 		     const char *keep, struct retention_result *res);
 int fr_is_dump_name(const char *name);
+
+struct stat;
+/* fr_dump_file_fn - one of the daemon's files; return 0 to go on, <0 to stop. */
+typedef int (*fr_dump_file_fn)(void *ctx, const char *name, const struct stat *st);
+int fr_dump_dir_each(int dirfd, bool temps, fr_dump_file_fn fn, void *ctx);
 
 #endif /* FR_RETENTION_H */

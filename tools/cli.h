@@ -22,6 +22,8 @@ int cmd_snapshot(int argc, char **argv);
 int cmd_status(int argc, char **argv);
 
 int cli_load(const char *path, struct fr_dump *d);
+int cli_dump_arg(const char *cmd, int argc, char **argv, int optind_);
+int cli_open_dump(const char *cmd, int argc, char **argv, int optind_, struct fr_dump *d);
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_parse_u32(const char *s, uint32_t *v);
 

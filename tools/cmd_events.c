@@ -222,11 +222,7 @@ int cmd_events(int argc, char **argv)
 			return cli_usage_error("events", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
-		return cli_usage_error("events", "missing DUMP");
-	if (optind != argc - 1)
-		return cli_usage_error("events", "one DUMP only, not '%s'", argv[argc - 1]);
-	rc = cli_load(argv[optind], &d);
+	rc = cli_open_dump("events", argc, argv, optind, &d);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < d.nev; i++) {

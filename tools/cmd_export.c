@@ -161,10 +161,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	}
 	if (a->format == FR_EXPORT_NONE)
 		return cli_usage_error("export", "missing --format; accepted: chrome, pprof, folded");
-	if (optind == argc)
-		return cli_usage_error("export", "missing DUMP");
-	if (optind != argc - 1)
-		return cli_usage_error("export", "one DUMP only, not '%s'", argv[argc - 1]);
+	if (cli_dump_arg("export", argc, argv, optind))
+		return FR_EXIT_USAGE;
 	a->dump = argv[optind];
 	if (a->format == FR_EXPORT_PPROF && !a->output && isatty(STDOUT_FILENO))
 		return cli_usage_error("export", "refusing to write binary pprof to a terminal; use -o FILE or redirect stdout");

@@ -147,11 +147,7 @@ int cmd_folded(int argc, char **argv)
 			return cli_usage_error("folded", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
-		return cli_usage_error("folded", "missing DUMP");
-	if (optind != argc - 1)
-		return cli_usage_error("folded", "one DUMP only, not '%s'", argv[argc - 1]);
-	rc = cli_load(argv[optind], &d);
+	rc = cli_open_dump("folded", argc, argv, optind, &d);
 	if (rc)
 		return rc;
 	rc = print_folded(&d, pid, &flt);

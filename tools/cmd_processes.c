@@ -146,11 +146,7 @@ int cmd_processes(int argc, char **argv)
 			return cli_usage_error("processes", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
-		return cli_usage_error("processes", "missing DUMP");
-	if (optind != argc - 1)
-		return cli_usage_error("processes", "one DUMP only, not '%s'", argv[argc - 1]);
-	rc = cli_load(argv[optind], &d);
+	rc = cli_open_dump("processes", argc, argv, optind, &d);
 	if (rc)
 		return rc;
 	if (view__init(&v, &d)) {

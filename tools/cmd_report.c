@@ -744,10 +744,8 @@ int cmd_report(int argc, char **argv)
 			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
-		return cli_usage_error("report", "missing DUMP");
-	if (optind != argc - 1)
-		return cli_usage_error("report", "one DUMP only, not '%s'", argv[argc - 1]);
+	if (cli_dump_arg("report", argc, argv, optind))
+		return FR_EXIT_USAGE;
 	if (flt.has_from && flt.has_to && flt.from > flt.to)
 		return cli_usage_error("report", "--from %g is after --to %g", flt.from, flt.to);
 	if (output && same_file(output, argv[optind]))

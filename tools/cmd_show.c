@@ -334,11 +334,7 @@ int cmd_show(int argc, char **argv)
 			return cli_usage_error("show", "unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind == argc)
-		return cli_usage_error("show", "missing DUMP");
-	if (optind != argc - 1)
-		return cli_usage_error("show", "one DUMP only, not '%s'", argv[argc - 1]);
-	rc = cli_load(argv[optind], &d);
+	rc = cli_open_dump("show", argc, argv, optind, &d);
 	if (rc)
 		return rc;
 	if (view__init(&v, &d)) {

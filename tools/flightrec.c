@@ -49,6 +49,27 @@ int cli_load(const char *path, struct fr_dump *d)
 	return FR_EXIT_FAIL;
 }
 
+/*
+ * cli_dump_arg() - after the options, exactly one DUMP must remain.
+ * Returns FR_EXIT_OK, or FR_EXIT_USAGE after saying what is wrong.
+ */
+int cli_dump_arg(const char *cmd, int argc, char **argv, int optind_)
+{
+	if (optind_ == argc)
+		return cli_usage_error(cmd, "missing DUMP");
+	if (optind_ != argc - 1)
+		return cli_usage_error(cmd, "one DUMP only, not '%s'", argv[argc - 1]);
+	return FR_EXIT_OK;
+}
+
+/* cli_open_dump() - cli_dump_arg(), then load it into @d. Returns an exit code. */
+int cli_open_dump(const char *cmd, int argc, char **argv, int optind_, struct fr_dump *d)
+{
+	int rc = cli_dump_arg(cmd, argc, argv, optind_);
+
+	return rc ? rc : cli_load(argv[optind_], d);
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
 	va_list ap;
