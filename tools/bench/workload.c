@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -314,14 +315,18 @@ int main(int argc, char **argv)
 	}
 	t0 = now_s();
 	for (long w = 0; w < workers; w++) {
-		pid_t pid = fork();
+		pid_t parent = getpid(), pid = fork();
 
 		if (pid < 0) {
 			perror("fr-bench-work: fork");
 			return 1;
 		}
-		if (!pid)
+		if (!pid) {
+			/* a killed run must not leave workers burning CPU */
+			if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+				_exit(1);
 			worker((int)w, iters, t0 + seconds, spawn_every, slice, fds[1]);
+		}
 	}
 	close(fds[1]);
 	for (long w = 0; w < workers; w++) {

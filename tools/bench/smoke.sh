@@ -1,0 +1,61 @@
+#!/bin/sh
+# smoke.sh - the benchmark suite's quick mode as a TAP stream, for CI:
+# one "ok" per benchmark that ran and produced its numbers, "not ok" when a
+# benchmark crashed or produced no number. No assertions on timings.
+#
+#   tools/bench/smoke.sh [BUILD_DIR]     (default: build)
+#
+# Needs root and BPF (skips the whole plan where they are absent); writes no
+# report (bench.py --quick without --out).
+set -u
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "1..0 # SKIP the benchmarks need root (BPF, perf -a)"
+	exit 0
+fi
+if [ ! -e /sys/kernel/btf/vmlinux ]; then
+	echo "1..0 # SKIP kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	exit 0
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/fr-bench-smoke.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+python3 tools/bench/bench.py --quick --build "$build" --json "$tmp/results.json" \
+	>"$tmp/output" 2>&1
+rc=$?
+python3 - "$tmp/results.json" "$tmp/output" "$rc" <<'EOF'
+import json
+import sys
+
+names = ["overhead", "dump", "memcap", "ingest", "startup"]
+path, output, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
+try:
+    bench = json.load(open(path))["benchmarks"]
+except (OSError, ValueError, KeyError):
+    bench = {}
+log = open(output, errors="replace").read().splitlines()
+print(f"1..{len(names)}")
+failed = 0
+for i, name in enumerate(names, 1):
+    b = bench.get(name)
+    nums = (b or {}).get("numbers") or {}
+    good = bool(b and b.get("ok") and nums)
+    print(f"{'ok' if good else 'not ok'} {i} - {name}: "
+          f"{'produced its numbers' if good else 'crashed or produced no number'}")
+    if good:
+        for k, v in nums.items():
+            if isinstance(v, float):
+                v = f"{v:.6g}"
+            print(f"#   {k} = {v}")
+    else:
+        failed += 1
+        why = (b or {}).get("error") or f"no result (bench.py exit status {rc})"
+        print(f"#   {why}")
+if failed:
+    print("# bench.py output (last 40 lines):")
+    for line in log[-40:]:
+        print(f"#   {line}")
+sys.exit(1 if failed else 0)
+EOF
