@@ -40,13 +40,16 @@ static void on_evict(void *ctx, const struct fr_event *ev);
  */
 static int make_tables(struct drain *d, uint64_t memory, uint64_t span)
 {
-	size_t nev = memory * 3 / 8 / sizeof(struct fr_event);
+	size_t events_share = memory * 3 / 8;
+	size_t stage_cap = FR_MIN(FR_MAX(events_share / sizeof(struct fr_event) / 64,
+					 (size_t)FR_STAGE_MIN), (size_t)FR_STAGE_MAX);
+	size_t nev = (events_share - stage_cap * sizeof(struct fr_event)) / sizeof(struct fr_event);
 	size_t str_blocks = memory / 16 / (FR_STR_BLOCK + 4 + 16);
 	size_t nprocs = memory / 16 / 128, left;
 	size_t stk_blocks;
 
 	nprocs = FR_MIN(FR_MAX(nprocs, (size_t)FR_MIN_PROCS), (size_t)FR_MAX_PROCS);
-	left = memory - nev * sizeof(struct fr_event) -
+	left = memory - events_share -
 	       intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) -
 	       proctable__budget(nprocs);
 	/* Per stack block: the block, its link, and half an entry + bucket. */
@@ -61,11 +64,11 @@ static int make_tables(struct drain *d, uint64_t memory, uint64_t span)
 	d->t.procs = proctable__new(nprocs);
 	if (!d->t.win || !d->t.strs || !d->t.stacks || !d->t.procs)
 		return -errno;
-	d->budget = nev * sizeof(struct fr_event) +
+	d->stage_cap = stage_cap;
+	d->budget = (nev + stage_cap) * sizeof(struct fr_event) +
 		    intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) +
 		    intern__budget(FR_STACK_BLOCK, stk_blocks, stk_blocks / 2) +
 		    proctable__budget(nprocs);
-	d->stage_cap = FR_MIN(FR_MAX(nev / 64, (size_t)FR_STAGE_MIN), (size_t)FR_STAGE_MAX);
 	d->stage = calloc(d->stage_cap, sizeof(*d->stage));
 	return d->stage ? 0 : -ENOMEM;
 }
@@ -581,10 +584,10 @@ size_t drain__staged(const struct drain *d)
 	return d->nstage;
 }
 
-/* drain__budget() - bytes reserved for the window and its tables. */
+/* drain__budget() - bytes reserved for the window and its tables (staging included). */
 uint64_t drain__budget(const struct drain *d)
 {
-	return d->budget + d->stage_cap * sizeof(struct fr_event);
+	return d->budget;
 }
 
 /* drain__hold() - a reader starts: defer frees in every table. */
