@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,7 +24,7 @@
 #include "util.h"
 #include "writer.h"
 
-#define FR_PROCINFO_WAIT_NS	(200 * 1000 * 1000ULL)
+#define FR_PROCINFO_WAIT_NS	(50 * 1000 * 1000ULL)
 
 struct dumper {
 	struct drain *drain;
@@ -30,12 +32,43 @@ struct dumper {
 	struct symbolizer *sym;
 	struct procinfo *procinfo;
 	unsigned write_delay_us;	/* FLIGHTREC_FAULT_WRITE_DELAY_US, tests only */
+	int nice_err;			/* setting FR_DUMP_NICE failed */
 	int efd;
-	bool busy;
+	bool busy;			/* main thread: a request is out */
+	bool running;			/* the thread was started */
 	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	bool pending;			/* under lock: req is for the thread */
+	bool stop;			/* under lock */
 	struct dump_request req;
 	struct dump_result res;
 };
+
+static void *dump_thread(void *arg);
+
+/*
+ * Start the dump thread at FR_DUMP_NICE: a dump races the machine's trouble
+ * and should win over busy work. A thread inherits its creator's nice value,
+ * and lowering it needs CAP_SYS_NICE, which is dropped after start-up: so
+ * lower ours for the creation and raise it back. Returns 0 or -errno.
+ */
+static int start_thread(struct dumper *dp)
+{
+	id_t self = (id_t)syscall(SYS_gettid);
+	int old, err;
+
+	errno = 0;
+	old = getpriority(PRIO_PROCESS, self);
+	if (errno)
+		old = 0;
+	if (setpriority(PRIO_PROCESS, self, FR_DUMP_NICE))
+		dp->nice_err = -errno;
+	err = pthread_create(&dp->thread, NULL, dump_thread, dp);
+	if (!dp->nice_err)
+		setpriority(PRIO_PROCESS, self, old);
+	return -err;
+}
 
 /*
  * dumper__new() - a dumper for @d's window, snapshotting through @s.
@@ -55,24 +88,38 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 		dp->write_delay_us = (unsigned)strtoul(getenv("FLIGHTREC_FAULT_WRITE_DELAY_US"), NULL, 10);
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	dp->sym = symbolizer__new(sc);
-	if (dp->efd < 0 || !dp->sym) {
+	pthread_mutex_init(&dp->lock, NULL);
+	pthread_cond_init(&dp->wake, NULL);
+	if (dp->efd < 0 || !dp->sym || (errno = -start_thread(dp))) {
 		int e = errno;
 
 		dumper__free(dp);
 		errno = e;
 		return NULL;
 	}
+	dp->running = true;
 	return dp;
+}
+
+/* dumper__nice_error() - 0, or why the dump thread runs at normal priority. */
+int dumper__nice_error(const struct dumper *dp)
+{
+	return dp->nice_err;
 }
 
 void dumper__free(struct dumper *dp)
 {
 	if (!dp)
 		return;
-	if (dp->busy) {
+	if (dp->running) {
+		pthread_mutex_lock(&dp->lock);
+		dp->stop = true;
+		pthread_cond_signal(&dp->wake);
+		pthread_mutex_unlock(&dp->lock);
 		pthread_join(dp->thread, NULL);
-		dp->busy = false;
 	}
+	pthread_cond_destroy(&dp->wake);
+	pthread_mutex_destroy(&dp->lock);
 	dump_request__free(&dp->req);
 	symbolizer__free(dp->sym);
 	if (dp->efd >= 0)
@@ -171,7 +218,7 @@ static void write_dump(struct dumper *dp)
 	}
 	/* Let the /proc reads asked for before the trigger land first. */
 	if (dp->procinfo)
-		procinfo__idle(dp->procinfo, FR_PROCINFO_WAIT_NS);
+		procinfo__sync(dp->procinfo, FR_PROCINFO_WAIT_NS);
 	enc = encoder__new(&in, &req->model);
 	if (!enc) {
 		err = -errno;
@@ -238,36 +285,53 @@ out:
 	close(dirfd);
 }
 
+/*
+ * The dump thread: load kernel symbols first (the first dump should not
+ * pay for parsing /proc/kallsyms), then write each request handed over,
+ * a finished one announced on the eventfd. A dump in progress is finished
+ * before a stop is honoured.
+ */
 static void *dump_thread(void *arg)
 {
 	struct dumper *dp = arg;
 	uint64_t one = 1;
 
-	write_dump(dp);
-	dp->res.elapsed_ns = fr_boottime_ns() - dp->req.requested;
-	if (write(dp->efd, &one, sizeof(one)) < 0)
-		dp->res.err = dp->res.err ? dp->res.err : -errno;
+	symbolizer__warm(dp->sym);
+	pthread_mutex_lock(&dp->lock);
+	for (;;) {
+		while (!dp->pending && !dp->stop)
+			pthread_cond_wait(&dp->wake, &dp->lock);
+		if (!dp->pending)
+			break;
+		pthread_mutex_unlock(&dp->lock);
+		write_dump(dp);
+		dp->res.elapsed_ns = fr_boottime_ns() - dp->req.requested;
+		pthread_mutex_lock(&dp->lock);
+		dp->pending = false;
+		if (write(dp->efd, &one, sizeof(one)) < 0)
+			dp->res.err = dp->res.err ? dp->res.err : -errno;
+	}
+	pthread_mutex_unlock(&dp->lock);
 	return NULL;
 }
 
 /*
  * dumper__start() - take ownership of @req and write it on the dump
  * thread. The caller keeps the window pinned and the tables held until
- * dumper__finish(). Returns 0, -EBUSY while a dump runs, or -errno.
+ * dumper__finish(). Returns 0 or -EBUSY while a dump runs.
  */
 int dumper__start(struct dumper *dp, struct dump_request *req)
 {
-	int err;
-
 	if (dp->busy)
 		return -EBUSY;
+	pthread_mutex_lock(&dp->lock);
 	dump_request__free(&dp->req);
 	dp->req = *req;
 	memset(req, 0, sizeof(*req));
 	memset(&dp->res, 0, sizeof(dp->res));
-	err = pthread_create(&dp->thread, NULL, dump_thread, dp);
-	if (err)
-		return -err;
+	dp->pending = true;
+	pthread_cond_signal(&dp->wake);
+	pthread_mutex_unlock(&dp->lock);
 	dp->busy = true;
 	return 0;
 }
@@ -285,9 +349,10 @@ int dumper__finish(struct dumper *dp, struct dump_result *res)
 		return -EAGAIN;
 	if (read(dp->efd, &v, sizeof(v)) != sizeof(v))
 		return -EAGAIN;
-	pthread_join(dp->thread, NULL);
-	dp->busy = false;
+	pthread_mutex_lock(&dp->lock);
 	*res = dp->res;
 	dump_request__free(&dp->req);
+	pthread_mutex_unlock(&dp->lock);
+	dp->busy = false;
 	return 0;
 }

@@ -8,6 +8,9 @@
 #ifndef FR_DUMPER_H
 #define FR_DUMPER_H
 
+/* A dump races the machine's trouble: its thread runs at this nice value. */
+#define FR_DUMP_NICE	(-10)
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -57,6 +60,7 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 			   struct procinfo *pi);
 void dumper__free(struct dumper *dp);
 int dumper__fd(const struct dumper *dp);
+int dumper__nice_error(const struct dumper *dp);
 bool dumper__busy(const struct dumper *dp);
 int dumper__start(struct dumper *dp, struct dump_request *req);
 int dumper__finish(struct dumper *dp, struct dump_result *res);

@@ -43,6 +43,15 @@ struct space {
 	struct perfmap *perfmap;
 };
 
+/* One address symbolized in one space (kernel: FR_NO_SPACE), and its frame. */
+#define FR_NO_SPACE	UINT32_MAX
+struct addr_frame {
+	uint64_t addr;
+	uint32_t space;
+	uint32_t leaf;
+	uint32_t frame;
+};
+
 struct encoder {
 	struct encode_in in;
 	struct fr_dump *d;
@@ -58,6 +67,10 @@ struct encoder {
 	struct idmap bin_of;		/* hash(path, build-id) -> dump binary */
 	struct idmap space_of_slot;	/* process slot -> spaces[] */
 	struct idmap thread_of;		/* dump process << 32 | tid -> threads[] */
+	struct idmap addr_of;		/* hash(space, address, leaf) -> addrs[] */
+	struct addr_frame *addrs;	/* addresses already symbolized */
+	uint32_t naddrs;
+	uint32_t addr_cap;
 	uint32_t thread_cap;
 	uint64_t boot_to_real;		/* CLOCK_REALTIME - CLOCK_BOOTTIME */
 	struct space *spaces;
@@ -129,6 +142,12 @@ static const struct kallsyms *kernel_symbols(struct symbolizer *s)
 		s->loaded = true;
 	}
 	return s->ksyms;
+}
+
+/* symbolizer__warm() - load kernel symbols now, before the first dump needs them. */
+void symbolizer__warm(struct symbolizer *s)
+{
+	kernel_symbols(s);
 }
 
 /* -------------------------------------------------------------- helpers */
@@ -686,6 +705,42 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	return frame_of(e, &f, idx);
 }
 
+static uint64_t addr_hash(const struct addr_frame *k)
+{
+	uint64_t key[2] = { k->addr, (uint64_t)k->space << 32 | k->leaf };
+
+	return fr_hash64(key, sizeof(key), 0x616464);
+}
+
+/*
+ * An address resolves the same way every time within one space: look it
+ * up once per dump. True and *@idx set when @k was symbolized already.
+ */
+static bool cached_frame(struct encoder *e, const struct addr_frame *k, uint32_t *idx)
+{
+	uint32_t i;
+
+	if (!idmap__get(&e->addr_of, addr_hash(k), &i))
+		return false;
+	if (e->addrs[i].addr != k->addr || e->addrs[i].space != k->space ||
+	    e->addrs[i].leaf != k->leaf)
+		return false;	/* a hash collision: symbolize it again */
+	*idx = e->addrs[i].frame;
+	e->st.cached_frames++;
+	return true;
+}
+
+static int cache_frame(struct encoder *e, const struct addr_frame *k, uint32_t frame)
+{
+	int err = grow((void **)&e->addrs, &e->addr_cap, e->naddrs + 1, sizeof(*e->addrs));
+
+	if (err)
+		return err;
+	e->addrs[e->naddrs] = *k;
+	e->addrs[e->naddrs].frame = frame;
+	return idmap__put(&e->addr_of, addr_hash(k), e->naddrs++);
+}
+
 static int symbolize_stack(struct encoder *e, uint32_t sidx)
 {
 	struct fr_dump_stack *s = &e->d->stack[sidx];
@@ -705,12 +760,28 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	if (s->un && FR_STACK_SLOT(tag))
 		sp = space_of(e, FR_STACK_SLOT(tag), e->stack_ts[sidx]);
 	for (uint32_t i = 0; i < n; i++) {
-		if (i < s->kn)
-			err = kernel_frame(e, ips[i], i, &s->frames[i]);
+		bool user = i >= s->kn;
+		uint32_t pos = user ? i - s->kn : i;
+		struct addr_frame key = {
+			.addr = ips[i], .leaf = !pos,
+			.space = user && sp ? (uint32_t)(sp - e->spaces) : FR_NO_SPACE,
+		};
+
+		if (!user)
+			key.leaf |= 2;	/* a kernel address is not a user one */
+		if (cached_frame(e, &key, &s->frames[i]))
+			continue;
+		if (!user)
+			err = kernel_frame(e, ips[i], pos, &s->frames[i]);
 		else
-			err = user_frame(e, sp, ips[i], i - s->kn, &s->frames[i]);
+			err = user_frame(e, sp, ips[i], pos, &s->frames[i]);
+		if (!err)
+			err = cache_frame(e, &key, s->frames[i]);
 		if (err)
 			return err;
+		/* user_frame() may have grown spaces[]: find sp again. */
+		if (sp && key.space != FR_NO_SPACE)
+			sp = &e->spaces[key.space];
 	}
 	return 0;
 }
@@ -761,7 +832,7 @@ struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
 	    idmap__init(&e->proc_of_id, 256) || idmap__init(&e->str_of_id, 256) ||
 	    idmap__init(&e->stack_of_id, 1024) || idmap__init(&e->frame_of, 1024) ||
 	    idmap__init(&e->bin_of, 64) || idmap__init(&e->space_of_slot, 64) ||
-	    idmap__init(&e->thread_of, 256) ||
+	    idmap__init(&e->thread_of, 256) || idmap__init(&e->addr_of, 4096) ||
 	    add_str(e, "", 0, &empty)) {
 		encoder__free(e);
 		errno = ENOMEM;
@@ -779,6 +850,8 @@ void encoder__free(struct encoder *e)
 		proc_meta__put(e->spaces[i].fresh);
 		perfmap__free(e->spaces[i].perfmap);
 	}
+	free(e->addrs);
+	idmap__destroy(&e->addr_of);
 	idmap__destroy(&e->thread_of);
 	free(e->spaces);
 	free(e->stack_ids);

@@ -24,6 +24,7 @@ struct symbolizer;
 
 struct symbolizer *symbolizer__new(struct symcache *cache);
 void symbolizer__free(struct symbolizer *s);
+void symbolizer__warm(struct symbolizer *s);
 
 struct encode_in {
 	const struct drain_tables *t;
@@ -38,10 +39,11 @@ struct encode_in {
 
 struct encoder_stats {
 	uint64_t stale;			/* events recycled before they were written */
-	uint64_t user_frames;
+	uint64_t user_frames;		/* distinct (space, address) looked up */
 	uint64_t user_resolved;
-	uint64_t kernel_frames;
+	uint64_t kernel_frames;		/* distinct kernel addresses looked up */
 	uint64_t kernel_resolved;
+	uint64_t cached_frames;		/* stack entries answered without a lookup */
 	uint64_t snapshot_procs;
 	uint64_t snapshot_gone;
 	uint64_t maps_reread;		/* live processes re-read for unknown addresses */

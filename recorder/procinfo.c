@@ -427,6 +427,8 @@ struct procinfo {
 	size_t ndeferred;
 	bool busy;
 	bool stop;
+	uint64_t queued[2];	/* requests ever queued, per queue (not deferred) */
+	uint64_t done[2];	/* of those, handled (each queue is FIFO) */
 	struct procinfo_stats st;
 };
 
@@ -564,8 +566,8 @@ static void *worker(void *arg)
 {
 	struct procinfo *pi = arg;
 	struct req r;
-
 	uint64_t next;
+	int taken;
 
 	pthread_mutex_lock(&pi->lock);
 	for (;;) {
@@ -574,12 +576,15 @@ static void *worker(void *arg)
 			wait_work(pi, next);
 		if (pi->stop)
 			break;
+		/* Due re-reads are taken only with both queues empty. */
+		taken = -1;
 		for (int k = 0; k < 2; k++) {
 			if (!pi->len[k])
 				continue;
 			r = pi->q[k * pi->cap + pi->head[k]];
 			pi->head[k] = (pi->head[k] + 1) % pi->cap;
 			pi->len[k]--;
+			taken = k;
 			break;
 		}
 		pi->busy = true;
@@ -592,8 +597,9 @@ static void *worker(void *arg)
 			do_read(pi, &r);
 		pthread_mutex_lock(&pi->lock);
 		pi->busy = false;
-		if (!pi->len[0] && !pi->len[1])
-			pthread_cond_broadcast(&pi->idle);
+		if (taken >= 0)
+			pi->done[taken]++;
+		pthread_cond_broadcast(&pi->idle);
 	}
 	pthread_mutex_unlock(&pi->lock);
 	return NULL;
@@ -697,6 +703,7 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	if (kind == FR_INFO_INHERIT)
 		r->n = 0;	/* ips[] holds the parent, not addresses */
 	pi->len[k]++;
+	pi->queued[k]++;
 	/* The worker sleeps only with both queues empty: wake it then, only. */
 	if (was_empty)
 		pthread_cond_signal(&pi->more);
@@ -732,13 +739,14 @@ void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st)
 }
 
 /*
- * procinfo__idle() - wait up to @timeout_ns for the queue to drain, so a
- * dump sees what was requested before it. Returns 0 or -ETIMEDOUT.
+ * procinfo__sync() - wait up to @timeout_ns until every request queued
+ * before this call has been handled, so a dump sees them; requests queued
+ * meanwhile do not hold it up. Returns 0 or -ETIMEDOUT.
  */
-int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns)
+int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns)
 {
 	struct timespec ts;
-	uint64_t end;
+	uint64_t end, want[2];
 	int err = 0;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -746,7 +754,9 @@ int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns)
 	ts.tv_sec = end / FR_NSEC_PER_SEC;
 	ts.tv_nsec = end % FR_NSEC_PER_SEC;
 	pthread_mutex_lock(&pi->lock);
-	while ((pi->len[0] || pi->len[1] || pi->busy) && !err)
+	want[0] = pi->queued[0];
+	want[1] = pi->queued[1];
+	while ((pi->done[0] < want[0] || pi->done[1] < want[1]) && !err)
 		err = pthread_cond_timedwait(&pi->idle, &pi->lock, &ts);
 	pthread_mutex_unlock(&pi->lock);
 	return err ? -ETIMEDOUT : 0;

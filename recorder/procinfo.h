@@ -95,6 +95,6 @@ int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t
 		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
 void procinfo__set_what(struct procinfo *pi, unsigned what);
-int procinfo__idle(struct procinfo *pi, uint64_t timeout_ns);
+int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns);
 
 #endif /* FR_PROCINFO_H */

@@ -8,6 +8,7 @@ capabilities dropped after start-up."""
 import grp
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -324,6 +325,22 @@ def capabilities():
         allk = [e for e in events(path) if e["type"] == "sample" and e["kernel_frames"]] if path else []
         tap.ok(allk and all(not e["stack"][0].startswith("0x") for e in allk),
                f"kernel frames still resolve from /proc/kallsyms (CAP_SYSLOG, {len(allk)} samples)")
+    finally:
+        d.cleanup()
+    # The dump thread was started at nice -10 before the capability drop.
+    d = Daemon(tap, window="5s")
+    try:
+        tap.ok(d.ready(), "daemon ready", d.log())
+        nices = {}
+        for tid in os.listdir(f"/proc/{d.proc.pid}/task"):
+            st = open(f"/proc/{d.proc.pid}/task/{tid}/stat").read()
+            nices[int(tid)] = int(st.rsplit(")", 1)[1].split()[16])
+        tap.diag(f"nice values of the daemon's threads: {nices}")
+        tap.eq(nices.get(d.proc.pid), 0, "the main thread (drain, triggers) runs at nice 0")
+        tap.eq(sorted(nices.values()).count(-10), 1,
+               "one thread, the dump writer, runs at nice -10 without CAP_SYS_NICE kept")
+        path = d.dump()
+        tap.ok(path and reads_back(path), "and it writes dumps")
     finally:
         d.cleanup()
 
