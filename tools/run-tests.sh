@@ -22,6 +22,9 @@ done
 # libFuzzer targets (clang, ASan+UBSan); FR_FUZZ_SECONDS per fuzzer, both at once
 echo "=== fuzzing in build-fuzz ==="
 tests/fuzz/run-fuzz.sh build-fuzz || status=1
+# Every benchmark in its quick mode: they must run and produce numbers (no timings judged).
+echo "=== benchmark smoke test ==="
+tools/bench/smoke.sh build > build/bench-smoke.tap || status=1
 python3 tools/tap-summary.py build/meson-logs/testlog.json \
-	build-asan/meson-logs/testlog.json build-fuzz/fuzz.tap || status=1
+	build-asan/meson-logs/testlog.json build-fuzz/fuzz.tap build/bench-smoke.tap || status=1
 exit $status

@@ -56,6 +56,8 @@ try:
     text = re.sub(r"(?m)^directory = .*$", f"directory = {dest}/var/lib/flightrec", text)
     text = re.sub(r"(?m)^socket = .*$", f"socket = {dest}/run/flightrec/control.sock", text)
     os.makedirs(os.path.join(dest, "run/flightrec"), mode=0o700, exist_ok=True)
+    # As on a real root, /var/lib exists; the daemon creates only its own directory.
+    os.makedirs(os.path.join(dest, "var/lib"), mode=0o755, exist_ok=True)
     with open(conf, "w") as f:
         f.write(text)
     os.chmod(conf, 0o644)
