@@ -387,6 +387,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	e = sampler__list_tasks(dm->sampler, scan_task, dm);
 	if (e)
 		fr_warn("failed to scan live processes: %s, ignoring", strerror(-e));
+	procinfo__kick(dm->procinfo);
 	e = setup_loop(dm);
 	if (e) {
 		fr_err("failed to set up the event loop: %s", strerror(-e));
@@ -596,6 +597,7 @@ static void pump(struct daemon *dm)
 
 	if (r < 0)
 		fr_err("failed to drain the BPF ring: %s", strerror(-r));
+	procinfo__kick(dm->procinfo);	/* the /proc reads this batch asked for */
 	for (uint32_t i = 0; i < dm->nqueued; i++)
 		plan__fire(dm, &dm->oom_trig, &dm->queued[i], 0);
 	dm->nqueued = 0;

@@ -360,6 +360,7 @@ void plan__try_freeze(struct daemon *dm)
 	}
 	dm->next_start = now + FR_DUMP_GAP_NS;
 	err = drain__sync(dm->drain, dm->rb, p->freeze, FR_SYNC_TIMEOUT_NS);
+	procinfo__kick(dm->procinfo);
 	if (err)
 		fr_warn("failed to drain up to the freeze: %s, dumping what was drained",
 			strerror(-err));

@@ -27,6 +27,8 @@
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
+#define FR_INFO_SLACK_NS	(5 * 1000 * 1000ULL)	/* deferred reads due this close: one wakeup */
+#define FR_INFO_KICK_LEN	64	/* wake the worker without waiting for a kick */
 #define FR_DEFERRED_MAX		256	/* re-reads waiting for the rate limit */
 
 /* ------------------------------------------------------------- /proc reads */
@@ -526,12 +528,15 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 		proc_meta__put(m);
 }
 
-/* Under the lock: take a deferred re-read that is due; false if none. */
+/*
+ * Under the lock: take a deferred re-read that is due, or nearly (those
+ * due within FR_INFO_SLACK_NS share one wakeup); false if none.
+ */
 static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_t *next)
 {
 	*next = UINT64_MAX;
 	for (size_t i = 0; i < pi->ndeferred; i++) {
-		if (pi->due[i] <= now) {
+		if (pi->due[i] <= now + FR_INFO_SLACK_NS) {
 			*out = pi->deferred[i];
 			pi->deferred[i] = pi->deferred[--pi->ndeferred];
 			pi->due[i] = pi->due[pi->ndeferred];
@@ -671,7 +676,6 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n)
 {
 	int k = kind == FR_INFO_READ_LATER;
-	bool was_empty;
 	struct req *r;
 	int err = 0;
 
@@ -680,13 +684,10 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	if (kind == FR_INFO_READ_SOON) {
 		struct req soon = { .kind = FR_INFO_READ, .slot = slot, .pid = pid, .start = start };
 
-		if (defer_locked(pi, &soon, fr_boottime_ns() + FR_INFO_SOON_NS)) {
-			pthread_cond_signal(&pi->more);	/* it may wait without a deadline */
-			goto out;
-		}
+		if (defer_locked(pi, &soon, fr_boottime_ns() + FR_INFO_SOON_NS))
+			goto out;	/* procinfo__kick() sets the worker's deadline */
 		kind = FR_INFO_READ;
 	}
-	was_empty = !pi->len[0] && !pi->len[1];
 	if (pi->len[k] == pi->cap) {
 		pi->st.dropped++;
 		err = -EAGAIN;
@@ -704,12 +705,25 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 		r->n = 0;	/* ips[] holds the parent, not addresses */
 	pi->len[k]++;
 	pi->queued[k]++;
-	/* The worker sleeps only with both queues empty: wake it then, only. */
-	if (was_empty)
+	/* Woken once per batch by procinfo__kick(), or when the queue fills up. */
+	if (pi->len[k] == FR_INFO_KICK_LEN)
 		pthread_cond_signal(&pi->more);
 out:
 	pthread_mutex_unlock(&pi->lock);
 	return err;
+}
+
+/*
+ * procinfo__kick() - the caller has queued a batch: wake the worker for it
+ * (and for new deadlines of deferred reads). One wakeup per batch rather
+ * than per request keeps the daemon's context switches down.
+ */
+void procinfo__kick(struct procinfo *pi)
+{
+	pthread_mutex_lock(&pi->lock);
+	if (pi->len[0] || pi->len[1] || pi->ndeferred)
+		pthread_cond_signal(&pi->more);
+	pthread_mutex_unlock(&pi->lock);
 }
 
 /* procinfo__set_what() - FR_META_* flags for the reads from now on. */
@@ -756,6 +770,7 @@ int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns)
 	pthread_mutex_lock(&pi->lock);
 	want[0] = pi->queued[0];
 	want[1] = pi->queued[1];
+	pthread_cond_signal(&pi->more);
 	while ((pi->done[0] < want[0] || pi->done[1] < want[1]) && !err)
 		err = pthread_cond_timedwait(&pi->idle, &pi->lock, &ts);
 	pthread_mutex_unlock(&pi->lock);

@@ -94,6 +94,7 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t start,
 		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
+void procinfo__kick(struct procinfo *pi);
 void procinfo__set_what(struct procinfo *pi, unsigned what);
 int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns);
 
