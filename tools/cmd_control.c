@@ -37,7 +37,7 @@ static int ask(const char *path, const char *request, int timeout_s, char **repl
 	size_t len = 0, cap = 4096;
 	char *buf = NULL;
 	time_t end = time(NULL) + timeout_s;
-	int fd, rc = FR_EXIT_FAIL;
+	int fd, rc = FR_EXIT_FAIL, send_err = 0;
 
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		fprintf(stderr, "flightrec: socket path '%s' is too long\n", path);
@@ -51,9 +51,14 @@ static int ask(const char *path, const char *request, int timeout_s, char **repl
 			errno == EACCES ? " (the control socket is for root)" : "");
 		goto out;
 	}
+	/* A refused client may find the reply already there and the peer gone. */
 	if (send(fd, request, strlen(request), MSG_NOSIGNAL) < 0) {
-		fprintf(stderr, "flightrec: failed to send to '%s': %s\n", path, strerror(errno));
-		goto out;
+		send_err = errno;
+		if (send_err != EPIPE && send_err != ECONNRESET) {
+			fprintf(stderr, "flightrec: failed to send to '%s': %s\n", path,
+				strerror(send_err));
+			goto out;
+		}
 	}
 	buf = malloc(cap);
 	if (!buf)
@@ -77,15 +82,19 @@ static int ask(const char *path, const char *request, int timeout_s, char **repl
 		n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0 && errno == ECONNRESET && len)
 			break;	/* the daemon said its piece and hung up */
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && !send_err) {
 			fprintf(stderr, "flightrec: failed to read from '%s': %s\n", path, strerror(errno));
 			goto out;
 		}
-		if (!n)
+		if (n <= 0)
 			break;
 		len += n;
+	}
+	if (send_err && !len) {
+		fprintf(stderr, "flightrec: failed to send to '%s': %s\n", path, strerror(send_err));
+		goto out;
 	}
 	buf[len] = 0;
 	*reply = buf;
