@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,6 +298,7 @@ static void *dump_thread(void *arg)
 	uint64_t one = 1;
 
 	symbolizer__warm(dp->sym);
+	malloc_trim(0);		/* the parse's scratch is locked memory: give it back */
 	pthread_mutex_lock(&dp->lock);
 	for (;;) {
 		while (!dp->pending && !dp->stop)
@@ -306,6 +308,7 @@ static void *dump_thread(void *arg)
 		pthread_mutex_unlock(&dp->lock);
 		write_dump(dp);
 		dp->res.elapsed_ns = fr_boottime_ns() - dp->req.requested;
+		malloc_trim(0);	/* and the dump's buffers */
 		pthread_mutex_lock(&dp->lock);
 		dp->pending = false;
 		if (write(dp->efd, &one, sizeof(one)) < 0)

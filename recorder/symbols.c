@@ -853,6 +853,17 @@ static int kallsyms__add_line(struct kallsyms *k, struct fr_kload *st,
 	return 0;
 }
 
+/* Shrink *@p to @size bytes; true if it moved or shrank. Failure keeps it. */
+static bool shrink(void **p, size_t size)
+{
+	void *q = realloc(*p, size ? size : 1);
+
+	if (!q)
+		return false;
+	*p = q;
+	return true;
+}
+
 static int ksym__cmp(const void *a, const void *b)
 {
 	const struct fr_ksym *x = a, *y = b;
@@ -901,6 +912,10 @@ static void kallsyms__finish(struct kallsyms *k)
 		else
 			s->end = tail;
 	}
+	/* Kept for the daemon's life: give back the growth slack. */
+	shrink((void **)&k->syms, n * sizeof(*k->syms));
+	if (shrink((void **)&k->names.buf, k->names.len ? k->names.len : 1))
+		k->names.cap = k->names.len;
 }
 
 void kallsyms__free(struct kallsyms *k)
