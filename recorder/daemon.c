@@ -307,7 +307,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	struct sampler_opts so = { .frequency = cfg->frequency, .ring_bytes = cfg->ring_bytes };
 	char err[512];
 	sigset_t mask;
-	int e, locked;
+	int e;
 
 	/* Before any thread starts: threads inherit the mask, and only the
 	 * signalfd may see these signals. */
@@ -323,10 +323,10 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	e = prepare_output(dm);
 	if (e)
 		return e;
-	locked = privs__lock_memory();
-	if (locked)
+	e = privs__lock_memory();
+	if (e)
 		fr_warn("failed to lock memory (mlockall): %s; a dump under memory pressure may "
-			"stall on page faults, ignoring", strerror(-locked));
+			"stall on page faults, ignoring", strerror(-e));
 	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dm->epfd < 0) {
 		e = -errno;
@@ -340,8 +340,6 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		       cfg->memory_bytes, strerror(-e));
 		return e;
 	}
-	/* Window pages given back as it ages are locked again when refilled. */
-	window__set_locked(drain__tables(dm->drain)->win, !locked);
 	e = setup_triggers(dm);
 	if (!e)
 		e = pressure__init(dm);

@@ -19,7 +19,6 @@
 #include "window.h"
 
 #define FR_NO_PIN	UINT64_MAX
-#define FR_RELEASE_SLOTS	(1u << 16)	/* give pages back 2 MiB at a time */
 #define FR_SLOT_WORDS	(sizeof(struct fr_event) / sizeof(uint64_t))
 
 struct window {
@@ -30,8 +29,6 @@ struct window {
 	size_t map_len;
 	uint64_t span;
 	uint64_t pin;
-	uint64_t released;		/* slots before this gave their pages back */
-	bool locked;			/* the mapping is mlock'ed on fault */
 	fr_event_evict_fn evict;
 	void *ctx;
 	struct window_stats st;
@@ -132,56 +129,6 @@ int window__evict_oldest(struct window *w)
 	return 0;
 }
 
-/* window__set_locked() - the daemon locked its memory: re-lock given-back pages. */
-void window__set_locked(struct window *w, bool locked)
-{
-	w->locked = locked;
-}
-
-/* Give back whole pages of ring positions [@from, @to) (byte offsets). */
-static void release_bytes(struct window *w, size_t from, size_t to)
-{
-	size_t page = 4096;
-	uint8_t *base = (uint8_t *)w->slots;
-
-	from = (from + page - 1) & ~(page - 1);
-	to &= ~(page - 1);
-	if (to <= from)
-		return;
-	munlock(base + from, to - from);
-	madvise(base + from, to - from, MADV_DONTNEED);
-	if (w->locked)
-		mlock2(base + from, to - from, MLOCK_ONFAULT);
-}
-
-/*
- * The slots behind the tail hold nothing until the head comes round again:
- * give their pages back (they fault in again, zeroed, when written), so
- * the resident set follows the window's span, not the ring's size. Only
- * positions the head has not reached again are touched.
- */
-static void release_behind(struct window *w, uint64_t tail)
-{
-	uint64_t head = atomic_load_explicit(&w->head, memory_order_relaxed);
-	size_t a, b;
-
-	if (head > w->nslots && w->released < head - w->nslots)
-		w->released = head - w->nslots;
-	if (tail < w->released + FR_RELEASE_SLOTS)
-		return;
-	a = (w->released % w->nslots) * sizeof(struct fr_event);
-	b = (tail % w->nslots) * sizeof(struct fr_event);
-	if (tail - w->released >= w->nslots)
-		release_bytes(w, 0, w->nslots * sizeof(struct fr_event));
-	else if (a < b)
-		release_bytes(w, a, b);
-	else {
-		release_bytes(w, a, w->nslots * sizeof(struct fr_event));
-		release_bytes(w, 0, b);
-	}
-	w->released = tail;
-}
-
 /*
  * window__expire() - age out events older than @now - span, stopping at a
  * reader's pin. Events must have been appended in time order.
@@ -201,7 +148,6 @@ void window__expire(struct window *w, uint64_t now)
 		evict_tail(w, tail);
 		tail++;
 	}
-	release_behind(w, tail);
 }
 
 /*
@@ -285,21 +231,6 @@ uint64_t window__tail(const struct window *w)
 size_t window__capacity(const struct window *w)
 {
 	return w->nslots;
-}
-
-/* window__resident() - bytes of the ring in memory now (mincore), or 0. */
-size_t window__resident(const struct window *w)
-{
-	size_t page = 4096, pages = (w->map_len + page - 1) / page, n = 0;
-	unsigned char *vec = malloc(pages);
-
-	if (!vec)
-		return 0;
-	if (!mincore(w->slots, w->map_len, vec))
-		for (size_t i = 0; i < pages; i++)
-			n += vec[i] & 1;
-	free(vec);
-	return n * page;
 }
 
 /*

@@ -72,7 +72,6 @@ void window__append(struct window *w, const struct fr_event *ev);
 void window__expire(struct window *w, uint64_t now);
 int window__evict_oldest(struct window *w);
 void window__set_span(struct window *w, uint64_t span_ns);
-void window__set_locked(struct window *w, bool locked);
 uint64_t window__span(const struct window *w);
 void window__pin(struct window *w, uint64_t idx);
 void window__unpin(struct window *w);
@@ -83,7 +82,6 @@ const struct window_stats *window__stats(const struct window *w);
 uint64_t window__head(const struct window *w);
 uint64_t window__tail(const struct window *w);
 size_t window__capacity(const struct window *w);
-size_t window__resident(const struct window *w);
 int window__read(const struct window *w, uint64_t idx, struct fr_event *out);
 
 #endif /* FR_WINDOW_H */

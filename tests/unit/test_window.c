@@ -180,35 +180,8 @@ static void test_concurrent_reader(void)
 	window__free(s.w);
 }
 
-/* The ring gives back the pages behind the tail: resident memory follows the span. */
-static void test_release(void)
-{
-	struct window *w = window__new(1 << 20, SEC, NULL, NULL);	/* 32 MiB */
-	struct fr_event e;
-	size_t peak = 0;
-
-	for (uint64_t i = 1; i <= 4000000; i++) {
-		e = ev_at(i * 10000);	/* 10 us apart: 1 s is 100k events */
-		window__append(w, &e);
-		if (i % 1000 == 0) {
-			window__expire(w, i * 10000);
-			if (i % 500000 == 0 && window__resident(w) > peak)
-				peak = window__resident(w);
-		}
-	}
-	tap_diag("resident: peak %zu KiB of a %zu KiB ring holding %llu events", peak >> 10,
-		 window__capacity(w) * sizeof(struct fr_event) >> 10,
-		 (unsigned long long)(window__head(w) - window__tail(w)));
-	ok(peak > 0 && peak < 12u << 20,
-	   "with a 1 s span the ring keeps about the span resident, not all 32 MiB");
-	is_int(window__read(w, window__head(w) - 1, &e), 0, "and the newest events read back");
-	ok(consistent(&e) && e.ts == 4000000ULL * 10000, "intact");
-	window__free(w);
-}
-
 int main(void)
 {
-	test_release();
 	test_time_eviction();
 	test_space_eviction();
 	test_pin();
