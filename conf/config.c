@@ -956,31 +956,30 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 }
 
 /*
- * conf_key__set_path() - validate an absolute path and store a copy.
- * Returns 0, -EINVAL or -ENOMEM with *@why set.
+ * find_control() - the index of the first control character in @value
+ * (tabs allowed when @tabs), or -1 when there is none.
  */
-static int conf_key__set_path(const struct conf_key *k, void *base,
-			      const char *value, const char **why)
+static ssize_t find_control(const char *value, bool tabs)
+{
+	for (size_t i = 0; value[i]; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		if ((c < 0x20 && !(tabs && c == '\t')) || c == 0x7f)
+			return (ssize_t)i;
+	}
+	return -1;
+}
+
+/*
+ * conf_key__store() - store a copy of the checked string @value in @k's
+ * field of @base, freeing the old one. Returns 0, or -ENOMEM with *@why set.
+ */
+static int conf_key__store(const struct conf_key *k, void *base,
+			   const char *value, const char **why)
 {
 	char **field = conf_key__field(k, base);
-	size_t len = strlen(value), i;
-	char *copy;
+	char *copy = strdup(value);
 
-	if (value[0] != '/') {
-		*why = "not an absolute path";
-		return -EINVAL;
-	}
-	for (i = 0; i < len; i++) {
-		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f) {
-			*why = "contains a control character";
-			return -EINVAL;
-		}
-	}
-	if (len < k->min || len > k->max) {
-		*why = "too long";
-		return -EINVAL;
-	}
-	copy = strdup(value);
 	if (!copy) {
 		*why = "out of memory";
 		return -ENOMEM;
@@ -991,6 +990,30 @@ static int conf_key__set_path(const struct conf_key *k, void *base,
 }
 
 /*
+ * conf_key__set_path() - validate an absolute path and store a copy.
+ * Returns 0, -EINVAL or -ENOMEM with *@why set.
+ */
+static int conf_key__set_path(const struct conf_key *k, void *base,
+			      const char *value, const char **why)
+{
+	size_t len = strlen(value);
+
+	if (value[0] != '/') {
+		*why = "not an absolute path";
+		return -EINVAL;
+	}
+	if (find_control(value, false) >= 0) {
+		*why = "contains a control character";
+		return -EINVAL;
+	}
+	if (len < k->min || len > k->max) {
+		*why = "too long";
+		return -EINVAL;
+	}
+	return conf_key__store(k, base, value, why);
+}
+
+/*
  * conf_key__set_group() - check the spelling of a group name and store a
  * copy; whether the group exists is for the load to judge. Returns 0,
  * -EINVAL or -ENOMEM with *@why set.
@@ -998,32 +1021,24 @@ static int conf_key__set_path(const struct conf_key *k, void *base,
 static int conf_key__set_group(const struct conf_key *k, void *base,
 			       const char *value, const char **why)
 {
-	char **field = conf_key__field(k, base);
-	size_t len = strlen(value), i;
-	char *copy;
+	ssize_t ctl = find_control(value, false);
+	const char *colon = strchr(value, ':');
+	size_t len = strlen(value);
 
-	for (i = 0; i < len; i++) {
-		if ((unsigned char)value[i] < 0x20 || value[i] == 0x7f) {
-			*why = "contains a control character";
-			return -EINVAL;
-		}
-		if (value[i] == ':') {
-			*why = "contains ':'";
-			return -EINVAL;
-		}
+	/* Whichever comes first is what the message names. */
+	if (ctl >= 0 && (!colon || ctl < colon - value)) {
+		*why = "contains a control character";
+		return -EINVAL;
+	}
+	if (colon) {
+		*why = "contains ':'";
+		return -EINVAL;
 	}
 	if (len < k->min || len > k->max) {
 		*why = "too long";
 		return -EINVAL;
 	}
-	copy = strdup(value);
-	if (!copy) {
-		*why = "out of memory";
-		return -ENOMEM;
-	}
-	free(*field);
-	*field = copy;
-	return 0;
+	return conf_key__store(k, base, value, why);
 }
 
 /*
@@ -1035,18 +1050,13 @@ static int conf_key__set_group(const struct conf_key *k, void *base,
 static int conf_key__set_command(const struct conf_key *k, void *base,
 				 const char *value, const char **why)
 {
-	char **field = conf_key__field(k, base);
-	char **argv, *copy;
+	char **argv;
 	bool absolute;
 	int argc, ret;
-	size_t i;
 
-	for (i = 0; value[i]; i++) {
-		if (((unsigned char)value[i] < 0x20 && value[i] != '\t') ||
-		    value[i] == 0x7f) {
-			*why = "contains a control character";
-			return -EINVAL;
-		}
+	if (find_control(value, true) >= 0) {
+		*why = "contains a control character";
+		return -EINVAL;
 	}
 	ret = conf__split(value, &argv, &argc, why);
 	if (ret)
@@ -1057,14 +1067,7 @@ static int conf_key__set_command(const struct conf_key *k, void *base,
 		*why = "the program must be an absolute path";
 		return -EINVAL;
 	}
-	copy = strdup(value);
-	if (!copy) {
-		*why = "out of memory";
-		return -ENOMEM;
-	}
-	free(*field);
-	*field = copy;
-	return 0;
+	return conf_key__store(k, base, value, why);
 }
 
 /*
