@@ -194,42 +194,70 @@ void procmaps__free(struct procmaps *pm)
 	free(pm);
 }
 
-struct procmaps *procmaps__parse(FILE *f)
+/*
+ * read_lines() - call @fn(@ctx, line) for each line of @f, stopping at the
+ * first non-zero return. Returns 0, what @fn returned, or -errno of a read
+ * error.
+ */
+static int read_lines(FILE *f, int (*fn)(void *ctx, char *line), void *ctx)
 {
-	struct procmaps *pm;
 	char *line = NULL;
-	size_t lcap = 0, cap = 0;
+	size_t lcap = 0;
 	int r = 0;
 
-	pm = calloc(1, sizeof(*pm));
-	if (!pm)
-		return NULL;
 	errno = 0;
-	while (getline(&line, &lcap, f) >= 0) {
-		r = fr_grow((void **)&pm->m, &cap, pm->n + 1, sizeof(*pm->m));
-		if (r)
-			goto out;
-		r = mapping__parse(line, &pm->m[pm->n]);
-		if (r == -EINVAL) {
-			r = 0;
-			continue;
-		}
-		if (r)
-			goto out;
-		pm->n++;
-	}
-	if (ferror(f))
+	while (!r && getline(&line, &lcap, f) >= 0)
+		r = fn(ctx, line);
+	if (!r && ferror(f))
 		r = errno ? -errno : -EIO;
-	else if (pm->n)
-		qsort(pm->m, pm->n, sizeof(*pm->m), mapping__cmp);
-out:
 	free(line);
+	return r;
+}
+
+/* Parser state of one /proc/PID/maps read. */
+struct fr_mload {
+	struct procmaps *pm;
+	size_t cap;
+};
+
+/*
+ * procmaps__add_line() - add the mapping of @line, unless it is malformed.
+ * Returns 0 or -ENOMEM.
+ */
+static int procmaps__add_line(void *ctx, char *line)
+{
+	struct fr_mload *st = ctx;
+	struct procmaps *pm = st->pm;
+	int r;
+
+	r = fr_grow((void **)&pm->m, &st->cap, pm->n + 1, sizeof(*pm->m));
+	if (r)
+		return r;
+	r = mapping__parse(line, &pm->m[pm->n]);
+	if (r == -EINVAL)
+		return 0;
+	if (!r)
+		pm->n++;
+	return r;
+}
+
+struct procmaps *procmaps__parse(FILE *f)
+{
+	struct fr_mload st = { 0 };
+	int r;
+
+	st.pm = calloc(1, sizeof(*st.pm));
+	if (!st.pm)
+		return NULL;
+	r = read_lines(f, procmaps__add_line, &st);
+	if (!r && st.pm->n)
+		qsort(st.pm->m, st.pm->n, sizeof(*st.pm->m), mapping__cmp);
 	if (r) {
-		procmaps__free(pm);
+		procmaps__free(st.pm);
 		errno = -r;
 		return NULL;
 	}
-	return pm;
+	return st.pm;
 }
 
 struct procmaps *procmaps__read(int pid)
@@ -792,6 +820,7 @@ static int kallsyms__type_rank(char type)
 
 /* Parser state: the last module interned, reused for its next symbols. */
 struct fr_kload {
+	struct kallsyms *k;
 	size_t cap, text_seen;
 	uint32_t last_mod;	/* pool offset, FR_NO_MODULE before any */
 };
@@ -800,9 +829,10 @@ struct fr_kload {
  * kallsyms__add_line() - add the text symbol of @line, if any, to @k.
  * Returns 0 (also for lines that are ignored) or -ENOMEM / -E2BIG.
  */
-static int kallsyms__add_line(struct kallsyms *k, struct fr_kload *st,
-			      char *line)
+static int kallsyms__add_line(void *ctx, char *line)
 {
+	struct fr_kload *st = ctx;
+	struct kallsyms *k = st->k;
 	const char *p = line;
 	struct fr_ksym *ks;
 	char *name, *mod, *end;
@@ -931,36 +961,27 @@ struct kallsyms *kallsyms__load(const char *path)
 {
 	struct fr_kload st = { .last_mod = FR_NO_MODULE };
 	struct kallsyms *k;
-	char *line = NULL;
-	size_t lcap = 0;
 	FILE *f = NULL;
 	int r = 0;
 
 	k = calloc(1, sizeof(*k));
 	if (!k)
 		return NULL;
+	st.k = k;
 	f = fopen(path, "re");
 	if (!f) {
 		r = -errno;
 		goto out;
 	}
-	errno = 0;
-	while (getline(&line, &lcap, f) >= 0) {
-		r = kallsyms__add_line(k, &st, line);
-		if (r)
-			goto out;
-	}
-	if (ferror(f)) {
-		r = errno ? -errno : -EIO;
+	r = read_lines(f, kallsyms__add_line, &st);
+	if (r)
 		goto out;
-	}
 	if (st.text_seen && !k->n) {
 		r = -EPERM;
 		goto out;
 	}
 	kallsyms__finish(k);
 out:
-	free(line);
 	if (f)
 		fclose(f);
 	if (r) {
@@ -1019,12 +1040,20 @@ struct perfmap {
 	struct fr_strpool names;
 };
 
+/* Parser state of one perf map read. */
+struct fr_pload {
+	struct perfmap *p;
+	size_t cap;
+};
+
 /*
  * perfmap__add_line() - add the entry of @line to @p unless the line is
  * malformed. Returns 0, -ENOMEM or -E2BIG.
  */
-static int perfmap__add_line(struct perfmap *p, size_t *cap, char *line)
+static int perfmap__add_line(void *ctx, char *line)
 {
+	struct fr_pload *st = ctx;
+	struct perfmap *p = st->p;
 	const char *s = line;
 	struct fr_pentry *e;
 	uint64_t start, size;
@@ -1041,7 +1070,7 @@ static int perfmap__add_line(struct perfmap *p, size_t *cap, char *line)
 	if (!len || !size || start + size < start)
 		return 0;
 
-	r = fr_grow((void **)&p->e, cap, p->n + 1, sizeof(*p->e));
+	r = fr_grow((void **)&p->e, &st->cap, p->n + 1, sizeof(*p->e));
 	if (r)
 		return r;
 	e = &p->e[p->n];
@@ -1075,30 +1104,24 @@ void perfmap__free(struct perfmap *p)
 
 struct perfmap *perfmap__load(const char *path)
 {
+	struct fr_pload st = { 0 };
 	struct perfmap *p;
-	char *line = NULL;
-	size_t lcap = 0, cap = 0, n = 0;
 	FILE *f = NULL;
+	size_t n = 0;
 	int r = 0;
 
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
+	st.p = p;
 	f = fopen(path, "re");
 	if (!f) {
 		r = -errno;
 		goto out;
 	}
-	errno = 0;
-	while (getline(&line, &lcap, f) >= 0) {
-		r = perfmap__add_line(p, &cap, line);
-		if (r)
-			goto out;
-	}
-	if (ferror(f)) {
-		r = errno ? -errno : -EIO;
+	r = read_lines(f, perfmap__add_line, &st);
+	if (r)
 		goto out;
-	}
 	/* Sorted by (start, line); the last line for one start wins. */
 	if (p->n)
 		qsort(p->e, p->n, sizeof(*p->e), pentry__cmp);
@@ -1109,7 +1132,6 @@ struct perfmap *perfmap__load(const char *path)
 	}
 	p->n = n;
 out:
-	free(line);
 	if (f)
 		fclose(f);
 	if (r) {
