@@ -6,7 +6,11 @@
 #ifndef FR_CLI_H
 #define FR_CLI_H
 
+#include <stdio.h>
+
 #include "format.h"
+
+struct view;
 
 #define FR_EXIT_OK	0
 #define FR_EXIT_FAIL	1
@@ -24,6 +28,9 @@ int cmd_status(int argc, char **argv);
 int cli_load(const char *path, struct fr_dump *d);
 int cli_dump_arg(const char *cmd, int argc, char **argv, int optind_);
 int cli_open_dump(const char *cmd, int argc, char **argv, int optind_, struct fr_dump *d);
+int cli_open_view(const char *cmd, int argc, char **argv, int optind_, struct fr_dump *d,
+		  struct view *v);
+int cli_common_option(const char *cmd, int c, char **argv, void (*help)(FILE *out));
 int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int cli_parse_u32(const char *s, uint32_t *v);
 

@@ -151,7 +151,7 @@ int cmd_snapshot(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
 			reason = optarg;
@@ -164,14 +164,8 @@ int cmd_snapshot(int argc, char **argv)
 				return cli_usage_error("snapshot", "--timeout needs a positive number of seconds, not '%s'",
 						       optarg);
 			break;
-		case 'h':
-			snapshot_usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			return cli_usage_error("snapshot", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("snapshot", c, argv, snapshot_usage);
 		}
 	}
 	if (optind != argc)
@@ -228,7 +222,7 @@ int cmd_status(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -236,14 +230,8 @@ int cmd_status(int argc, char **argv)
 		case 's':
 			path = optarg;
 			break;
-		case 'h':
-			status_usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			return cli_usage_error("status", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("status", c, argv, status_usage);
 		}
 	}
 	if (optind != argc)

@@ -193,7 +193,7 @@ int cmd_events(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -212,14 +212,8 @@ int cmd_events(int argc, char **argv)
 				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom, pressure",
 						       optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			return cli_usage_error("events", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("events", c, argv, usage);
 		}
 	}
 	rc = cli_open_dump("events", argc, argv, optind, &d);

@@ -120,7 +120,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "f:o:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":f:o:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f':
 			a->format = !strcmp(optarg, "chrome") ? FR_EXPORT_CHROME :
@@ -147,16 +147,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 			else if (c == 'T')
 				a->to = optarg;
 			break;
-		case 'h':
-			usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			if (optopt == 'o' || optopt == 'f')
-				return cli_usage_error("export", "option '%s' needs a value", argv[optind - 1]);
-			return cli_usage_error("export", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("export", c, argv, usage);
 		}
 	}
 	if (a->format == FR_EXPORT_NONE)

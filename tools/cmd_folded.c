@@ -124,7 +124,7 @@ int cmd_folded(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			pid = true;
@@ -137,14 +137,8 @@ int cmd_folded(int argc, char **argv)
 				return cli_usage_error("folded", "bad --%s '%s'; accepted: seconds from the trigger, e.g. -5",
 						       c == 'f' ? "from" : "to", optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			return cli_usage_error("folded", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("folded", c, argv, usage);
 		}
 	}
 	rc = cli_open_dump("folded", argc, argv, optind, &d);

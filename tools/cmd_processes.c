@@ -131,29 +131,18 @@ int cmd_processes(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
 			break;
-		case 'h':
-			usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			return cli_usage_error("processes", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("processes", c, argv, usage);
 		}
 	}
-	rc = cli_open_dump("processes", argc, argv, optind, &d);
+	rc = cli_open_view("processes", argc, argv, optind, &d, &v);
 	if (rc)
 		return rc;
-	if (view__init(&v, &d)) {
-		dump__free(&d);
-		fprintf(stderr, "flightrec: out of memory\n");
-		return FR_EXIT_FAIL;
-	}
 	if (json)
 		json_procs(&d, &v);
 	else

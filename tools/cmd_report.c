@@ -732,16 +732,8 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error("report", "bad --%s '%s'; accepted: seconds from the trigger, e.g. -5",
 						       c == 'f' ? "from" : "to", optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
-		case ':':
-			return cli_usage_error("report", "option '%s' needs a value", argv[optind - 1]);
 		default:
-			return cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("report", c, argv, usage);
 		}
 	}
 	if (cli_dump_arg("report", argc, argv, optind))

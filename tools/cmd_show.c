@@ -314,7 +314,7 @@ int cmd_show(int argc, char **argv)
 
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
 			json = true;
@@ -324,24 +324,13 @@ int cmd_show(int argc, char **argv)
 				return cli_usage_error("show", "--top needs a positive number, not '%s'",
 						       optarg);
 			break;
-		case 'h':
-			usage(stdout);
-			return FR_EXIT_OK;
-		case 'V':
-			printf("flightrec %s\n", FR_VERSION);
-			return FR_EXIT_OK;
 		default:
-			return cli_usage_error("show", "unknown option '%s'", argv[optind - 1]);
+			return cli_common_option("show", c, argv, usage);
 		}
 	}
-	rc = cli_open_dump("show", argc, argv, optind, &d);
+	rc = cli_open_view("show", argc, argv, optind, &d, &v);
 	if (rc)
 		return rc;
-	if (view__init(&v, &d)) {
-		dump__free(&d);
-		fprintf(stderr, "flightrec: out of memory\n");
-		return FR_EXIT_FAIL;
-	}
 	if (json)
 		show_json(argv[optind], &d, &v, ntop);
 	else

@@ -3,12 +3,14 @@
  * flightrec.c - the reader: turns a flightrecd dump into answers.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "view.h"
 
 static const struct {
 	const char *name;
@@ -68,6 +70,47 @@ int cli_open_dump(const char *cmd, int argc, char **argv, int optind_, struct fr
 	int rc = cli_dump_arg(cmd, argc, argv, optind_);
 
 	return rc ? rc : cli_load(argv[optind_], d);
+}
+
+/*
+ * cli_open_view() - cli_open_dump(), then count its samples into @v.
+ * Returns an exit code; on success the caller frees @v and @d.
+ */
+int cli_open_view(const char *cmd, int argc, char **argv, int optind_, struct fr_dump *d,
+		  struct view *v)
+{
+	int rc = cli_open_dump(cmd, argc, argv, optind_, d);
+
+	if (rc)
+		return rc;
+	if (view__init(v, d)) {
+		dump__free(d);
+		fprintf(stderr, "flightrec: out of memory\n");
+		return FR_EXIT_FAIL;
+	}
+	return FR_EXIT_OK;
+}
+
+/*
+ * cli_common_option() - what every command does with getopt's other
+ * answers: --help prints @help, --version the version, a missing value
+ * (':', the option string starts with ':') or an unknown option is a usage
+ * error naming it. Returns the exit code.
+ */
+int cli_common_option(const char *cmd, int c, char **argv, void (*help)(FILE *out))
+{
+	switch (c) {
+	case 'h':
+		help(stdout);
+		return FR_EXIT_OK;
+	case 'V':
+		printf("flightrec %s\n", FR_VERSION);
+		return FR_EXIT_OK;
+	case ':':
+		return cli_usage_error(cmd, "option '%s' needs a value", argv[optind - 1]);
+	default:
+		return cli_usage_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	}
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)

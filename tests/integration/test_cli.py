@@ -56,6 +56,12 @@ rc, _, err = flightrec("show", "--top", "-3", "x")
 tap.ok(rc == 2 and "--top" in err, "show --top with a bad number: 2")
 rc, _, err = flightrec("events", "--type", "nap", "x")
 tap.ok(rc == 2 and "unknown --type 'nap'" in err, "events --type with a bad type: 2")
+# An option given last without its value is named as such, not as unknown.
+for args in (("show", "--top"), ("events", "--type"), ("folded", "--from"), ("export", "--format"),
+             ("report", "--from"), ("snapshot", "--reason"), ("status", "--socket")):
+    rc, _, err = flightrec(*args)
+    tap.ok(rc == 2 and f"option '{args[1]}' needs a value" in err,
+           f"{' '.join(args)} without its value: 2 and says so", err)
 
 # Damaged dumps: a real one when root can record, else only synthetic damage.
 good = None
