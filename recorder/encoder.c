@@ -152,23 +152,6 @@ void symbolizer__warm(struct symbolizer *s)
 
 /* -------------------------------------------------------------- helpers */
 
-static int grow(void **arr, uint32_t *cap, uint32_t need, size_t size)
-{
-	uint32_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, (size_t)n * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 /* Intern a string into the dump's string table; *idx gets its index. */
 static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 {
@@ -186,14 +169,14 @@ static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 			}
 		}
 	}
-	err = grow((void **)&d->str, &e->str_cap, d->nstr + 1, sizeof(*d->str));
+	err = fr_grow32((void **)&d->str, &e->str_cap, d->nstr + 1, sizeof(*d->str));
 	if (!err) {
 		uint32_t cap = old_cap;
 
-		err = grow((void **)&d->str_len, &cap, d->nstr + 1, sizeof(*d->str_len));
+		err = fr_grow32((void **)&d->str_len, &cap, d->nstr + 1, sizeof(*d->str_len));
 		cap = old_cap;
 		if (!err)
-			err = grow((void **)&e->str_next, &cap, d->nstr + 1, sizeof(*e->str_next));
+			err = fr_grow32((void **)&e->str_next, &cap, d->nstr + 1, sizeof(*e->str_next));
 	}
 	if (err)
 		return err;
@@ -258,7 +241,7 @@ static int new_proc(struct encoder *e, uint32_t pid, uint64_t start, uint32_t *i
 	struct fr_dump *d = e->d;
 	int err;
 
-	err = grow((void **)&d->proc, &e->proc_cap, d->nproc + 1, sizeof(*d->proc));
+	err = fr_grow32((void **)&d->proc, &e->proc_cap, d->nproc + 1, sizeof(*d->proc));
 	if (err)
 		return err;
 	*idx = d->nproc++;
@@ -283,7 +266,7 @@ static int add_thread(struct encoder *e, uint32_t idx, uint32_t tid, const char 
 		d->thread[t].name = nidx;
 		return 0;
 	}
-	err = grow((void **)&d->thread, &e->thread_cap, d->nthread + 1, sizeof(*d->thread));
+	err = fr_grow32((void **)&d->thread, &e->thread_cap, d->nthread + 1, sizeof(*d->thread));
 	if (err)
 		return err;
 	t = d->nthread++;
@@ -373,11 +356,11 @@ static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, uint32_t *idx)
 	if (idmap__get(&e->stack_of_id, id, idx))
 		return 0;
 	cap = cap2 = e->stack_cap;
-	err = grow((void **)&d->stack, &e->stack_cap, d->nstack + 1, sizeof(*d->stack));
+	err = fr_grow32((void **)&d->stack, &e->stack_cap, d->nstack + 1, sizeof(*d->stack));
 	if (!err)
-		err = grow((void **)&e->stack_ids, &cap, d->nstack + 1, sizeof(*e->stack_ids));
+		err = fr_grow32((void **)&e->stack_ids, &cap, d->nstack + 1, sizeof(*e->stack_ids));
 	if (!err)
-		err = grow((void **)&e->stack_ts, &cap2, d->nstack + 1, sizeof(*e->stack_ts));
+		err = fr_grow32((void **)&e->stack_ts, &cap2, d->nstack + 1, sizeof(*e->stack_ts));
 	if (err)
 		return err;
 	*idx = d->nstack++;
@@ -509,7 +492,7 @@ static struct space *space_of(struct encoder *e, uint32_t slot, uint64_t ts)
 		proc_meta__put(m);
 		return &e->spaces[i];
 	}
-	if (grow((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces))) {
+	if (fr_grow32((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces))) {
 		proc_meta__put(m);
 		return NULL;
 	}
@@ -594,7 +577,7 @@ static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *
 		return 0;
 	err = add_cstr(e, path, &pidx);
 	if (!err)
-		err = grow((void **)&d->bin, &e->bin_cap, d->nbin + 1, sizeof(*d->bin));
+		err = fr_grow32((void **)&d->bin, &e->bin_cap, d->nbin + 1, sizeof(*d->bin));
 	if (err)
 		return err;
 	*idx = d->nbin++;
@@ -625,7 +608,7 @@ static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t *
 		    o->file_off == f->file_off && o->sym == f->sym && o->sym_off == f->sym_off)
 			return 0;
 	}
-	err = grow((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
+	err = fr_grow32((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
 	if (err)
 		return err;
 	*idx = d->nframe++;
@@ -732,7 +715,7 @@ static bool cached_frame(struct encoder *e, const struct addr_frame *k, uint32_t
 
 static int cache_frame(struct encoder *e, const struct addr_frame *k, uint32_t frame)
 {
-	int err = grow((void **)&e->addrs, &e->addr_cap, e->naddrs + 1, sizeof(*e->addrs));
+	int err = fr_grow32((void **)&e->addrs, &e->addr_cap, e->naddrs + 1, sizeof(*e->addrs));
 
 	if (err)
 		return err;

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include "symbols.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -32,32 +33,6 @@
 #define FR_NO_MODULE		UINT32_MAX
 
 /* ---------------------------------------------------------------- helpers */
-
-/*
- * fr_grow() - make room for @need elements of @size bytes in *@p, which
- * holds *@cap. Returns 0 or -ENOMEM (also on size overflow).
- */
-static int fr_grow(void **p, size_t *cap, size_t need, size_t size)
-{
-	size_t ncap = *cap ? *cap : 16;
-	void *np;
-
-	if (need <= *cap)
-		return 0;
-	while (ncap < need) {
-		if (ncap > SIZE_MAX / 2)
-			return -ENOMEM;
-		ncap *= 2;
-	}
-	if (ncap > SIZE_MAX / size)
-		return -ENOMEM;
-	np = realloc(*p, ncap * size);
-	if (!np)
-		return -ENOMEM;
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
 
 /* A growable pool of NUL-terminated names referenced by offset. */
 struct fr_strpool {

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -87,6 +88,43 @@ static inline uint64_t fr_hash64(const void *data, size_t len, uint64_t seed)
 	h *= 0xff51afd7ed558ccdULL;
 	h ^= h >> 33;
 	return h;
+}
+
+/*
+ * fr_grow() - make room for @need elements of @size bytes in *@p, which
+ * holds *@cap, doubling. Returns 0 or -ENOMEM (also on size overflow).
+ */
+static inline int fr_grow(void **p, size_t *cap, size_t need, size_t size)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need) {
+		if (ncap > SIZE_MAX / 2)
+			return -ENOMEM;
+		ncap *= 2;
+	}
+	if (ncap > SIZE_MAX / size)
+		return -ENOMEM;
+	np = realloc(*p, ncap * size);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+/* fr_grow32() - fr_grow() for a 32-bit count. 0 or -ENOMEM. */
+static inline int fr_grow32(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	size_t c = *cap;
+	int r = fr_grow(p, &c, need, size);
+
+	if (!r)
+		*cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
+	return r;
 }
 
 /* Copy a possibly unterminated fixed-size string into a C string. */

@@ -29,6 +29,7 @@
 #include "export.h"
 #include "profile.pb-c.h"
 #include "view.h"
+#include "util.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__Sample pb_sample;
@@ -225,24 +226,6 @@ struct pprof {
 	uint32_t nsmp, capsmp;
 };
 
-/* Grow *@arr (elements of @size) to hold @need; 0 or -ENOMEM. */
-static int reserve(void **arr, uint32_t *cap, uint32_t need, size_t size)
-{
-	uint32_t n = *cap ? *cap : 64;
-	void *p;
-
-	if (need <= *cap)
-		return 0;
-	while (n < need)
-		n *= 2;
-	p = realloc(*arr, (size_t)n * size);
-	if (!p)
-		return -ENOMEM;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
 static int64_t new_mapping(struct pprof *p, const char *file, const char *build_id)
 {
 	struct pp_mapping *m = &p->map[p->nmap];
@@ -403,7 +386,7 @@ static int add_sample(struct pprof *p, const struct fr_dump_event *e)
 		p->smp[v - 1].count++;
 		return 0;
 	}
-	if (reserve((void **)&p->smp, &p->capsmp, p->nsmp + 1, sizeof(*p->smp)))
+	if (fr_grow32((void **)&p->smp, &p->capsmp, p->nsmp + 1, sizeof(*p->smp)))
 		return -ENOMEM;
 	p->smp[p->nsmp] = (struct pp_sample){
 		.stack = e->stack, .proc = e->proc, .thread = thread, .count = 1,
