@@ -10,13 +10,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "filter.h"
 #include "json.h"
 #include "view.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: flightrec processes [--json] DUMP\n"
+		"Usage: flightrec processes [--json] [--pid=PID[,PID]] DUMP\n"
 		"\n"
 		"List every process incarnation in the dump: the live processes at\n"
 		"the snapshot and every incarnation with events in the window.\n"
@@ -24,9 +25,10 @@ static void usage(FILE *f)
 		"at the snapshot for live processes, at death for exited ones;\n"
 		"EXIT is the status and, after '@', the time of death.\n"
 		"\n"
-		"  --json      one JSON array of objects, threads and cgroup included\n"
-		"  --help      show this help\n"
-		"  --version   show the version\n");
+		"  --json             one JSON array of objects, threads and cgroup included\n"
+		"  --pid=PID[,PID]    only these PIDs: every incarnation of each\n"
+		"  --help             show this help\n"
+		"  --version          show the version\n");
 }
 
 static const char *state_of(const struct fr_dump_proc *p, char *buf, size_t len)
@@ -51,7 +53,8 @@ static const char *exit_of(const struct fr_dump_proc *p, char *buf, size_t len)
 	return buf;
 }
 
-static void text_procs(const struct fr_dump *d, const struct view *v)
+static void text_procs(const struct fr_dump *d, const struct view *v,
+		       const struct filter *flt)
 {
 	char st[16], rss[32], code[96];
 
@@ -60,6 +63,8 @@ static void text_procs(const struct fr_dump *d, const struct view *v)
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		const struct fr_dump_proc *p = &d->proc[i];
 
+		if (!filter__pid(flt, p->pid))
+			continue;
 		printf("%8u %10" PRIu64 ".%09" PRIu64 " %8u %-7s %10s %8" PRIu64 " %-34s %-16s %s%s%s\n",
 		       p->pid, p->start / 1000000000, p->start % 1000000000, p->ppid,
 		       state_of(p, st, sizeof(st)), view_bytes(p->rss, rss, sizeof(rss)),
@@ -69,7 +74,8 @@ static void text_procs(const struct fr_dump *d, const struct view *v)
 	}
 }
 
-static void json_procs(const struct fr_dump *d, const struct view *v)
+static void json_procs(const struct fr_dump *d, const struct view *v,
+		       const struct filter *flt)
 {
 	struct json j;
 	char buf[64];
@@ -79,6 +85,8 @@ static void json_procs(const struct fr_dump *d, const struct view *v)
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		const struct fr_dump_proc *p = &d->proc[i];
 
+		if (!filter__pid(flt, p->pid))
+			continue;
 		json__obj(&j, NULL);
 		json__u64(&j, "pid", p->pid);
 		json__u64(&j, "start", p->start);
@@ -120,10 +128,12 @@ int cmd_processes(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
 	};
+	struct filter flt = {};
 	bool json = false;
 	struct fr_dump d;
 	struct view v;
@@ -136,6 +146,11 @@ int cmd_processes(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
+		case 'p':
+			if (filter__parse(&flt, "pid", optarg))
+				return cli_usage_error("processes", "bad --pid '%s'; accepted: PID[,PID...]",
+						       optarg);
+			break;
 		default:
 			return cli_common_option("processes", c, argv, usage);
 		}
@@ -144,9 +159,9 @@ int cmd_processes(int argc, char **argv)
 	if (rc)
 		return rc;
 	if (json)
-		json_procs(&d, &v);
+		json_procs(&d, &v, &flt);
 	else
-		text_procs(&d, &v);
+		text_procs(&d, &v, &flt);
 	view__fini(&v);
 	dump__free(&d);
 	return FR_EXIT_OK;

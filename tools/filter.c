@@ -63,21 +63,28 @@ bool filter__active(const struct filter *f)
 	return f->npids || f->has_from || f->has_to;
 }
 
+/* filter__pid() - does @f keep process @pid (every PID when it names none)? */
+bool filter__pid(const struct filter *f, uint32_t pid)
+{
+	if (!f->npids)
+		return true;
+	for (uint32_t i = 0; i < f->npids; i++)
+		if (pid == f->pids[i])
+			return true;
+	return false;
+}
+
 /* filter__match() - does event @e pass @f? */
 bool filter__match(const struct filter *f, const struct fr_dump *d,
 		   const struct fr_dump_event *e)
 {
 	double t = ((double)e->ts - (double)filter__origin(d)) / 1e9;
-	bool pid_ok = !f->npids;
 
 	if ((f->has_from && t < f->from) || (f->has_to && t > f->to))
 		return false;
-	if (pid_ok)
+	if (!f->npids)
 		return true;
 	if (e->type == FR_DEV_PRESSURE)
 		return false;
-	for (uint32_t i = 0; i < f->npids; i++)
-		if (d->proc[e->proc].pid == f->pids[i])
-			return true;
-	return false;
+	return filter__pid(f, d->proc[e->proc].pid);
 }

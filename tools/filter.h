@@ -30,6 +30,7 @@ struct filter {
 int filter__parse(struct filter *f, const char *opt, const char *arg);
 bool filter__match(const struct filter *f, const struct fr_dump *d,
 		   const struct fr_dump_event *e);
+bool filter__pid(const struct filter *f, uint32_t pid);
 bool filter__active(const struct filter *f);
 uint64_t filter__origin(const struct fr_dump *d);
 

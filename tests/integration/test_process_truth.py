@@ -3,6 +3,7 @@
 """Process truth: every sample, exit and counter belongs to the exact
 incarnation (pid, start), even across PID reuse, after the binary is
 deleted or replaced, when the main thread exits first, and under churn."""
+import json
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (FRSPIN, Daemon, Tap, events, processes,  # noqa: E402
+from harness import (FRSPIN, Daemon, Tap, events, flightrec, processes,  # noqa: E402
                      require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
@@ -70,6 +71,15 @@ def pid_reuse(d):
     tap.eq(sorted((x["start"], x["exit_code"]) for x in procs if x["exited"]),
            [(first, 11 << 8), (second, 22 << 8)],
            "the process table has both incarnations with their exits")
+    rc, out, err = flightrec("processes", "--json", f"--pid={pid}", path)
+    only = json.loads(out) if rc == 0 else []
+    tap.ok(rc == 0 and sorted(x["start"] for x in only) == sorted(x["start"] for x in procs)
+           and {x["pid"] for x in only} == {pid},
+           f"processes --pid={pid} lists exactly its {len(procs)} incarnations", err)
+    rc, out, _ = flightrec("processes", f"--pid={pid}", path)
+    rows = [r.split() for r in out.splitlines()[1:]]
+    tap.ok(rc == 0 and len(rows) == len(procs) and all(r[0] == str(pid) for r in rows),
+           "and the table shows one row for each", out)
     forks = [e for e in evs if e["type"] == "fork" and e.get("child_pid") == pid]
     tap.eq(sorted(e["child_start"] for e in forks), starts, "each fork names its own child incarnation")
 

@@ -15,7 +15,7 @@ _flightrec_opts()
 	show)		echo "--json --top --help --version" ;;
 	events)		echo "--json --type --pid= --from= --to= --help --version" ;;
 	folded)		echo "--pid --pid= --from= --to= --help --version" ;;
-	processes)	echo "--json --help --version" ;;
+	processes)	echo "--json --pid= --help --version" ;;
 	export)		echo "--format -f -o --output --pid= --from= --to= --help --version" ;;
 	report)		echo "-o --output --pid= --from= --to= --help --version" ;;
 	snapshot)	echo "--reason --socket --timeout --help --version" ;;
