@@ -1199,21 +1199,48 @@ static uint64_t fr_key_hash(const struct fr_cachekey *k)
 	return h;
 }
 
-/* symcache__slot() - the slot holding @k, or the empty slot it would use. */
+/* slot_of() - the slot of @slots (@cap, a power of two) holding @k, or the empty one it would use. */
+static struct fr_cacheslot *slot_of(struct fr_cacheslot *slots, size_t cap,
+				    const struct fr_cachekey *k)
+{
+	size_t i = fr_key_hash(k) & (cap - 1);
+
+	while (slots[i].ent && memcmp(&slots[i].key, k, sizeof(*k)))
+		i = (i + 1) & (cap - 1);
+	return &slots[i];
+}
+
 static struct fr_cacheslot *symcache__slot(const struct symcache *c,
 					   const struct fr_cachekey *k)
 {
-	size_t i = fr_key_hash(k) & (c->cap - 1);
-
-	while (c->slots[i].ent && memcmp(&c->slots[i].key, k, sizeof(*k)))
-		i = (i + 1) & (c->cap - 1);
-	return &c->slots[i];
+	return slot_of(c->slots, c->cap, k);
 }
 
 static struct fr_cacheent *symcache__find(const struct symcache *c,
 					  const struct fr_cachekey *k)
 {
 	return symcache__slot(c, k)->ent;
+}
+
+/*
+ * symcache__grow() - double the slot array, rehashing. Only the array and
+ * its size change: @c's lock is held by the caller (and maybe waited for)
+ * and must not be touched. Returns 0 or -ENOMEM.
+ */
+static int symcache__grow(struct symcache *c)
+{
+	size_t cap = c->cap * 2;
+	struct fr_cacheslot *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i].ent)
+			*slot_of(slots, cap, &c->slots[i].key) = c->slots[i];
+	free(c->slots);
+	c->slots = slots;
+	c->cap = cap;
+	return 0;
 }
 
 /*
@@ -1225,19 +1252,8 @@ static int symcache__insert(struct symcache *c, const struct fr_cachekey *k,
 {
 	struct fr_cacheslot *slot;
 
-	if ((c->n + 1) * 2 > c->cap) {
-		struct symcache bigger = { .cap = c->cap * 2, .n = c->n };
-
-		bigger.slots = calloc(bigger.cap, sizeof(*bigger.slots));
-		if (!bigger.slots)
-			return -ENOMEM;
-		for (size_t i = 0; i < c->cap; i++)
-			if (c->slots[i].ent)
-				*symcache__slot(&bigger, &c->slots[i].key) =
-					c->slots[i];
-		free(c->slots);
-		*c = bigger;
-	}
+	if ((c->n + 1) * 2 > c->cap && symcache__grow(c))
+		return -ENOMEM;
 	slot = symcache__slot(c, k);
 	slot->key = *k;
 	slot->ent = e;

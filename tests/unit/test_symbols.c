@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -815,6 +816,111 @@ static void test_symcache(void)
 	symcache__free(NULL);
 }
 
+/*
+ * Threads that share one symcache while it grows: every thread must get
+ * the same entry for a file, and none may be left waiting for the lock.
+ * The table grows at 32, 64, 128 and 256 entries; a growth that clobbered
+ * the lock while others waited for it left them asleep for good.
+ */
+#define FR_TEST_FILES	300
+#define FR_TEST_THREADS	4
+
+struct grow_arg {
+	struct symcache *c;
+	const int *fd;
+	int first;
+	const struct elfsyms *got[FR_TEST_FILES];
+	pthread_mutex_t *lock;
+	pthread_cond_t *done_cond;
+	int *done;
+};
+
+static void *grow_worker(void *p)
+{
+	struct grow_arg *a = p;
+
+	for (int k = 0; k < FR_TEST_FILES; k++) {
+		int i = (a->first + k) % FR_TEST_FILES;
+
+		a->got[i] = symcache__get_fd(a->c, a->fd[i]);
+	}
+	pthread_mutex_lock(a->lock);
+	(*a->done)++;
+	pthread_cond_signal(a->done_cond);
+	pthread_mutex_unlock(a->lock);
+	return NULL;
+}
+
+static void test_symcache_threads(void)
+{
+	static struct grow_arg args[FR_TEST_THREADS];
+	struct synth_opts plain = { ET_DYN, 0, SHT_SYMTAB, false, 0 };
+	pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+	static char path[FR_TEST_FILES][PATH_MAX];
+	static int fd[FR_TEST_FILES];
+	pthread_t th[FR_TEST_THREADS];
+	struct symcache *c = symcache__new();
+	struct timespec until;
+	bool same = true;
+	int done = 0, made = 0;
+	uint8_t *buf;
+	size_t len;
+
+	len = synth_build(&plain, &buf);
+	for (int i = 0; i < FR_TEST_FILES; i++) {
+		fd[i] = -1;
+		if (tmp_write(path[i], buf, len))
+			continue;
+		fd[i] = open(path[i], O_RDONLY | O_CLOEXEC);
+		made += fd[i] >= 0;
+	}
+	free(buf);
+	if (!ok(c && made == FR_TEST_FILES, "symcache threads: %d ELF files made", made))
+		goto out;
+	for (int t = 0; t < FR_TEST_THREADS; t++) {
+		args[t] = (struct grow_arg){ .c = c, .fd = fd, .first = t * FR_TEST_FILES / FR_TEST_THREADS,
+					     .lock = &lock, .done_cond = &done_cond, .done = &done };
+		if (pthread_create(&th[t], NULL, grow_worker, &args[t])) {
+			printf("Bail out! pthread_create failed\n");
+			_exit(1);
+		}
+	}
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 30;
+	pthread_mutex_lock(&lock);
+	while (done < FR_TEST_THREADS &&
+	       pthread_cond_timedwait(&done_cond, &lock, &until) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&lock);
+	if (!ok(done == FR_TEST_THREADS,
+		"symcache threads: %d threads loading %d files while the table grows all finish (%d did in 30 s)",
+		FR_TEST_THREADS, FR_TEST_FILES, done)) {
+		/* A thread sleeps on the lock for good: nothing to join. */
+		for (int i = 0; i < FR_TEST_FILES; i++)
+			unlink(path[i]);
+		tap_done_testing();
+		_exit(1);
+	}
+	for (int t = 0; t < FR_TEST_THREADS; t++)
+		pthread_join(th[t], NULL);
+	for (int i = 0; i < FR_TEST_FILES; i++)
+		for (int t = 0; t < FR_TEST_THREADS; t++)
+			same = same && args[t].got[i] && args[t].got[i] == args[0].got[i];
+	ok(same, "symcache threads: every thread got the one entry of each file");
+	ok(symcache__get_fd(c, fd[0]) == args[0].got[0] &&
+	   symcache__get_fd(c, fd[FR_TEST_FILES - 1]) == args[0].got[FR_TEST_FILES - 1],
+	   "symcache threads: and they are still found after the growth");
+out:
+	for (int i = 0; i < FR_TEST_FILES; i++) {
+		if (fd[i] >= 0)
+			close(fd[i]);
+		if (path[i][0])
+			unlink(path[i]);
+	}
+	symcache__free(c);
+}
+
 /* ------------------------------------------------------------ kallsyms */
 
 static const char ksyms_fixture[] =
@@ -1104,6 +1210,7 @@ int main(int argc, char **argv)
 	test_buildid();
 	test_synthetic();
 	test_symcache();
+	test_symcache_threads();
 	test_kallsyms_fixture();
 	test_kallsyms_real();
 	test_perfmap();
