@@ -8,19 +8,11 @@
 #include <spawn.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "hooks.h"
 #include "util.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 
 extern char **environ;
 
@@ -68,7 +60,7 @@ int hooks__spawn(struct hooks *h, char *const *argv, const char *path,
 	}
 	h->run[i] = (struct hook_run){ .pid = pid, .started = fr_boottime_ns() };
 	h->run[i].deadline = h->run[i].started + timeout_ns;
-	h->run[i].pidfd = syscall(SYS_pidfd_open, pid, 0);
+	h->run[i].pidfd = fr_pidfd_open(pid);
 	snprintf(h->run[i].path, sizeof(h->run[i].path), "%s", path);
 	h->started++;
 	*slot = i;
@@ -122,7 +114,7 @@ int hooks__expire(struct hooks *h, uint64_t now)
 			continue;
 		kill(-r->pid, SIGKILL);
 		if (r->pidfd >= 0)
-			syscall(SYS_pidfd_send_signal, r->pidfd, SIGKILL, NULL, 0);
+			fr_pidfd_signal(r->pidfd, SIGKILL);
 		r->killed = true;
 		h->timed_out++;
 		n++;

@@ -11,19 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "procinfo.h"
 #include "util.h"
-
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_send_signal
-#define SYS_pidfd_send_signal 424
-#endif
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
@@ -293,7 +285,7 @@ struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pi
 
 static bool pidfd_alive(int pidfd)
 {
-	return syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) == 0;
+	return fr_pidfd_signal(pidfd, 0) == 0;
 }
 
 /*
@@ -341,7 +333,7 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	int pidfd, err;
 
 	m->begun = fr_boottime_ns();
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	pidfd = fr_pidfd_open(pid);
 	if (pidfd < 0)
 		return -errno;
 	err = read_stat(pid, &f);

@@ -10,7 +10,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #define FR_ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define FR_MIN(a, b)		((a) < (b) ? (a) : (b))
@@ -125,6 +127,25 @@ static inline int fr_grow32(void **p, uint32_t *cap, uint32_t need, size_t size)
 	if (!r)
 		*cap = c > UINT32_MAX ? UINT32_MAX : (uint32_t)c;
 	return r;
+}
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_send_signal
+#define SYS_pidfd_send_signal 424
+#endif
+
+/* fr_pidfd_open() - a pidfd for @pid; -1 and errno on failure, like libc. */
+static inline int fr_pidfd_open(int pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* fr_pidfd_signal() - send @sig (0: probe) through @pidfd; 0, or -1 and errno. */
+static inline int fr_pidfd_signal(int pidfd, int sig)
+{
+	return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
 /* Copy a possibly unterminated fixed-size string into a C string. */
