@@ -118,30 +118,25 @@ def tree_cpu_s(pid):
     return t
 
 
-def sched_ns(pid):
-    """On-CPU ns of every live thread (schedstat): a fine-grained cross-check."""
-    t = 0
+def thread_files(pid, name):
+    """The text of /proc/PID/task/*/NAME, for every live thread of @pid."""
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                t += int(f.read().split()[0])
+            with open(f"/proc/{pid}/task/{tid}/{name}") as f:
+                yield f.read()
         except OSError:
             pass
-    return t
+
+
+def sched_ns(pid):
+    """On-CPU ns of every live thread (schedstat): a fine-grained cross-check."""
+    return sum(int(text.split()[0]) for text in thread_files(pid, "schedstat"))
 
 
 def switches(pid):
     """Voluntary + involuntary context switches of all of @pid's threads."""
-    n = 0
-    for tid in os.listdir(f"/proc/{pid}/task"):
-        try:
-            with open(f"/proc/{pid}/task/{tid}/status") as f:
-                for ln in f:
-                    if ln.split(":")[0].endswith("ctxt_switches"):
-                        n += int(ln.split()[1])
-        except OSError:
-            pass
-    return n
+    return sum(int(ln.split()[1]) for text in thread_files(pid, "status")
+               for ln in text.splitlines() if ln.split(":")[0].endswith("ctxt_switches"))
 
 
 def status_kb(pid, key):
