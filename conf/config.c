@@ -249,6 +249,7 @@ enum conf_row {
 	CONF_OUTPUT_GROUP,
 	CONF_OUTPUT_ON_DUMP,
 	CONF_OUTPUT_ON_DUMP_TIMEOUT,
+	CONF_OUTPUT_RESOLVE_TIMEOUT,
 	CONF_CONTROL_SOCKET,
 	CONF_PRIVACY_CMDLINE,
 	CONF_TRIG_TYPE,
@@ -311,6 +312,10 @@ static const struct conf_key conf_keys[] = {
 	FR_CONF_KEY("output", "on_dump_timeout", CONF_DURATION,
 		    FR_CONF_SEC, FR_CONF_HOUR, "60s", on_dump_timeout_ns,
 		    "the on_dump command is killed when it runs longer than this"),
+	[CONF_OUTPUT_RESOLVE_TIMEOUT] =
+	FR_CONF_KEY("output", "resolve_timeout", CONF_DURATION,
+		    10 * FR_CONF_MSEC, 10 * FR_CONF_SEC, "250ms", resolve_timeout_ns,
+		    "how long a dump may spend reading what processes own (perf maps, binaries, /proc) before it is written with what was resolved; the rest is counted in LOSS"),
 	[CONF_CONTROL_SOCKET] =
 	FR_CONF_KEY("control", "socket", CONF_PATH,
 		    1, FR_CONF_SOCKET_MAX, "/run/flightrec/control.sock",

@@ -364,6 +364,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	dm->procinfo = dm->symcache ? procinfo__new(drain__tables(dm->drain)->procs,
 						     dm->symcache, FR_PROCINFO_QUEUE,
 						     cfg->privacy_cmdline ? 0 : FR_META_NO_CMDLINE) : NULL;
+	if (dm->procinfo)
+		procinfo__set_timeout(dm->procinfo, cfg->resolve_timeout_ns);
 	if (!dm->procinfo) {
 		e = -errno;
 		fr_err("failed to start the /proc reader: %s", strerror(-e));
@@ -554,6 +556,7 @@ static void reload(struct daemon *dm)
 	}
 	update_psi_policies(dm, n);
 	procinfo__set_what(dm->procinfo, n->privacy_cmdline ? 0 : FR_META_NO_CMDLINE);
+	procinfo__set_timeout(dm->procinfo, n->resolve_timeout_ns);
 	window__set_span(drain__tables(dm->drain)->win, n->window_ns);
 	config__free(dm->cfg);
 	dm->cfg = n;

@@ -108,6 +108,12 @@ int dumper__nice_error(const struct dumper *dp)
 	return dp->nice_err;
 }
 
+/*
+ * dumper__free() - stop the dump thread, letting a dump in progress finish
+ * (its per-process reads end at resolve_timeout), and free @dp. A thread
+ * that has not stopped within FR_DUMP_STOP_WAIT_NS is left behind with its
+ * memory, so that a stop never waits longer.
+ */
 void dumper__free(struct dumper *dp)
 {
 	if (!dp)
@@ -117,7 +123,8 @@ void dumper__free(struct dumper *dp)
 		dp->stop = true;
 		pthread_cond_signal(&dp->wake);
 		pthread_mutex_unlock(&dp->lock);
-		pthread_join(dp->thread, NULL);
+		if (fr_join_bounded(dp->thread, FR_DUMP_STOP_WAIT_NS))
+			return;
 	}
 	pthread_cond_destroy(&dp->wake);
 	pthread_mutex_destroy(&dp->lock);
@@ -203,7 +210,8 @@ static void write_dump(struct dumper *dp)
 	struct encode_in in = {
 		.t = drain__tables(dp->drain), .sampler = dp->sampler,
 		.sym = dp->sym, .first = req->first, .last = req->last,
-		.meta_what = req->meta_what, .victim_pid = req->victim_pid, .victim_start = req->victim_start,
+		.meta_what = req->meta_what, .resolve_timeout_ns = req->resolve_timeout_ns,
+		.victim_pid = req->victim_pid, .victim_start = req->victim_start,
 	};
 	struct encoder *enc = NULL;
 	struct dumpfile *f = NULL;

@@ -10,6 +10,8 @@
 
 /* A dump races the machine's trouble: its thread runs at this nice value. */
 #define FR_DUMP_NICE	(-10)
+/* A stop waits this long for the dump in progress (its reads are bounded). */
+#define FR_DUMP_STOP_WAIT_NS	(5 * 1000000000ULL)
 
 #include <limits.h>
 #include <stdbool.h>
@@ -33,6 +35,7 @@ struct dump_request {
 	bool group;			/* dumps readable by group gid (0640) */
 	gid_t gid;
 	unsigned meta_what;		/* FR_META_* flags for /proc reads */
+	uint64_t resolve_timeout_ns;	/* [output] resolve_timeout */
 	unsigned writer_flags;		/* FR_WRITER_* */
 };
 

@@ -15,6 +15,7 @@
 #include "procinfo.h"
 #include "snapshot.h"
 #include "symbols.h"
+#include "untrusted.h"
 #include "util.h"
 
 #define FR_MTIME_SLACK_NS	(50 * 1000 * 1000ULL)
@@ -81,6 +82,7 @@ struct encoder {
 	uint64_t cursor;
 	uint64_t last_ts;
 	bool loss_added;
+	uint64_t deadline;		/* CLOCK_BOOTTIME ns: no per-process read after it */
 	const struct kallsyms *ksyms;	/* this dump's kernel symbols */
 	struct encoder_stats st;
 };
@@ -510,6 +512,18 @@ static struct space *space_of(struct encoder *e, uint32_t slot, uint64_t ts)
 }
 
 /*
+ * past_deadline() - whether this dump's time for per-process reads is up;
+ * the caller skips its read and it is counted.
+ */
+static bool past_deadline(struct encoder *e)
+{
+	if (!e->deadline || fr_boottime_ns() < e->deadline)
+		return false;
+	e->st.resolve_skipped++;
+	return true;
+}
+
+/*
  * The mapping of @addr in @sp, with its symbols: from the facts read while
  * the process lived; if the address is outside them and the process still
  * lives, from one fresh verified read (a library loaded since).
@@ -534,9 +548,13 @@ static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
 		if (sp->reread || sp->exited || !sp->pid || !sp->current)
 			break;
 		sp->reread = true;
+		if (past_deadline(e))
+			break;
 		if (proc_meta__read(sp->pid, sp->start, e->in.sym->cache,
-				    FR_META_MAPS | e->in.meta_what, &sp->fresh))
+				    FR_META_MAPS | e->in.meta_what, e->deadline, &sp->fresh))
 			sp->fresh = NULL;
+		else
+			e->st.resolve_skipped += sp->fresh->img ? sp->fresh->img->skipped : 0;
 		ms[1] = sp->fresh;
 		e->st.maps_reread++;
 	}
@@ -544,21 +562,44 @@ static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
 	return NULL;
 }
 
-/* JIT code: /tmp/perf-PID.map, if written during this incarnation's life. */
+/*
+ * JIT code: /tmp/perf-PID.map, if written during this incarnation's life.
+ * It is a file the process's owner controls: opened as untrusted (no
+ * symlink, a regular file of at most FR_PERFMAP_MAX_BYTES), owned by the
+ * process's uid or, world-readable with one link, by root, as perf
+ * requires; an owner not known takes root's only.
+ */
 static const struct perfmap *perfmap_of(struct encoder *e, struct space *sp)
 {
+	const struct proc_meta *m = sp->meta ? sp->meta : sp->fresh;
+	struct fr_untrusted_rule rule = {
+		.max_bytes = FR_PERFMAP_MAX_BYTES, .check_owner = true,
+		.uid = m && m->has_uid ? m->uid : 0,
+	};
 	char path[64];
 	struct stat st;
+	int fd;
 
 	if (sp->perfmap_tried || !sp->pid)
 		return sp->perfmap;
 	sp->perfmap_tried = true;
+	if (past_deadline(e))
+		return NULL;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", sp->pid);
+	fd = untrusted__open(AT_FDCWD, path, &rule, &st);
+	if (fd < 0) {
+		if (untrusted__refusal(fd) >= 0)
+			e->st.perfmaps_refused++;
+		return NULL;
+	}
 	/* File times come from a coarse clock: allow it FR_MTIME_SLACK_NS. */
-	if (stat(path, &st) || (uint64_t)st.st_mtim.tv_sec * FR_NSEC_PER_SEC +
-	    (uint64_t)st.st_mtim.tv_nsec + FR_MTIME_SLACK_NS < e->boot_to_real + sp->start)
-		return NULL;	/* absent, or left by an older process with this PID */
-	sp->perfmap = perfmap__load(path);
+	if ((uint64_t)st.st_mtim.tv_sec * FR_NSEC_PER_SEC + (uint64_t)st.st_mtim.tv_nsec +
+	    FR_MTIME_SLACK_NS >= e->boot_to_real + sp->start) {
+		sp->perfmap = perfmap__load_fd(fd, e->deadline);
+		if (!sp->perfmap && errno == ETIMEDOUT)
+			e->st.resolve_skipped++;
+	}	/* else left by an older process with this PID */
+	close(fd);
 	return sp->perfmap;
 }
 
@@ -675,6 +716,8 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 		f.bin = b + 1;
 		if (es)
 			name = elfsyms__lookup(es, a - m->start + m->pgoff, &off);
+		else
+			e->st.user_no_symbols++;
 	} else if (sp && perfmap_of(e, sp)) {
 		name = perfmap__lookup(sp->perfmap, a, &off);
 	}
@@ -860,10 +903,13 @@ int encoder__prepare(struct encoder *e)
 {
 	int err;
 
-	err = snapshot__take(&e->snap, e->in.sampler, e->in.meta_what);
+	if (e->in.resolve_timeout_ns)
+		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
+	err = snapshot__take(&e->snap, e->in.sampler, e->in.meta_what, e->deadline);
 	if (err)
 		return err;
 	e->st.snapshot_procs = e->snap.n;
+	e->st.resolve_skipped += e->snap.skipped;
 	err = collect(e);
 	if (err)
 		return err;
@@ -974,8 +1020,18 @@ int encoder__next_event(void *ctx, struct fr_dump_event *out)
 		return 1;
 	}
 	if (!e->loss_added) {
+		const struct encoder_stats *st = &e->st;
+		int err = 0;
+
 		e->loss_added = true;
-		if (kvlist__add_u64(&e->d->loss, "dump_recycled_events", e->st.stale))
+		err |= kvlist__add_u64(&e->d->loss, "dump_recycled_events", st->stale);
+		err |= kvlist__add_u64(&e->d->loss, "dump_resolve_skipped", st->resolve_skipped);
+		err |= kvlist__add_u64(&e->d->loss, "dump_perfmaps_refused", st->perfmaps_refused);
+		err |= kvlist__add_u64(&e->d->loss, "dump_user_frames_unresolved",
+				       st->user_frames - st->user_resolved);
+		err |= kvlist__add_u64(&e->d->loss, "dump_user_frames_no_symbols",
+				       st->user_no_symbols);
+		if (err)
 			return -ENOMEM;
 	}
 	return 0;

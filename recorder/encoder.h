@@ -33,6 +33,7 @@ struct encode_in {
 	uint64_t first;			/* frozen window: indexes [first, last) */
 	uint64_t last;
 	unsigned meta_what;		/* FR_META_* flags for /proc reads */
+	uint64_t resolve_timeout_ns;	/* per-process reads stop this long after start; 0: never */
 	const uint32_t *victim_pid;	/* per model trigger: OOM victim, 0: none */
 	const uint64_t *victim_start;
 };
@@ -47,6 +48,9 @@ struct encoder_stats {
 	uint64_t snapshot_procs;
 	uint64_t snapshot_gone;
 	uint64_t maps_reread;		/* live processes re-read for unknown addresses */
+	uint64_t resolve_skipped;	/* per-process reads skipped: past the deadline */
+	uint64_t perfmaps_refused;	/* perf maps refused by the untrusted-file rules */
+	uint64_t user_no_symbols;	/* user addresses in a file whose symbols are unknown */
 };
 
 struct encoder;

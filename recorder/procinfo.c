@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -192,9 +193,12 @@ static int read_threads(uint32_t pid, struct proc_meta *m)
 
 /*
  * Read the maps through @view and load the symbols of every executable
- * file mapping, while the process lives. Returns the image, or NULL.
+ * file mapping, while the process lives, until CLOCK_BOOTTIME @deadline_ns
+ * (0: none); the mappings left then are counted in img->skipped. Returns
+ * the image, or NULL.
  */
-static struct proc_image *read_image(const char *view, struct symcache *sc)
+static struct proc_image *read_image(const char *view, struct symcache *sc,
+				     uint64_t deadline_ns)
 {
 	struct proc_image *img = calloc(1, sizeof(*img));
 
@@ -217,6 +221,10 @@ static struct proc_image *read_image(const char *view, struct symcache *sc)
 
 		if (!(mp->prot & PROT_EXEC) || !mp->path || mp->path[0] != '/')
 			continue;
+		if (deadline_ns && fr_boottime_ns() >= deadline_ns) {
+			img->skipped++;
+			continue;
+		}
 		img->syms[i] = symcache__get_mapping_at(sc, view, mp);
 	}
 	return img;
@@ -265,6 +273,8 @@ struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pi
 	m->begun = parent->begun;
 	m->stamp = parent->stamp;
 	m->state = parent->state;
+	m->has_uid = parent->has_uid;
+	m->uid = parent->uid;
 	m->rss = parent->rss;
 	m->exe = parent->exe ? strdup(parent->exe) : NULL;
 	m->cmdline = parent->cmdline ? strdup(parent->cmdline) : NULL;
@@ -326,9 +336,10 @@ static void pick_view(uint32_t pid, char state, char *view, size_t len)
 
 /* One attempt; -ESTALE when the PID no longer names this incarnation. */
 static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
-		     unsigned what, struct proc_meta *m)
+		     unsigned what, uint64_t deadline_ns, struct proc_meta *m)
 {
 	struct stat_fields f;
+	struct stat st;
 	char view[96];
 	int pidfd, err;
 
@@ -342,12 +353,16 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 		return err ? err : -ESTALE;
 	}
 	pick_view(pid, f.state, view, sizeof(view));
+	if (!stat(view, &st)) {
+		m->has_uid = true;
+		m->uid = st.st_uid;
+	}
 	m->exe = read_exe(view);
 	m->cmdline = what & FR_META_NO_CMDLINE ? NULL : read_cmdline(view);
 	m->cgroup = read_cgroup(view);
 	read_threads(pid, m);
 	if (what & FR_META_MAPS)
-		m->img = read_image(view, sc);
+		m->img = read_image(view, sc, deadline_ns);
 	/* Still the same process? Then every read above was about it. */
 	if (!err)
 		err = pidfd_alive(pidfd) ? read_stat(pid, &f) : -ESRCH;
@@ -367,12 +382,14 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
  * proc_meta__read() - read incarnation (@pid, @start) from /proc, verified:
  * nothing read while the PID named another process is kept. With
  * FR_META_MAPS, also its maps and the symbols of its executable mappings
- * (through @sc). A read that raced with a PID change is redone. Returns 0
+ * (through @sc) until CLOCK_BOOTTIME @deadline_ns (0: none; the mappings
+ * left are counted in img->skipped). A read that raced with a PID change is
+ * redone. Returns 0
  * and a new meta (one reference) in *@out; -ESRCH when the incarnation is
  * gone (its PID may be someone else's now); -errno otherwise.
  */
 int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
-		    unsigned what, struct proc_meta **out)
+		    unsigned what, uint64_t deadline_ns, struct proc_meta **out)
 {
 	struct proc_meta *m = NULL;
 	int err = -ESTALE;
@@ -383,7 +400,7 @@ int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
 		if (!m)
 			return -ENOMEM;
 		atomic_init(&m->refs, 1);
-		err = read_once(pid, start, sc, what, m);
+		err = read_once(pid, start, sc, what, deadline_ns, m);
 	}
 	if (err) {
 		proc_meta__put(m);
@@ -408,6 +425,7 @@ struct procinfo {
 	struct proctable *pt;
 	struct symcache *sc;
 	_Atomic unsigned what;	/* FR_META_* for every read (changes on reload) */
+	_Atomic uint64_t timeout_ns;	/* each read's deadline: resolve_timeout */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t more;
@@ -428,14 +446,20 @@ struct procinfo {
 
 static void do_read(struct procinfo *pi, const struct req *r)
 {
+	uint64_t timeout = atomic_load(&pi->timeout_ns);
 	struct proc_meta *m;
-	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | atomic_load(&pi->what), &m);
+	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | atomic_load(&pi->what),
+				  timeout ? fr_boottime_ns() + timeout : 0, &m);
 
 	pthread_mutex_lock(&pi->lock);
 	if (err)
 		pi->st.gone++;
 	else
 		pi->st.reads++;
+	if (!err && m->img && m->img->skipped) {
+		pi->st.deadline++;
+		pi->st.deadline_maps += m->img->skipped;
+	}
 	pthread_mutex_unlock(&pi->lock);
 	if (!err && proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m))
 		proc_meta__put(m);
@@ -642,6 +666,11 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 	return pi;
 }
 
+/*
+ * procinfo__free() - stop the worker and free @pi. A worker that has not
+ * stopped within FR_STOP_WAIT_NS (stuck in a read no check could bound)
+ * is left behind with its memory, so that shutdown never waits on it.
+ */
 void procinfo__free(struct procinfo *pi)
 {
 	if (!pi)
@@ -650,7 +679,8 @@ void procinfo__free(struct procinfo *pi)
 	pi->stop = true;
 	pthread_cond_broadcast(&pi->more);
 	pthread_mutex_unlock(&pi->lock);
-	pthread_join(pi->thread, NULL);
+	if (fr_join_bounded(pi->thread, FR_STOP_WAIT_NS))
+		return;
 	pthread_cond_destroy(&pi->idle);
 	pthread_cond_destroy(&pi->more);
 	pthread_mutex_destroy(&pi->lock);
@@ -716,6 +746,15 @@ void procinfo__kick(struct procinfo *pi)
 	if (pi->len[0] || pi->len[1] || pi->ndeferred)
 		pthread_cond_signal(&pi->more);
 	pthread_mutex_unlock(&pi->lock);
+}
+
+/*
+ * procinfo__set_timeout() - each read from now on stops loading binaries
+ * @timeout_ns after it began (0: no deadline).
+ */
+void procinfo__set_timeout(struct procinfo *pi, uint64_t timeout_ns)
+{
+	atomic_store(&pi->timeout_ns, timeout_ns);
 }
 
 /* procinfo__set_what() - FR_META_* flags for the reads from now on. */

@@ -16,6 +16,8 @@
 #define FR_PROCINFO_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "proctable.h"
@@ -39,6 +41,7 @@ struct proc_image {
 	atomic_int refs;
 	struct procmaps *maps;
 	const struct elfsyms **syms;	/* per mapping; NULL: none */
+	uint32_t skipped;		/* mappings not loaded: the read's deadline passed */
 };
 
 struct proc_meta {
@@ -47,6 +50,8 @@ struct proc_meta {
 	uint64_t stamp;			/* CLOCK_BOOTTIME ns of the read */
 	uint32_t ppid;
 	char state;			/* /proc state letter */
+	bool has_uid;
+	uid_t uid;			/* owner of /proc/PID: the effective uid, root if not dumpable */
 	uint64_t rss;			/* bytes */
 	char *exe;			/* NULL: unreadable (kernel thread) */
 	char *cmdline;			/* arguments joined by spaces */
@@ -60,7 +65,7 @@ void proc_meta__get(struct proc_meta *m);
 void proc_meta__put(struct proc_meta *m);
 struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid);
 int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
-		    unsigned what, struct proc_meta **out);
+		    unsigned what, uint64_t deadline_ns, struct proc_meta **out);
 uint64_t fr_ticks_of(uint64_t start_ns);
 
 enum procinfo_kind {
@@ -82,6 +87,8 @@ struct procinfo_stats {
 	uint64_t rereads;	/* maps re-read for an address outside them */
 	uint64_t inherited;	/* fork children given their parent's facts */
 	uint64_t limited;	/* re-reads skipped by the rate limit */
+	uint64_t deadline;	/* reads cut short by resolve_timeout */
+	uint64_t deadline_maps;	/* mappings whose binaries were not loaded so */
 };
 
 struct procinfo;
@@ -96,6 +103,7 @@ int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
 void procinfo__kick(struct procinfo *pi);
 void procinfo__set_what(struct procinfo *pi, unsigned what);
+void procinfo__set_timeout(struct procinfo *pi, uint64_t timeout_ns);
 int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns);
 
 #endif /* FR_PROCINFO_H */

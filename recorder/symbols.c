@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #endif
 #include "symbols.h"
+#include "untrusted.h"
 #include "util.h"
 
 #include <ctype.h>
@@ -20,6 +21,7 @@
 #include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -698,9 +700,12 @@ struct elfsyms *elfsyms__open(const char *path)
 	struct elfsyms *s;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	fd = untrusted__open(AT_FDCWD, path, &(struct fr_untrusted_rule){
+				     .max_bytes = FR_ELF_MAX_BYTES }, NULL);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	s = elfsyms__open_fd(fd);
 	err = errno;
 	close(fd);
@@ -1077,27 +1082,11 @@ void perfmap__free(struct perfmap *p)
 	free(p);
 }
 
-struct perfmap *perfmap__load(const char *path)
+/* Sort by (start, line) and keep the last line for one start. */
+static void perfmap__finish(struct perfmap *p)
 {
-	struct fr_pload st = { 0 };
-	struct perfmap *p;
-	FILE *f = NULL;
 	size_t n = 0;
-	int r = 0;
 
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	st.p = p;
-	f = fopen(path, "re");
-	if (!f) {
-		r = -errno;
-		goto out;
-	}
-	r = read_lines(f, perfmap__add_line, &st);
-	if (r)
-		goto out;
-	/* Sorted by (start, line); the last line for one start wins. */
 	if (p->n)
 		qsort(p->e, p->n, sizeof(*p->e), pentry__cmp);
 	for (size_t i = 0; i < p->n; i++) {
@@ -1106,14 +1095,73 @@ struct perfmap *perfmap__load(const char *path)
 		p->e[n++] = p->e[i];
 	}
 	p->n = n;
-out:
-	if (f)
+}
+
+struct perfmap *perfmap__parse(const char *buf, size_t len)
+{
+	struct fr_pload st = { 0 };
+	struct perfmap *p;
+	FILE *f = NULL;
+	int r = 0;
+
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	st.p = p;
+	if (len) {
+		f = fmemopen((void *)buf, len, "r");
+		if (!f) {
+			r = -errno;
+			goto out;
+		}
+		r = read_lines(f, perfmap__add_line, &st);
 		fclose(f);
+	}
+	if (!r)
+		perfmap__finish(p);
+out:
 	if (r) {
 		perfmap__free(p);
 		errno = -r;
 		return NULL;
 	}
+	return p;
+}
+
+struct perfmap *perfmap__load_fd(int fd, uint64_t deadline_ns)
+{
+	struct perfmap *p;
+	size_t len;
+	char *buf;
+	int r, err;
+
+	r = untrusted__slurp(fd, FR_PERFMAP_MAX_BYTES, deadline_ns, &buf, &len);
+	if (r) {
+		errno = -r;
+		return NULL;
+	}
+	p = perfmap__parse(buf, len);
+	err = errno;
+	free(buf);
+	errno = err;
+	return p;
+}
+
+struct perfmap *perfmap__load(const char *path)
+{
+	const struct fr_untrusted_rule rule = { .max_bytes = FR_PERFMAP_MAX_BYTES };
+	struct perfmap *p;
+	int fd, err;
+
+	fd = untrusted__open(AT_FDCWD, path, &rule, NULL);
+	if (fd < 0) {
+		errno = -fd;
+		return NULL;
+	}
+	p = perfmap__load_fd(fd, 0);
+	err = errno;
+	close(fd);
+	errno = err;
 	return p;
 }
 
@@ -1169,6 +1217,7 @@ struct symcache {
 	pthread_mutex_t lock;	/* the public entry points are thread-safe */
 	struct fr_cacheslot *slots;
 	size_t cap, n;		/* cap is a power of two */
+	struct symcache_stats st;
 };
 
 static struct fr_cachekey fr_key_buildid(const struct fr_buildid *id)
@@ -1347,6 +1396,7 @@ static const struct elfsyms *get_fd_locked(struct symcache *c, int fd)
 
 	r = elf_read_buildid(fd, &id);
 	if (r == -ENOEXEC) {
+		c->st.bad_elf++;
 		e = symcache__add(c, &fkey, NULL, NULL, ENOEXEC);
 		goto found;
 	}
@@ -1366,6 +1416,10 @@ static const struct elfsyms *get_fd_locked(struct symcache *c, int fd)
 	syms = elfsyms__open_fd(fd);
 	if (!syms && errno != ENOEXEC)
 		return NULL;
+	if (syms)
+		c->st.loaded++;
+	else
+		c->st.bad_elf++;
 	/* Failures are remembered per file only, never per build-id. */
 	e = symcache__add(c, &fkey, !r && syms ? &bkey : NULL, syms,
 			  syms ? 0 : ENOEXEC);
@@ -1399,40 +1453,65 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 	return symcache__get_mapping_at(c, dir, m);
 }
 
+/*
+ * open_mapping() - the file behind mapping @m of the process at @procdir,
+ * as an untrusted file: through map_files (the kernel's own reference to
+ * the mapped file, so it may be followed), else by its path inside the
+ * process's root without following any symlink, and then only if its inode
+ * is the mapped one. Returns an fd or -errno (-ESTALE: not the mapped file).
+ */
+static int open_mapping(const char *procdir, const struct fr_mapping *m)
+{
+	struct fr_untrusted_rule rule = { .max_bytes = FR_ELF_MAX_BYTES, .kernel_link = true };
+	char path[PATH_MAX + 64];
+	struct stat st;
+	int fd, rootfd;
+
+	snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64,
+		 procdir, m->start, m->end);
+	fd = untrusted__open(AT_FDCWD, path, &rule, &st);
+	if (fd >= 0 || untrusted__refusal(fd) >= 0 || m->deleted)
+		return fd;
+	snprintf(path, sizeof(path), "%s/root", procdir);
+	rootfd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		return -errno;
+	rule.kernel_link = false;
+	rule.in_root = true;
+	fd = untrusted__open(rootfd, m->path, &rule, &st);
+	close(rootfd);
+	if (fd >= 0 && m->inode && st.st_ino != m->inode) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
 					       const struct fr_mapping *m)
 {
 	const struct elfsyms *s;
-	char path[PATH_MAX + 64];
-	struct stat st;
 	int fd, err;
 
 	if (!m->path || m->path[0] != '/') {
 		errno = ENOENT;
 		return NULL;
 	}
-	snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64,
-		 procdir, m->start, m->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 && !m->deleted) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/root%s",
-				     procdir, m->path) >= sizeof(path)) {
-			errno = ENAMETOOLONG;
-			return NULL;
-		}
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && (fstat(fd, &st) ||
-				(m->inode && st.st_ino != m->inode))) {
-			close(fd);
-			errno = ESTALE;
-			return NULL;
-		}
-	}
-	if (fd < 0)
+	fd = open_mapping(procdir, m);
+	if (fd < 0) {
+		errno = -fd;
 		return NULL;
+	}
 	s = symcache__get_fd(c, fd);
 	err = errno;
 	close(fd);
 	errno = err;
 	return s;
+}
+
+void symcache__stats(struct symcache *c, struct symcache_stats *st)
+{
+	pthread_mutex_lock(&c->lock);
+	*st = c->st;
+	pthread_mutex_unlock(&c->lock);
 }

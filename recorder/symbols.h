@@ -143,9 +143,22 @@ void kallsyms__free(struct kallsyms *k);
 struct perfmap;
 
 /*
- * perfmap__load() - load a perf map. Malformed lines and zero sizes are
- * ignored; when several entries start at one address the last line wins.
- * Returns NULL with errno set.
+ * perfmap__parse() - parse @len bytes of perf map text. Malformed lines
+ * and zero sizes are ignored; when several entries start at one address
+ * the last line wins. Returns NULL with errno set.
+ */
+struct perfmap *perfmap__parse(const char *buf, size_t len);
+
+/*
+ * perfmap__load_fd() - read the perf map open at @fd (at most
+ * FR_PERFMAP_MAX_BYTES, until CLOCK_BOOTTIME @deadline_ns; 0: none) and
+ * parse it. Returns NULL with errno set: EFBIG, ETIMEDOUT, ...
+ */
+struct perfmap *perfmap__load_fd(int fd, uint64_t deadline_ns);
+
+/*
+ * perfmap__load() - perfmap__load_fd() on @path, opened as an untrusted
+ * file with no owner rule (see untrusted.h). Returns NULL with errno set.
  */
 struct perfmap *perfmap__load(const char *path);
 
@@ -168,6 +181,11 @@ void perfmap__free(struct perfmap *p);
  */
 struct symcache;
 
+struct symcache_stats {
+	uint64_t loaded;	/* distinct binaries whose symbols loaded */
+	uint64_t bad_elf;	/* files refused by the ELF loader as malformed */
+};
+
 struct symcache *symcache__new(void);
 void symcache__free(struct symcache *c);
 
@@ -182,7 +200,9 @@ const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
  * symcache__get_mapping() - the symbols of the binary behind mapping @m of
  * live process @pid. Opens /proc/PID/map_files/START-END (works for deleted
  * or replaced files; needs root), falling back for files not deleted to
- * /proc/PID/root/<path> if its inode matches. Costs a few syscalls: call it
+ * <path> inside /proc/PID/root if its inode matches, both as untrusted
+ * files (untrusted.h: regular, at most FR_ELF_MAX_BYTES, no symlink in
+ * <path>). Costs a few syscalls: call it
  * once per mapping, not per address. Returns NULL with errno set: ENOENT for
  * anonymous and pseudo ("[vdso]", "[heap]") mappings, ESTALE if the file on
  * disk is no longer the mapped one.
@@ -197,5 +217,8 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
  */
 const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
 					       const struct fr_mapping *m);
+
+/* symcache__stats() - what the cache has loaded and refused. */
+void symcache__stats(struct symcache *c, struct symcache_stats *st);
 
 #endif /* FR_SYMBOLS_H */

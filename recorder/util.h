@@ -6,6 +6,7 @@
 #define FR_UTIL_H
 
 #include <errno.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -158,6 +159,25 @@ static inline void fr_strlcpy(char *dst, const char *src, size_t size)
 	n = strnlen(src, size - 1);
 	memcpy(dst, src, n);
 	dst[n] = 0;
+}
+
+/* How long a stop waits for a worker thread before leaving it behind. */
+#define FR_STOP_WAIT_NS		(2 * FR_NSEC_PER_SEC)
+
+/*
+ * fr_join_bounded() - pthread_join(@t) for at most @ns. Returns 0, or
+ * -ETIMEDOUT when it still runs (it is then neither joined nor detached:
+ * the caller leaves it and whatever it uses alone).
+ */
+static inline int fr_join_bounded(pthread_t t, uint64_t ns)
+{
+	uint64_t when = fr_clock_ns(CLOCK_REALTIME) + ns;
+	struct timespec ts = {
+		.tv_sec = (time_t)(when / FR_NSEC_PER_SEC),
+		.tv_nsec = (long)(when % FR_NSEC_PER_SEC),
+	};
+
+	return -pthread_timedjoin_np(t, NULL, &ts);
 }
 
 #endif /* FR_UTIL_H */

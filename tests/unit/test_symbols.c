@@ -446,7 +446,8 @@ static void test_buildid(void)
 	fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
 	r = elf_read_buildid(fd, &id);
 	hex(&id, got);
-	s = elfsyms__open("/proc/self/exe");
+	/* /proc/self/exe is a (magic) symlink: elfsyms__open() refuses those. */
+	s = elfsyms__open_fd(fd);
 	if (want[0]) {
 		is_int(r, 0, "elf_read_buildid: found");
 		is_str(got, want, "elf_read_buildid matches readelf -n");
