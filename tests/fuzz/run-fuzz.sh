@@ -4,7 +4,7 @@
 #
 #   tests/fuzz/run-fuzz.sh [BUILD_DIR]       default build-fuzz
 #
-#   FR_FUZZ_SECONDS   seconds per fuzzer (default 30); both run at once;
+#   FR_FUZZ_SECONDS   seconds per fuzzer (default 30); all run at once;
 #                     0 only replays the corpus
 #   CLANG             the compiler (default clang)
 #
@@ -21,7 +21,7 @@ cd "$top" || exit 1
 B=${1:-build-fuzz}
 secs=${FR_FUZZ_SECONDS:-30}
 cc=${CLANG:-clang}
-fuzzers="fuzz_dump fuzz_config"
+fuzzers="fuzz_dump fuzz_config fuzz_elf fuzz_perfmap"
 
 mkdir -p "$B" || exit 1
 B=$(cd "$B" && pwd)
@@ -65,9 +65,13 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DFR_VERSION=\"fuzz\"
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 	-Irecorder -Iconf"
-libs="-llz4 -luring -linih -lpthread -lm"
+libs="-llz4 -luring -linih -lelf -lpthread -lm"
 dump_src="recorder/format.c recorder/compress.c recorder/writer.c recorder/json.c"
-conf_src="conf/config.c"
+# The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
+src_fuzz_dump=$dump_src
+src_fuzz_config="conf/config.c"
+src_fuzz_elf="recorder/symbols.c recorder/untrusted.c"
+src_fuzz_perfmap="recorder/symbols.c recorder/untrusted.c"
 
 # shellcheck disable=SC2086
 set -- $fuzzers
@@ -77,18 +81,15 @@ limit="-max_total_time=$secs"
 [ "$secs" -eq 0 ] && limit="-runs=0"
 
 # Build the fuzzers and the seed writer, all at once.
-# shellcheck disable=SC2086,SC2090
-{
-	"$cc" $flags -fsanitize=fuzzer tests/fuzz/fuzz_dump.c $dump_src $libs \
-		-o "$B/fuzz_dump" > "$B/build-fuzz_dump.log" 2>&1
-	echo $? > "$B/build-fuzz_dump.rc"
-} &
-# shellcheck disable=SC2086,SC2090
-{
-	"$cc" $flags -fsanitize=fuzzer tests/fuzz/fuzz_config.c $conf_src $libs \
-		-o "$B/fuzz_config" > "$B/build-fuzz_config.log" 2>&1
-	echo $? > "$B/build-fuzz_config.rc"
-} &
+for f in $fuzzers; do
+	eval "src=\$src_$f"
+	# shellcheck disable=SC2086,SC2090
+	{
+		"$cc" $flags -fsanitize=fuzzer "tests/fuzz/$f.c" $src $libs \
+			-o "$B/$f" > "$B/build-$f.log" 2>&1
+		echo $? > "$B/build-$f.rc"
+	} &
+done
 # shellcheck disable=SC2086,SC2090
 "$cc" $flags tests/fuzz/make_seeds.c $dump_src $libs -o "$B/make_seeds" \
 	> "$B/build-make_seeds.log" 2>&1
@@ -97,9 +98,14 @@ wait
 
 # A fresh working copy of the corpus, never the committed one.
 rm -rf "$B/corpus" "$B/crashes"
-mkdir -p "$B/crashes" "$B/corpus/config"
-cp -R tests/fuzz/corpus/dump "$B/corpus/dump" &&
-	cp -R tests/fuzz/corpus/config/. "$B/corpus/config/" || exit 1
+mkdir -p "$B/crashes" "$B/corpus"
+for c in dump config elf perfmap; do
+	cp -R "tests/fuzz/corpus/$c" "$B/corpus/$c" || exit 1
+done
+# Real binaries next to the crafted ones (tests/fuzz/make_elf_seeds.py).
+for f in /usr/bin/true /usr/lib/x86_64-linux-gnu/libdl.so.2 /usr/lib/x86_64-linux-gnu/libpthread.so.0; do
+	[ -f "$f" ] && cp "$f" "$B/corpus/elf/real-$(basename "$f")"
+done
 mkdir -p "$B/corpus/dump/generated"
 if [ "$seeds_rc" -ne 0 ]; then
 	echo "# make_seeds did not build; fuzzing the committed seeds only:" | tee -a "$tap"
@@ -113,10 +119,12 @@ fi
 mkdir -p "$B/tmp"
 for f in $fuzzers; do
 	[ "$(cat "$B/build-$f.rc")" = 0 ] || continue
-	dict=tests/fuzz/dump.dict
-	[ "$f" = fuzz_config ] && dict=tests/fuzz/config.dict
+	dict=
+	[ "$f" = fuzz_dump ] && dict=-dict=tests/fuzz/dump.dict
+	[ "$f" = fuzz_config ] && dict=-dict=tests/fuzz/config.dict
+	# shellcheck disable=SC2086
 	TMPDIR="$B/tmp" "$B/$f" "$limit" -timeout=10 \
-		-rss_limit_mb=2048 -dict="$dict" -print_final_stats=1 \
+		-rss_limit_mb=2048 $dict -print_final_stats=1 \
 		-artifact_prefix="$B/crashes/$f-" "$B/corpus/${f#fuzz_}" \
 		> "$B/$f.log" 2>&1 &
 	echo $! > "$B/$f.pid"

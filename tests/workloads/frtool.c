@@ -24,6 +24,13 @@
  *   frtool jit SECONDS           spin in code copied to an anonymous
  *                                executable mapping, named fr_jit_spin in
  *                                /tmp/perf-PID.map (x86-64 only)
+ *   frtool jit-bare SECONDS      the same, writing no perf map: the caller
+ *                                makes /tmp/perf-PID.map (a hostile one)
+ *   frtool map-exec FILE OFFSET SECONDS
+ *                                map FILE (a crafted ELF) executable and
+ *                                spin in the countdown loop found at OFFSET
+ *                                (48 ff cf 75 fb c3: dec rdi; jnz; ret)
+ * jit-bare and map-exec print their PID on stdout once they spin.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -36,7 +43,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -305,36 +314,82 @@ static int dl(const char *lib, double seconds)
  * JIT: "dec %rdi; jnz -5; ret" in an anonymous executable page, called in
  * a loop, and announced in /tmp/perf-PID.map as a JIT runtime would.
  */
-static int jit(double seconds)
+/* The countdown loop: dec %rdi; jnz .-3; ret. */
+static const unsigned char fr_loop_code[] = { 0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3 };
+
+/* Call the loop at @code until @seconds have passed; say the PID first if @say. */
+static void spin_in(const void *code, double seconds, bool say)
+{
+	void (*fn)(unsigned long) = (void (*)(unsigned long))code;
+	double until = now() + seconds;
+
+	if (say) {
+		printf("%d\n", getpid());
+		fflush(stdout);
+	}
+	while (now() < until)
+		fn(1000000);
+}
+
+static int jit(double seconds, bool write_map)
 {
 #if defined(__x86_64__)
-	static const unsigned char code[] = { 0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3 };
-	void (*fn)(unsigned long);
 	char path[64];
-	double until;
 	FILE *f;
 	void *p;
 
 	p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return 1;
-	memcpy(p, code, sizeof(code));
+	memcpy(p, fr_loop_code, sizeof(fr_loop_code));
 	if (mprotect(p, 4096, PROT_READ | PROT_EXEC))
 		return 1;
-	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
-	f = fopen(path, "w");
-	if (!f)
-		return 1;
-	fprintf(f, "%lx %zx fr_jit_spin\n", (unsigned long)p, sizeof(code));
-	fclose(f);
-	fn = (void (*)(unsigned long))p;
-	until = now() + seconds;
-	while (now() < until)
-		fn(1000000);
+	if (write_map) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+		f = fopen(path, "w");
+		if (!f)
+			return 1;
+		fprintf(f, "%lx %zx fr_jit_spin\n", (unsigned long)p, sizeof(fr_loop_code));
+		fclose(f);
+	}
+	spin_in(p, seconds, !write_map);
 	return 0;
 #else
 	(void)seconds;
+	(void)write_map;
 	fprintf(stderr, "frtool: jit needs x86-64\n");
+	return 3;
+#endif
+}
+
+/* Map @file executable and spin in the loop at @off of it. */
+static int map_exec(const char *file, long off, double seconds)
+{
+#if defined(__x86_64__)
+	struct stat st;
+	void *p;
+	int fd;
+
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || off < 0 || off + (long)sizeof(fr_loop_code) > st.st_size) {
+		fprintf(stderr, "frtool: cannot use '%s' at offset %ld\n", file, off);
+		return 1;
+	}
+	p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return 1;
+	if (memcmp((char *)p + off, fr_loop_code, sizeof(fr_loop_code))) {
+		fprintf(stderr, "frtool: no countdown loop at offset %ld of '%s'\n", off, file);
+		return 1;
+	}
+	spin_in((char *)p + off, seconds, true);
+	return 0;
+#else
+	(void)file;
+	(void)off;
+	(void)seconds;
+	fprintf(stderr, "frtool: map-exec needs x86-64\n");
 	return 3;
 #endif
 }
@@ -348,7 +403,11 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "dlopen"))
 		return dl(argv[2], atof(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "jit"))
-		return jit(atof(argv[2]));
+		return jit(atof(argv[2]), true);
+	if (argc >= 3 && !strcmp(argv[1], "jit-bare"))
+		return jit(atof(argv[2]), false);
+	if (argc >= 5 && !strcmp(argv[1], "map-exec"))
+		return map_exec(argv[2], strtol(argv[3], NULL, 0), atof(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "reuse"))
 		return reuse(atof(argv[2]));
 	if (argc >= 3 && !strcmp(argv[1], "pthread-exit"))
