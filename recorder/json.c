@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "json.h"
+#include "util.h"
 
 void json__init(struct json *j, FILE *f)
 {
@@ -14,12 +15,31 @@ void json__init(struct json *j, FILE *f)
 	j->first[0] = true;
 }
 
-/* json_escape() - @s as a JSON string literal; bytes >= 0x80 pass as UTF-8. */
+/*
+ * json_escape() - @s as a JSON string literal: control characters (C0,
+ * DEL and C1) as \u escapes, well-formed UTF-8 as is, and every byte that
+ * is not UTF-8 as U+FFFD, so the output is always valid UTF-8 JSON
+ * whatever bytes a process put in its names.
+ */
 void json_escape(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (; s && *s; s++) {
 		unsigned char c = (unsigned char)*s;
+
+		if (c >= 0x80) {
+			const unsigned char *u = (const unsigned char *)s;
+			size_t n = fr_utf8_len(u, strnlen(s, 4));
+
+			if (!n)
+				fputs("\\ufffd", f);
+			else if (n == 2 && fr_is_c1(u))
+				fprintf(f, "\\u%04x", u[1]);
+			else
+				fwrite(s, 1, n, f);
+			s += n ? n - 1 : 0;
+			continue;
+		}
 
 		switch (c) {
 		case '"':

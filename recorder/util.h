@@ -161,6 +161,46 @@ static inline void fr_strlcpy(char *dst, const char *src, size_t size)
 	dst[n] = 0;
 }
 
+/*
+ * fr_utf8_len() - the length of the well-formed UTF-8 sequence at @s (@n
+ * bytes left, n >= 1): 1..4, or 0 for a byte that does not start one
+ * (overlong forms, surrogates and code points past U+10FFFF included).
+ * Text a process chose is escaped through it before anyone sees it.
+ */
+static inline size_t fr_utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned char c = s[0];
+	uint32_t cp, min;
+	size_t len;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		len = 2, cp = c & 0x1f, min = 0x80;
+	else if ((c & 0xf0) == 0xe0)
+		len = 3, cp = c & 0x0f, min = 0x800;
+	else if (c >= 0xf0 && c <= 0xf4)
+		len = 4, cp = c & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* fr_is_c1() - whether the 2-byte sequence at @s is a C1 control, U+0080..U+009F. */
+static inline int fr_is_c1(const unsigned char *s)
+{
+	return s[0] == 0xc2 && s[1] >= 0x80 && s[1] <= 0x9f;
+}
+
 /* How long a stop waits for a worker thread before leaving it behind. */
 #define FR_STOP_WAIT_NS		(2 * FR_NSEC_PER_SEC)
 

@@ -117,12 +117,12 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 {
 	const struct fr_dump_proc *p = &d->proc[e->proc];
-	char buf[512], b2[64], b3[64];
+	char buf[2048], b2[64], b3[64], comm[80];
 
 	if (e->type == FR_DEV_PRESSURE) {
 		printf("%" PRIu64 ".%09" PRIu64 " %-8s %s %s some avg10=%u.%02u%% total=%" PRIu64 "us",
 		       e->ts / 1000000000, e->ts % 1000000000, "pressure", view_resource(e->psi.resource),
-		       *dump__str(d, e->comm) ? dump__str(d, e->comm) : "system",
+		       *dump__str(d, e->comm) ? view_str(d, e->comm, buf, sizeof(buf)) : "system",
 		       e->psi.some_avg10 / 100, e->psi.some_avg10 % 100, e->psi.some_total);
 		if (e->psi.has_full)
 			printf(" full avg10=%u.%02u%% total=%" PRIu64 "us", e->psi.full_avg10 / 100,
@@ -134,7 +134,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	printf("%" PRIu64 ".%09" PRIu64 " %-6s %u/%u start=%" PRIu64 ".%09" PRIu64 " %-16s cpu%u",
 	       e->ts / 1000000000, e->ts % 1000000000, dump__event_type_name(e->type),
 	       p->pid, e->tid, p->start / 1000000000, p->start % 1000000000,
-	       dump__str(d, e->comm), e->cpu);
+	       view_str(d, e->comm, comm, sizeof(comm)), e->cpu);
 	switch (e->type) {
 	case 1:
 		if (!e->stack) {
@@ -143,7 +143,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		}
 		for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
 			printf("%s%s", k ? " <- " : " ",
-			       view_frame(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
+			       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
 		break;
 	case 2:
 		printf(" %s rss=%s peak=%s user=%.3fs sys=%.3fs", view_status(e->exit.code, buf, sizeof(buf)),
@@ -156,7 +156,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		       d->proc[e->child].start / 1000000000, d->proc[e->child].start % 1000000000);
 		break;
 	case 4:
-		printf(" %s", dump__str(d, e->filename));
+		printf(" %s", view_str(d, e->filename, buf, sizeof(buf)));
 		break;
 	case 5:
 		printf(" OOM victim rss=%s",

@@ -45,13 +45,19 @@ static int cmp_line(const void *a, const void *b)
 static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool pid)
 {
 	const struct fr_dump_proc *p = &d->proc[e->proc];
-	char *out = NULL, name[600];
+	char *out = NULL, name[600], comm[80];
 	size_t len = 0;
 	FILE *f = open_memstream(&out, &len);
 
 	if (!f)
 		return NULL;
-	fputs(dump__str(d, e->comm)[0] ? dump__str(d, e->comm) : dump__str(d, p->comm), f);
+	view_text(dump__str(d, e->comm)[0] ? dump__str(d, e->comm) : dump__str(d, p->comm),
+		  comm, sizeof(comm));
+	/* ';' separates frames in the folded format. */
+	for (char *c = comm; *c; c++)
+		if (*c == ';')
+			*c = ':';
+	fputs(comm, f);
 	if (pid)
 		fprintf(f, "-%u", p->pid);
 	if (!e->stack) {

@@ -56,7 +56,8 @@ static const char *exit_of(const struct fr_dump_proc *p, char *buf, size_t len)
 static void text_procs(const struct fr_dump *d, const struct view *v,
 		       const struct filter *flt)
 {
-	char st[16], rss[32], code[96];
+	char st[16], rss[32], code[96], comm[80];
+	static char exe[FR_VIEW_TEXT_MAX], cmd[FR_VIEW_TEXT_MAX];
 
 	printf("%8s %20s %8s %-7s %10s %8s %-34s %-16s %s\n", "PID", "START", "PPID", "STATE",
 	       "RSS", "SAMPLES", "EXIT", "COMM", "EXE / CMDLINE");
@@ -69,8 +70,8 @@ static void text_procs(const struct fr_dump *d, const struct view *v,
 		       p->pid, p->start / 1000000000, p->start % 1000000000, p->ppid,
 		       state_of(p, st, sizeof(st)), view_bytes(p->rss, rss, sizeof(rss)),
 		       v->proc_samples[i], exit_of(p, code, sizeof(code)),
-		       dump__str(d, p->comm), dump__str(d, p->exe),
-		       *dump__str(d, p->cmdline) ? "  " : "", dump__str(d, p->cmdline));
+		       view_str(d, p->comm, comm, sizeof(comm)), view_str(d, p->exe, exe, sizeof(exe)),
+		       *dump__str(d, p->cmdline) ? "  " : "", view_str(d, p->cmdline, cmd, sizeof(cmd)));
 	}
 }
 

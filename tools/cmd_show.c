@@ -95,10 +95,10 @@ static void text_stack(const struct fr_dump *d, uint32_t s)
 {
 	const struct fr_dump_stack *st = &d->stack[s];
 	uint32_t n = st->kn + st->un;
-	char buf[512];
+	char buf[2048];
 
 	for (uint32_t i = 0; i < n && i < FR_STACK_SHOWN; i++)
-		printf("%s%s", i ? " <- " : "", view_frame(d, st->frames[i], buf, sizeof(buf)));
+		printf("%s%s", i ? " <- " : "", view_frame_text(d, st->frames[i], buf, sizeof(buf)));
 	if (n > FR_STACK_SHOWN)
 		printf(" <- ... (%u frames)", n);
 	printf("\n");
@@ -117,7 +117,8 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 		      uint32_t ntop)
 {
 	uint32_t tp[256], ts[256], np, ns, live = 0, exited = 0;
-	char t0[64], t1[64];
+	char t0[64], t1[64], comm[80], detail[2048];
+	static char exe[FR_VIEW_TEXT_MAX];
 
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		live += !!(d->proc[i].flags & FR_DPROC_LIVE);
@@ -132,11 +133,12 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	for (uint32_t i = 0; i < d->ntrig; i++) {
 		printf("trigger:   %s (%s) at %s: %s%s%s\n", d->trig[i].name, d->trig[i].type,
 		       view_time(d, d->trig[i].ts, t0, sizeof(t0)), d->trig[i].reason,
-		       *d->trig[i].detail ? "; " : "", d->trig[i].detail);
+		       *d->trig[i].detail ? "; " : "",
+		       view_text(d->trig[i].detail, detail, sizeof(detail)));
 		if (d->trig[i].victim)
 			printf("           victim: pid %u, start %.6f, %s\n",
 			       d->proc[d->trig[i].victim - 1].pid, d->proc[d->trig[i].victim - 1].start / 1e9,
-			       dump__str(d, d->proc[d->trig[i].victim - 1].comm));
+			       view_str(d, d->proc[d->trig[i].victim - 1].comm, comm, sizeof(comm)));
 	}
 	printf("window:    %.3f s, %s .. %s\n", (d->win.end - d->win.start) / 1e9,
 	       view_time(d, d->win.start, t0, sizeof(t0)), view_time(d, d->win.end, t1, sizeof(t1)));
@@ -157,7 +159,8 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 
 		printf("  %8" PRIu64 " %5.1f%% %8u %16.6f  %-16s %s\n", v->proc_samples[tp[i]],
 		       100.0 * v->proc_samples[tp[i]] / (v->samples ? v->samples : 1), p->pid,
-		       p->start / 1e9, dump__str(d, p->comm), dump__str(d, p->exe));
+		       p->start / 1e9, view_str(d, p->comm, comm, sizeof(comm)),
+		       view_str(d, p->exe, exe, sizeof(exe)));
 	}
 	ns = top(v->stack_samples, d->nstack, ts, ntop);
 	printf("\ntop stacks by samples (leaf first):\n");
@@ -166,7 +169,7 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 
 		printf("  %8" PRIu64 " %5.1f%% %s-%u (start %.6f): ", v->stack_samples[ts[i]],
 		       100.0 * v->stack_samples[ts[i]] / (v->samples ? v->samples : 1),
-		       dump__str(d, p->comm), p->pid, p->start / 1e9);
+		       view_str(d, p->comm, comm, sizeof(comm)), p->pid, p->start / 1e9);
 		text_stack(d, ts[i]);
 	}
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util.h"
 #include "view.h"
 
 /* view__init() - count samples per process and per stack. 0 or -ENOMEM. */
@@ -45,6 +46,77 @@ void view__fini(struct view *v)
 	v->proc_samples = v->stack_samples = NULL;
 }
 
+/*
+ * escape_char() - the escape of byte @c in text for a terminal, or NULL
+ * when it stands for itself: C escapes for the common controls, \xNN for
+ * the rest, as ps and systemd show names.
+ */
+static const char *escape_char(unsigned char c, char tmp[8])
+{
+	static const char *const named[0x20] = {
+		['\a'] = "\\a", ['\b'] = "\\b", ['\t'] = "\\t", ['\n'] = "\\n",
+		['\v'] = "\\v", ['\f'] = "\\f", ['\r'] = "\\r",
+	};
+
+	if (c == '\\')
+		return "\\\\";
+	if (c < 0x20 && named[c])
+		return named[c];
+	if (c < 0x20 || c == 0x7f || c >= 0x80) {
+		snprintf(tmp, 8, "\\x%02x", c);
+		return tmp;
+	}
+	return NULL;
+}
+
+/*
+ * view_text() - @s as text safe to print on a terminal, in @buf (@len
+ * bytes): control characters (C0, DEL, and C1 written as UTF-8),
+ * backslashes and bytes that are not UTF-8 are escaped (\n, \t, \\,
+ * \x1b, \xc2\x9b, ...); well-formed UTF-8 text is kept. A string that
+ * does not fit is cut before an escape or character, never inside one.
+ * Every string a process chose (comm, cmdline, exe, file names, cgroup,
+ * thread and symbol names) goes through it in the text commands.
+ */
+const char *view_text(const char *s, char *buf, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)(s ? s : "");
+	size_t o = 0, left = strlen((const char *)u);
+
+	if (!len)
+		return buf;
+	while (*u) {
+		size_t n = fr_utf8_len(u, left), k;
+		const char *out = (const char *)u;
+		char esc[16];
+
+		if (n == 2 && fr_is_c1(u)) {
+			snprintf(esc, sizeof(esc), "\\x%02x\\x%02x", u[0], u[1]);
+			out = esc;
+		} else if (n <= 1) {
+			const char *e = escape_char(*u, esc);
+
+			n = 1;
+			out = e ? e : out;
+		}
+		k = out == (const char *)u ? n : strlen(out);
+		if (o + k >= len)
+			break;
+		memcpy(buf + o, out, k);
+		o += k;
+		u += n;
+		left -= n;
+	}
+	buf[o] = 0;
+	return buf;
+}
+
+/* view_str() - view_text() of string @idx of @d. */
+const char *view_str(const struct fr_dump *d, uint32_t idx, char *buf, size_t len)
+{
+	return view_text(dump__str(d, idx), buf, len);
+}
+
 /* view_frame() - "symbol" when resolved, else the address in hex. */
 const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
 {
@@ -57,13 +129,21 @@ const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_
 	return buf;
 }
 
-/* view_folded_frame() - like view_frame, kernel frames marked "_[k]". */
+/* view_frame_text() - view_frame() as safe text (view_text()). */
+const char *view_frame_text(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
+{
+	char raw[512];
+
+	return view_text(view_frame(d, frame, raw, sizeof(raw)), buf, len);
+}
+
+/* view_folded_frame() - like view_frame_text, kernel frames marked "_[k]". */
 const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
 {
 	const struct fr_dump_frame *f = &d->frame[frame];
-	char name[512];
+	char name[2048];
 
-	view_frame(d, frame, name, sizeof(name));
+	view_frame_text(d, frame, name, sizeof(name));
 	/* ';' separates frames in the folded format. */
 	for (char *p = name; *p; p++)
 		if (*p == ';' || *p == ' ')
@@ -144,6 +224,7 @@ void view_sparklines(const struct fr_dump *d, FILE *f)
 					     "\u2585", "\u2586", "\u2587", "\u2588" };
 	uint64_t t0 = d->win.start, span = d->win.end > d->win.start ? d->win.end - d->win.start : 1;
 	bool any = false;
+	char src[1024];
 
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
@@ -178,7 +259,7 @@ void view_sparklines(const struct fr_dump *d, FILE *f)
 			fprintf(f, "pressure:  some avg10 across the window (peak; stall added):\n");
 		any = true;
 		fprintf(f, "  %-6s %-24.24s |", view_resource(e->psi.resource),
-			*dump__str(d, e->comm) ? dump__str(d, e->comm) : "system");
+			*dump__str(d, e->comm) ? view_str(d, e->comm, src, sizeof(src)) : "system");
 		for (int b = 0; b < FR_SPARK_WIDTH; b++)
 			fputs(bars[max ? (peak[b] * 8 + max - 1) / max : 0], f);
 		fprintf(f, "| peak %u.%02u%%, +%.3f s\n", max / 100, max % 100,

@@ -23,7 +23,12 @@ struct view {
 int view__init(struct view *v, const struct fr_dump *d);
 void view__fini(struct view *v);
 
+const char *view_text(const char *s, char *buf, size_t len);
+const char *view_str(const struct fr_dump *d, uint32_t idx, char *buf, size_t len);
+/* FR_VIEW_TEXT_MAX - a buffer that holds any escaped cmdline (4 bytes a byte). */
+#define FR_VIEW_TEXT_MAX	(4 * 4096 + 1)
 const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len);
+const char *view_frame_text(const struct fr_dump *d, uint32_t frame, char *buf, size_t len);
 const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len);
 uint64_t view_realtime(const struct fr_dump *d, uint64_t boot_ns);
 const char *view_time(const struct fr_dump *d, uint64_t boot_ns, char *buf, size_t len);
