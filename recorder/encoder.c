@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -998,6 +999,36 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 }
 
 /*
+ * add_losses() - this dump's own losses, and the untrusted-file refusals and
+ * malformed binaries since start as they stand at its end (its own reads
+ * included, unlike the counters read at the freeze).
+ */
+static int add_losses(struct encoder *e)
+{
+	const struct encoder_stats *st = &e->st;
+	struct symcache_stats ss = {};
+	struct untrusted_stats us;
+	struct fr_kvlist *l = &e->d->loss;
+	char key[64];
+	int err = 0;
+
+	err |= kvlist__add_u64(l, "dump_recycled_events", st->stale);
+	err |= kvlist__add_u64(l, "dump_resolve_skipped", st->resolve_skipped);
+	err |= kvlist__add_u64(l, "dump_perfmaps_refused", st->perfmaps_refused);
+	err |= kvlist__add_u64(l, "dump_user_frames_unresolved", st->user_frames - st->user_resolved);
+	err |= kvlist__add_u64(l, "dump_user_frames_no_symbols", st->user_no_symbols);
+	untrusted__stats(&us);
+	for (int r = 0; r < FR_REFUSED_NR; r++) {
+		snprintf(key, sizeof(key), "untrusted_refused_%s", untrusted__refusal_name(r));
+		err |= kvlist__add_u64(l, key, us.refused[r]);
+	}
+	if (e->in.sym && e->in.sym->cache)
+		symcache__stats(e->in.sym->cache, &ss);
+	err |= kvlist__add_u64(l, "symbols_bad_elf", ss.bad_elf);
+	return err ? -ENOMEM : 0;
+}
+
+/*
  * encoder__next_event() - pass 2, the event source of dump__write(): the
  * next frozen event, translated. Events recycled since pass 1, or out of
  * time order (a broken watermark), are skipped and counted.
@@ -1020,18 +1051,8 @@ int encoder__next_event(void *ctx, struct fr_dump_event *out)
 		return 1;
 	}
 	if (!e->loss_added) {
-		const struct encoder_stats *st = &e->st;
-		int err = 0;
-
 		e->loss_added = true;
-		err |= kvlist__add_u64(&e->d->loss, "dump_recycled_events", st->stale);
-		err |= kvlist__add_u64(&e->d->loss, "dump_resolve_skipped", st->resolve_skipped);
-		err |= kvlist__add_u64(&e->d->loss, "dump_perfmaps_refused", st->perfmaps_refused);
-		err |= kvlist__add_u64(&e->d->loss, "dump_user_frames_unresolved",
-				       st->user_frames - st->user_resolved);
-		err |= kvlist__add_u64(&e->d->loss, "dump_user_frames_no_symbols",
-				       st->user_no_symbols);
-		if (err)
+		if (add_losses(e))
 			return -ENOMEM;
 	}
 	return 0;

@@ -29,7 +29,6 @@
 #include "daemon.h"
 #include "log.h"
 #include "retention.h"
-#include "untrusted.h"
 #include "util.h"
 
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
@@ -243,25 +242,6 @@ static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *k
 	return kvlist__add_array(l, key, vals, n);
 }
 
-/* Files refused by the untrusted-file rules, and binaries that did not parse. */
-static int add_untrusted(struct daemon *dm, struct fr_kvlist *l)
-{
-	struct untrusted_stats us;
-	struct symcache_stats ss = {};
-	char key[64];
-	int err = 0;
-
-	untrusted__stats(&us);
-	if (dm->symcache)
-		symcache__stats(dm->symcache, &ss);
-	for (int r = 0; r < FR_REFUSED_NR; r++) {
-		snprintf(key, sizeof(key), "untrusted_refused_%s", untrusted__refusal_name(r));
-		err |= kvlist__add_u64(l, key, us.refused[r]);
-	}
-	err |= kvlist__add_u64(l, "symbols_bad_elf", ss.bad_elf);
-	return err;
-}
-
 static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 {
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
@@ -286,7 +266,6 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
 	err |= kvlist__add_u64(l, "procinfo_deadline", is.deadline);
 	err |= kvlist__add_u64(l, "procinfo_deadline_maps", is.deadline_maps);
-	err |= add_untrusted(dm, l);
 	return err ? -ENOMEM : 0;
 }
 

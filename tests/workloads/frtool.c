@@ -30,7 +30,8 @@
  *                                map FILE (a crafted ELF) executable and
  *                                spin in the countdown loop found at OFFSET
  *                                (48 ff cf 75 fb c3: dec rdi; jnz; ret)
- * jit-bare and map-exec print their PID on stdout once they spin.
+ * jit-bare and map-exec print "PID ADDRESS" (of the loop, in hex) on
+ * stdout once they spin.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -317,14 +318,14 @@ static int dl(const char *lib, double seconds)
 /* The countdown loop: dec %rdi; jnz .-3; ret. */
 static const unsigned char fr_loop_code[] = { 0x48, 0xff, 0xcf, 0x75, 0xfb, 0xc3 };
 
-/* Call the loop at @code until @seconds have passed; say the PID first if @say. */
+/* Call the loop at @code until @seconds have passed; say the PID and @code first if @say. */
 static void spin_in(const void *code, double seconds, bool say)
 {
 	void (*fn)(unsigned long) = (void (*)(unsigned long))code;
 	double until = now() + seconds;
 
 	if (say) {
-		printf("%d\n", getpid());
+		printf("%d %lx\n", getpid(), (unsigned long)code);
 		fflush(stdout);
 	}
 	while (now() < until)

@@ -1,0 +1,319 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Hostile neighbours: an unprivileged user (nobody) tries to stop, blind or
+mislead the recorder, or the person reading its dumps, with what it
+controls: its JIT perf map (a FIFO, a symlink or hard link to root's files,
+a 10 GiB sparse file), the ELF files it maps (the crafted ones of
+tests/fuzz/corpus/elf), and the names it picks (escape sequences, a newline,
+markup). The daemon must write every dump, on time, with nothing of root's
+files in it and every refusal counted in LOSS; stop on SIGTERM in time; and
+every text command must print the names escaped, the JSON must parse, the
+report must show them as text."""
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import Daemon, Tap, events, flightrec, require_root_bpf, show  # noqa: E402
+
+FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus", "elf")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+# The bound a stop is held to: the dump thread gets 5 s, the /proc worker 2 s
+# (recorder/dumper.h, util.h); with every read bounded neither is needed.
+STOP_BOUND_S = 7
+# Raw control bytes a terminal acts on (newline and tab excepted: the
+# commands' own layout); none may reach a text command's output.
+RAW_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x80-\x9f]")
+
+tap = Tap()
+require_root_bpf(tap)
+NOBODY = pwd.getpwnam("nobody")
+work = tempfile.mkdtemp(prefix="fr-hostile-")
+os.chmod(work, 0o755)
+tool = os.path.join(work, "frtool")
+shutil.copy(FRTOOL, tool)
+os.chmod(tool, 0o755)
+
+
+def as_nobody():
+    os.setgroups([])
+    os.setgid(NOBODY.pw_gid)
+    os.setuid(NOBODY.pw_uid)
+
+
+def nobody_run(*argv):
+    """Run @argv as nobody; its exit code."""
+    return subprocess.run(list(argv), preexec_fn=as_nobody, capture_output=True).returncode
+
+
+class Spinner:
+    """A nobody process spinning in code at a known address."""
+
+    def __init__(self, argv, executable=None):
+        self.p = subprocess.Popen(argv, executable=executable, preexec_fn=as_nobody,
+                                  stdout=subprocess.PIPE, text=True)
+        pid, addr = self.p.stdout.readline().split()
+        self.pid, self.addr = int(pid), int(addr, 16)
+        self.map = f"/tmp/perf-{self.pid}.map"
+
+    def stop(self):
+        self.p.kill()
+        self.p.wait()
+        if os.path.lexists(self.map):
+            os.unlink(self.map)
+
+
+def losses(path):
+    return show(path)["losses"] if path else {}
+
+
+def timed_dump(d):
+    t = time.monotonic()
+    path = d.dump(timeout=60)
+    return path, time.monotonic() - t
+
+
+def samples_of(path, pid):
+    return [e for e in events(path) if e["pid"] == pid and e["type"] == "sample"] if path else []
+
+
+def decompressed(path):
+    p = subprocess.run(["lz4", "-dc", path], capture_output=True)
+    return p.stdout
+
+
+def fifo_perf_map(d):
+    """The attack that stopped every dump: a FIFO as perf map."""
+    _, normal = timed_dump(d)
+    s = Spinner([tool, "jit-bare", "60"])
+    tap.eq(nobody_run("mkfifo", s.map), 0, "FIFO: nobody makes its perf map a FIFO")
+    time.sleep(1.0)
+    path, took = timed_dump(d)
+    tap.ok(path is not None, "FIFO: the dump of that moment is written")
+    tap.ok(path is not None and took <= normal + 0.25 + 2.0,
+           f"FIFO: within the normal latency plus resolve_timeout (250 ms) and 2 s of slack "
+           f"({took:.2f} s; normal {normal:.2f} s)")
+    loss = losses(path)
+    tap.ok(loss.get("dump_perfmaps_refused", 0) >= 1 and loss.get("untrusted_refused_type", 0) >= 1,
+           "FIFO: the refused perf map is counted in LOSS (dump_perfmaps_refused, untrusted_refused_type)",
+           {k: v for k, v in loss.items() if "refused" in k})
+    tap.ok(len(samples_of(path, s.pid)) >= 20, "FIFO: the process's samples are in the dump")
+    nxt, took = timed_dump(d)
+    tap.ok(nxt is not None and took <= normal + 2.25, f"FIFO: the next dump is normal ({took:.2f} s)")
+    s.stop()
+
+
+def perf_map_leads_to_root(d):
+    """A symlink or hard link to root's secret, shaped as a perf map that would name the frames."""
+    control = Spinner([tool, "jit-bare", "60"])
+    with open(os.path.join(work, "map"), "w") as f:
+        f.write(f"{control.addr:x} 100 fr_nobody_jit\n")
+    os.chmod(os.path.join(work, "map"), 0o644)
+    tap.eq(nobody_run("cp", os.path.join(work, "map"), control.map), 0,
+           "control: nobody writes its own perf map")
+    victims = []
+    secret_dir = tempfile.mkdtemp(prefix="fr-secret-")      # 0700, root's
+    for kind in ("symlink", "hardlink"):
+        s = Spinner([tool, "jit-bare", "60"])
+        if kind == "symlink":
+            secret = os.path.join(secret_dir, "root-only.map")
+        else:
+            secret = f"/tmp/fr-secret-{s.pid}.map"          # the same file system as /tmp
+        with open(secret, "w") as f:
+            f.write(f"{s.addr:x} 100 FR_ROOT_SECRET_{kind}\n")
+        os.chmod(secret, 0o600)
+        if kind == "symlink":
+            made = nobody_run("ln", "-s", secret, s.map) == 0
+            how = "nobody symlinks its perf map to root's 0600 file"
+        else:
+            made = nobody_run("ln", secret, s.map) == 0
+            how = "nobody hard-links its perf map to root's 0600 file"
+            if not made:
+                # fs.protected_hardlinks = 1 here stops nobody; machines with 0 do not.
+                os.link(secret, s.map)
+                made, how = True, how + " (made by root: fs.protected_hardlinks = 1 here)"
+        tap.ok(made, how)
+        victims.append((kind, s, secret))
+    time.sleep(1.0)
+    before = losses(d.dump())
+    path = d.dump()
+    loss = losses(path)
+    ev = events(path) if path else []
+    named = [e for e in ev if e["pid"] == control.pid and e["type"] == "sample"
+             and e["stack"] and e["stack"][0] == "fr_nobody_jit"]
+    tap.ok(len(named) >= 20, f"control: nobody's own perf map names its frames ({len(named)})")
+    raw = decompressed(path) if path else b""
+    for kind, s, secret in victims:
+        tap.ok(path and b"FR_ROOT_SECRET" not in raw and len(samples_of(path, s.pid)) >= 20,
+               f"{kind}: nothing of root's file is in the dump, which has the process's samples")
+    tap.ok(loss.get("untrusted_refused_link", 0) > before.get("untrusted_refused_link", 0),
+           "symlink: the refusal is counted (untrusted_refused_link)")
+    tap.ok(loss.get("untrusted_refused_owner", 0) > before.get("untrusted_refused_owner", 0),
+           "hardlink: the refusal is counted (untrusted_refused_owner)")
+    tap.ok(loss.get("dump_perfmaps_refused", 0) >= 2, "both are in this dump's dump_perfmaps_refused")
+    for d_path in d.dumps():
+        tap.ok(b"FR_ROOT_SECRET" not in decompressed(d_path), f"nor in any dump ({os.path.basename(d_path)})")
+    for _, s, secret in victims:
+        s.stop()
+        if os.path.exists(secret):
+            os.unlink(secret)
+    control.stop()
+    shutil.rmtree(secret_dir, ignore_errors=True)
+
+
+def daemon_rchar(d):
+    with open(f"/proc/{d.proc.pid}/io") as f:
+        return int(next(l for l in f if l.startswith("rchar:")).split()[1])
+
+
+def huge_perf_map(d):
+    s = Spinner([tool, "jit-bare", "60"])
+    tap.eq(nobody_run("truncate", "-s", "10G", s.map), 0, "huge: nobody's perf map is a 10 GiB sparse file")
+    time.sleep(1.0)
+    before = losses(d.dump())
+    r0 = daemon_rchar(d)
+    path = d.dump()
+    read = daemon_rchar(d) - r0
+    loss = losses(path)
+    tap.ok(path and loss.get("untrusted_refused_size", 0) > before.get("untrusted_refused_size", 0),
+           "huge: refused by its size and counted (untrusted_refused_size)")
+    tap.ok(read < 256 << 20, f"huge: with no read of it (the daemon read {read >> 20} MiB meanwhile)")
+    s.stop()
+
+
+def crafted_elfs(d):
+    files = sorted(f for f in os.listdir(CORPUS) if f.endswith(".elf"))
+    spinners = {}
+    for f in files:
+        copy = os.path.join(work, f)
+        shutil.copy(os.path.join(CORPUS, f), copy)
+        os.chmod(copy, 0o644)
+        spinners[f] = Spinner([tool, "map-exec", copy, "0x1000", "60"])
+    time.sleep(3.0)
+    path = d.dump()
+    tap.ok(path is not None and d.proc.poll() is None,
+           f"crafted ELF: with {len(files) - 1} crafted files mapped, the daemon stays up and writes the dump")
+    ev = events(path) if path else []
+    loss = losses(path)
+    # The user leaf: the first frame after the kernel's (a sample may land in a page fault).
+    leaf = {f: [e["stack"][e["kernel_frames"]] for e in ev
+                if e["pid"] == s.pid and e["type"] == "sample" and len(e["stack"]) > e["kernel_frames"]]
+            for f, s in spinners.items()}
+    tap.ok(leaf["valid.elf"] and all(x == "fr_crafted_loop" for x in leaf["valid.elf"]),
+           f"control: the valid file's frames are named ({len(leaf['valid.elf'])})", leaf["valid.elf"][:3])
+    bad = leaf["huge-shnum.elf"]
+    unnamed = [x for x in bad if x.startswith("0x")]
+    tap.ok(len(unnamed) >= 10 and max(set(bad), key=bad.count).startswith("0x"),
+           f"crafted ELF: huge-shnum.elf's frames (its loop) are left unresolved "
+           f"({len(unnamed)} of {len(bad)} leaves)", bad[:5])
+    tap.ok(loss.get("symbols_bad_elf", 0) >= 1 and loss.get("dump_user_frames_no_symbols", 0) >= 1,
+           "and counted (symbols_bad_elf, dump_user_frames_no_symbols)",
+           {k: loss.get(k) for k in ("symbols_bad_elf", "dump_user_frames_no_symbols")})
+    # The loop in the crafted file is where each process spends nearly all its time, so
+    # its most common leaf is that frame: its name, if any, may only be text of the file
+    # (other leaves are frtool's, libc's or the vDSO's, and python3's before the exec).
+    odd = {}
+    for f, names in leaf.items():
+        with open(os.path.join(CORPUS, f), "rb") as fh:
+            content = fh.read()
+        top = max(set(names), key=names.count) if names else None
+        if top is None or (not top.startswith("0x") and top.encode() not in content):
+            odd[f] = top
+    tap.ok(not odd, f"the loop's frame in each of the {len(files)} files is unnamed or named from "
+           "that file's own text", odd)
+    for s in spinners.values():
+        s.stop()
+
+
+HOSTILE_NAME = "\x1b]0;pwned\x07<script>x"
+HOSTILE_ARGS = ["\x1b[2J\x1b[31mred", "<img src=x onerror=document.body.dataset.pwned=1>",
+                "\nFORGED-LINE 1 2 3", "c1\u009b31m"]
+
+
+def hostile_names(d):
+    binary = os.path.join(work, HOSTILE_NAME)
+    shutil.copy(FRTOOL, binary)
+    os.chmod(binary, 0o755)
+    s = Spinner([HOSTILE_NAME, "jit-bare", "60", *HOSTILE_ARGS], executable=binary)
+    time.sleep(1.5)
+    path = d.dump()
+    s.stop()
+    if not tap.ok(path is not None, "names: a dump with the hostile process"):
+        return
+    outs = {}
+    for cmd in (["show"], ["events"], ["processes"], ["folded"], ["folded", "--pid"],
+                ["processes", "--pid", str(s.pid)]):
+        rc, out, err = flightrec(*cmd, path)
+        outs[" ".join(cmd)] = out
+        bad = RAW_CONTROL.search(out)
+        tap.ok(rc == 0 and not bad, f"names: 'flightrec {' '.join(cmd)}' prints no raw control byte",
+               f"rc {rc}, {err[-300:]}, found {bad.group(0)!r} at {bad.start()}" if bad else err[-300:])
+        tap.ok(not any(line.startswith("FORGED-LINE") for line in out.splitlines()),
+               f"names: a newline in argv forges no line of 'flightrec {' '.join(cmd)}'")
+    tap.ok("\\x1b]0;pwned\\a<script>" in outs["processes"],
+           "names: 'processes' shows the name C-escaped (\\x1b, \\a)",
+           [l for l in outs["processes"].splitlines() if str(s.pid) in l])
+    for cmd in (["events", "--json"], ["processes", "--json"], ["show", "--json"]):
+        rc, out, _ = flightrec(*cmd, path)
+        try:
+            docs = [json.loads(line) for line in out.splitlines() if line.strip()] \
+                if cmd[0] == "events" else [json.loads(out)]
+            parsed = rc == 0 and bool(docs)
+        except ValueError as e:
+            parsed, docs = False, str(e)
+        tap.ok(parsed, f"names: 'flightrec {' '.join(cmd)}' parses as JSON", docs if not parsed else None)
+    procs = json.loads(flightrec("processes", "--json", path)[1])
+    mine = [p for p in procs["processes"] if p["pid"] == s.pid] if isinstance(procs, dict) else \
+        [p for p in procs if p["pid"] == s.pid]
+    tap.ok(mine and all(a in mine[0]["cmdline"] for a in ("\x1b[2J", "<img src=x")),
+           "names: the JSON keeps the exact bytes, escaped as JSON", mine[:1])
+    report = os.path.join(work, "report.html")
+    rc, _, err = flightrec("report", path, "-o", report)
+    with open(report, encoding="utf-8", errors="replace") as f:
+        page = f.read()
+    tap.ok(rc == 0 and "<img src=x" not in page and "\x1b" not in page,
+           "names: the report holds the names only escaped", err[-300:])
+    chromium = "/usr/bin/chromium" if os.access("/usr/bin/chromium", os.X_OK) else shutil.which("chromium")
+    if not tap.ok(chromium, "names: chromium is installed (tools/bootstrap.sh deps)"):
+        return
+    profile = tempfile.mkdtemp(prefix="profile-", dir=work)
+    p = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                        "--virtual-time-budget=5000", "--dump-dom", "file://" + report],
+                       capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    dom = p.stdout
+    tap.ok(p.returncode == 0 and "<body" in dom and "data-pwned" not in dom,
+           "names: the report renders and no name became markup (no onerror ran)", p.stderr[-500:])
+    tap.ok("&lt;img src=x onerror" in dom or "&lt;script&gt;x" in dom,
+           "names: the report shows the names as text")
+
+
+d = Daemon(tap, window="20s")
+try:
+    if tap.ok(d.ready(), "daemon ready"):
+        fifo_perf_map(d)
+        t = time.monotonic()
+        rc = d.stop(timeout=30)
+        took = time.monotonic() - t
+        tap.ok(rc == 0 and took <= STOP_BOUND_S,
+               f"FIFO: SIGTERM stops the daemon cleanly within {STOP_BOUND_S} s ({took:.2f} s, exit {rc})")
+        d.cleanup()
+        d = Daemon(tap, window="20s")
+        if tap.ok(d.ready(), "daemon ready again"):
+            perf_map_leads_to_root(d)
+            huge_perf_map(d)
+            crafted_elfs(d)
+            hostile_names(d)
+finally:
+    d.cleanup()
+    shutil.rmtree(work, ignore_errors=True)
+tap.done()
