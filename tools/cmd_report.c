@@ -552,8 +552,7 @@ static void json_losses(struct json *j, const struct fr_dump *d)
 			json__str(j, "total", kv->s);
 		else
 			json__u64(j, "total", total);
-		json__bool(j, "loss", strcmp(kv->key, "window_evicted_time") &&
-				      strcmp(kv->key, "drain_busy_passes"));
+		json__bool(j, "loss", view_is_loss(kv->key));
 		json__end_obj(j);
 	}
 	json__end_arr(j);

@@ -63,11 +63,6 @@ static uint64_t loss_total(const struct fr_kv *kv)
 }
 
 /* Losses, not bookkeeping: time-based eviction is the window working. */
-static bool is_loss(const char *key)
-{
-	return strcmp(key, "window_evicted_time") && strcmp(key, "drain_busy_passes");
-}
-
 static void text_losses(const struct fr_dump *d)
 {
 	bool any = false;
@@ -77,7 +72,7 @@ static void text_losses(const struct fr_dump *d)
 		const struct fr_kv *kv = &d->loss.kv[i];
 		uint64_t t = loss_total(kv);
 
-		if (!t || !is_loss(kv->key))
+		if (!t || !view_is_loss(kv->key))
 			continue;
 		printf("%s%s %" PRIu64, any ? ", " : "", kv->key, t);
 		if (kv->type == FR_KV_UARRAY) {
@@ -259,7 +254,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	json__end_obj(&j);
 	json_kvlist(&j, "losses", &d->loss);
 	for (uint32_t i = 0; i < d->loss.n; i++)
-		if (is_loss(d->loss.kv[i].key))
+		if (view_is_loss(d->loss.kv[i].key))
 			losses += loss_total(&d->loss.kv[i]);
 	json__u64(&j, "losses_total", losses);
 

@@ -152,6 +152,16 @@ const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf
 	return buf;
 }
 
+/*
+ * view_is_loss() - whether LOSS key @key counts something lost, rather
+ * than bookkeeping (FORMAT.md §5.3 gives each key's kind).
+ */
+bool view_is_loss(const char *key)
+{
+	return strcmp(key, "window_evicted_time") && strcmp(key, "drain_busy_passes") &&
+	       strcmp(key, "dump_user_frames_unresolved");
+}
+
 /* view_realtime() - a trace-clock time as CLOCK_REALTIME, from META's pair. */
 uint64_t view_realtime(const struct fr_dump *d, uint64_t boot_ns)
 {

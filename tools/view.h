@@ -6,6 +6,7 @@
 #ifndef FR_VIEW_H
 #define FR_VIEW_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@ const char *view_time(const struct fr_dump *d, uint64_t boot_ns, char *buf, size
 const char *view_status(int32_t code, char *buf, size_t len);
 const char *view_bytes(uint64_t b, char *buf, size_t len);
 const char *view_resource(unsigned r);
+bool view_is_loss(const char *key);
 void view_sparklines(const struct fr_dump *d, FILE *f);
 
 #endif /* FR_VIEW_H */
