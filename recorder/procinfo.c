@@ -494,7 +494,8 @@ static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
 
 /*
  * A new stack: are its user addresses inside the mappings we know? If not
- * (a library loaded since), re-read the maps now, or once the rate limit
+ * (a library loaded since), or if the last read stopped at its deadline
+ * with binaries left to load, re-read the maps now, or once the rate limit
  * allows: the same stack will not ask twice.
  */
 static void do_check(struct procinfo *pi, const struct req *r)
@@ -509,6 +510,8 @@ static void do_check(struct procinfo *pi, const struct req *r)
 		do_read(pi, r);
 		return;
 	}
+	/* An image whose read hit its deadline is read again: each read loads more. */
+	unknown = m->img->skipped > 0;
 	for (unsigned i = 0; i < r->n && !unknown; i++)
 		unknown = !procmaps__find(m->img->maps, r->ips[i]);
 	stamp = m->stamp;

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "procinfo.h"
 #include "symbols.h"
 #include "tap.h"
 #include "untrusted.h"
@@ -185,6 +186,56 @@ static void test_perfmap(void)
 	perfmap__free(p);
 }
 
+/* The start of this process as proc_meta__read() takes it (ns from field 22's ticks). */
+static uint64_t self_start(void)
+{
+	char buf[1024], *p;
+	unsigned long long v = 0;
+	FILE *f = fopen("/proc/self/stat", "re");
+
+	if (!f || !fgets(buf, sizeof(buf), f))
+		exit(1);
+	fclose(f);
+	p = strrchr(buf, ')') + 2;
+	for (int field = 3; field < 22; field++)
+		p = strchr(p, ' ') + 1;
+	sscanf(p, "%llu", &v);
+	return v * (FR_NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* A /proc read past its deadline loads no binary, and says how many it left. */
+static void test_read_deadline(void)
+{
+	struct symcache *sc = symcache__new();
+	struct proc_meta *m = NULL;
+	size_t exec_files = 0, loaded = 0;
+
+	if (!ok(!proc_meta__read(getpid(), self_start(), sc, FR_META_MAPS, 0, &m) && m && m->img,
+		"a /proc read of this process with no deadline"))
+		return;
+	for (size_t i = 0; i < m->img->maps->n; i++) {
+		const struct fr_mapping *mp = &m->img->maps->m[i];
+
+		exec_files += (mp->prot & PROT_EXEC) && mp->path && mp->path[0] == '/';
+		loaded += m->img->syms[i] != NULL;
+	}
+	ok(exec_files >= 2 && loaded >= 2 && !m->img->skipped,
+	   "loads every executable file mapping (%zu of %zu), skipping none", loaded, exec_files);
+	ok(m->has_uid && m->uid == 0, "and records the owner of /proc/PID (uid %u)", (unsigned)m->uid);
+	proc_meta__put(m);
+	m = NULL;
+	if (ok(!proc_meta__read(getpid(), self_start(), sc, FR_META_MAPS, 1, &m) && m && m->img,
+	       "a read whose deadline has passed still succeeds")) {
+		loaded = 0;
+		for (size_t i = 0; i < m->img->maps->n; i++)
+			loaded += m->img->syms[i] != NULL;
+		is_int(loaded, 0, "but loads no binary");
+		is_int(m->img->skipped, exec_files, "and counts every one it left");
+	}
+	proc_meta__put(m);
+	symcache__free(sc);
+}
+
 static void setup(void)
 {
 	int fd;
@@ -241,6 +292,7 @@ int main(void)
 	test_kernel_links();
 	test_reads();
 	test_perfmap();
+	test_read_deadline();
 	untrusted__force_walk(true);
 	test_types("walk");
 	test_rules("walk");
