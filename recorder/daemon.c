@@ -252,6 +252,21 @@ static struct trigger_policy policy_of(const struct fr_trigger_conf *c)
 }
 
 /*
+ * keep_trigger() - set up @t as @name of @type with policy @pol: a new
+ * trigger the first time (or when its name changed), else the same one
+ * with the new policy and its history kept (a reload resets no count and
+ * no max_per_hour accounting). Returns 0 or -ENOMEM.
+ */
+static int keep_trigger(struct trigger *t, const char *name, const char *type,
+			struct trigger_policy pol)
+{
+	if (t->name[0] && !strcmp(t->name, name))
+		return trigger__set_policy(t, &pol);
+	trigger__fini(t);
+	return trigger__init(t, name, type, &pol);
+}
+
+/*
  * The triggers that are not PSI: SIGUSR1 ("signal", tuned by a type=signal
  * section), control-socket snapshots ("command": no cooldown, an operator
  * asked) and the OOM trigger if configured.
@@ -271,16 +286,8 @@ static int setup_triggers(struct daemon *dm)
 		if (dm->cfg->triggers[i].type == FR_TRIG_OOM && !oom)
 			oom = &dm->cfg->triggers[i];
 	}
-	trigger__fini(&dm->signal_trig);
-	trigger__fini(&dm->oom_trig);
-	err = trigger__init(&dm->signal_trig, sig ? sig->name : "signal", "signal",
-			    sig ? &(struct trigger_policy){ 0 } : &none);
-	if (!err && sig) {
-		struct trigger_policy p = policy_of(sig);
-
-		trigger__fini(&dm->signal_trig);
-		err = trigger__init(&dm->signal_trig, sig->name, "signal", &p);
-	}
+	err = keep_trigger(&dm->signal_trig, sig ? sig->name : "signal", "signal",
+			   sig ? policy_of(sig) : none);
 	snprintf(dm->signal_trig.desc, sizeof(dm->signal_trig.desc), "SIGUSR1");
 	if (!err && !dm->command_trig.name[0]) {
 		err = trigger__init(&dm->command_trig, "command", "command", &none);
@@ -289,9 +296,7 @@ static int setup_triggers(struct daemon *dm)
 	}
 	dm->has_oom = oom != NULL;
 	if (!err && oom) {
-		struct trigger_policy p = policy_of(oom);
-
-		err = trigger__init(&dm->oom_trig, oom->name, "oom", &p);
+		err = keep_trigger(&dm->oom_trig, oom->name, "oom", policy_of(oom));
 		snprintf(dm->oom_trig.desc, sizeof(dm->oom_trig.desc), "oom/mark_victim");
 	}
 	return err;
@@ -483,24 +488,12 @@ static void update_psi_policies(struct daemon *dm, const struct fr_config *n)
 		for (size_t k = 0; k < n->ntriggers; k++) {
 			const struct fr_trigger_conf *c = &n->triggers[k];
 			struct trigger_policy pol = policy_of(c);
-			struct trigger fresh;
 
 			if (c->type != FR_TRIG_PSI || strcmp(c->name, t->name))
 				continue;
-			if (c->max_per_hour != t->pol.max_per_hour) {
-				/* A new ring for the new limit; history restarts. */
-				if (trigger__init(&fresh, t->name, t->type, &pol))
-					break;
-				fresh.fired = t->fired;
-				fresh.suppressed = t->suppressed;
-				fresh.last_fired = t->last_fired;
-				memcpy(fresh.desc, t->desc, sizeof(fresh.desc));
-				memcpy(fresh.last_reason, t->last_reason, sizeof(fresh.last_reason));
-				trigger__fini(t);
-				*t = fresh;
-			} else {
-				t->pol = pol;
-			}
+			if (trigger__set_policy(t, &pol))
+				fr_warn("failed to change the policy of trigger '%s': %s, ignoring",
+					t->name, strerror(ENOMEM));
 		}
 	}
 }

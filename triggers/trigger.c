@@ -28,6 +28,38 @@ int trigger__init(struct trigger *t, const char *name, const char *type,
 	return 0;
 }
 
+/*
+ * trigger__set_policy() - give @t policy @pol, keeping what it did: its
+ * counts, its last firing and, up to the new max_per_hour, its most recent
+ * admission times, so that a reload never resets the hourly accounting. A
+ * trigger that had no limit kept no times: a limit it gets counts from now.
+ * Returns 0, or -ENOMEM with @t unchanged.
+ */
+int trigger__set_policy(struct trigger *t, const struct trigger_policy *pol)
+{
+	uint64_t *times = NULL;
+	uint32_t n = 0;
+
+	if (pol->max_per_hour) {
+		times = calloc(pol->max_per_hour, sizeof(*times));
+		if (!times)
+			return -ENOMEM;
+		n = t->ntimes < pol->max_per_hour ? t->ntimes : pol->max_per_hour;
+		/* The newest n, oldest first: the ring's newest is just before head. */
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t k = (t->head + t->pol.max_per_hour - n + i) % t->pol.max_per_hour;
+
+			times[i] = t->times[k];
+		}
+	}
+	free(t->times);
+	t->times = times;
+	t->ntimes = n;
+	t->head = pol->max_per_hour ? n % pol->max_per_hour : 0;
+	t->pol = *pol;
+	return 0;
+}
+
 void trigger__fini(struct trigger *t)
 {
 	if (!t)

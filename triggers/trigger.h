@@ -2,8 +2,9 @@
 /*
  * trigger.h - what asks for a dump, behind one small interface.
  *
- * A trigger source (signal.c, psi.c, oom.c, control.c) turns something that
- * happened into a struct trigger_fire. Every named trigger has a policy:
+ * A trigger source (signal.c, psi.c, control.c, and the drain's OOM hook)
+ * turns something that happened into a struct trigger_fire. Every named
+ * trigger has a policy:
  * how much history before it (pre) and after it (post) the dump covers,
  * and how often it may fire (cooldown, max_per_hour). trigger__admit()
  * applies the policy; the daemon decides what an admitted fire does.
@@ -59,6 +60,7 @@ struct trigger {
 
 int trigger__init(struct trigger *t, const char *name, const char *type,
 		  const struct trigger_policy *pol);
+int trigger__set_policy(struct trigger *t, const struct trigger_policy *pol);
 void trigger__fini(struct trigger *t);
 enum trigger_admit trigger__admit(struct trigger *t, const struct trigger_fire *f);
 const char *trigger_admit_name(enum trigger_admit a);

@@ -251,6 +251,32 @@ def post_window():
         d.cleanup()
 
 
+def reload_keeps_accounting():
+    """SIGHUP must not reset a trigger's max_per_hour accounting (it did for signal and oom)."""
+    d = Daemon(tap, window="5s", extra="[trigger manual]\ntype = signal\ncooldown = 0s\nmax_per_hour = 2\n")
+    try:
+        tap.ok(d.ready(), "daemon with a signal trigger of max_per_hour = 2 is ready", d.log())
+        tap.ok(d.dump() and d.dump(), "two SIGUSR1 dumps are admitted")
+        start = d.nlines()
+        d.proc.send_signal(signal.SIGUSR1)
+        tap.ok(d.wait_line(r"over max_per_hour", 10, start), "a third within the hour is refused")
+        start = d.nlines()
+        d.proc.send_signal(signal.SIGHUP)
+        tap.ok(d.wait_line(r"config reloaded", 10, start), "SIGHUP reloads the config", d.log())
+        start = d.nlines()
+        d.proc.send_signal(signal.SIGUSR1)
+        refused = d.wait_line(r"over max_per_hour|dump written", 10, start)
+        tap.ok(refused and "over max_per_hour" in refused.group(0),
+               "after the reload the hour's two dumps still count: a fourth is refused", d.log()[-2000:])
+        rc, out, _ = flightrec("status", "--json", "--socket", d.socket)
+        trig = [t for t in json.loads(out).get("triggers", []) if t.get("name") == "manual"] if rc == 0 else []
+        tap.ok(trig and trig[0].get("fired") == 2 and trig[0].get("suppressed") == 2,
+               "status still counts 2 fired and 2 suppressed", trig)
+        tap.eq(len(d.dumps()), 2, "and only the two dumps were written")
+    finally:
+        d.cleanup()
+
+
 def retention():
     d = Daemon(tap, window="2s", output_extra="max_dumps = 3\n")
     try:
@@ -357,6 +383,7 @@ def bad_trigger_configs():
 bad_trigger_configs()
 control_socket()
 post_window()
+reload_keeps_accounting()
 retention()
 storms()
 oom_trigger()
