@@ -685,10 +685,12 @@ int daemon__run(struct daemon *dm)
 		int n = epoll_wait(dm->epfd, evs, FR_ARRAY_SIZE(evs), -1);
 
 		if (n < 0) {
-			if (errno == EINTR)
+			int err = -errno;
+
+			if (err == -EINTR)
 				continue;
-			fr_err("failed to wait for events: %s", strerror(errno));
-			return -errno;
+			fr_err("failed to wait for events: %s", strerror(-err));
+			return err;
 		}
 		for (int i = 0; i < n; i++) {
 			uint64_t tag = evs[i].data.u64;

@@ -56,9 +56,13 @@ int dumpfile__commit(struct dumpfile *f);
  * @f. Accepts NULL. */
 void dumpfile__abort(struct dumpfile *f);
 
-/* dumpfile__uses_uring() - true when writes go through io_uring. */
+/*
+ * dumpfile__chgrp() - give the file, still under its temporary name, to
+ * group @gid. Returns 0 or -errno.
+ */
 int dumpfile__chgrp(struct dumpfile *f, gid_t gid);
 
+/* dumpfile__uses_uring() - true when writes go through io_uring. */
 bool dumpfile__uses_uring(const struct dumpfile *f);
 
 /* dumpfile__bytes() - bytes accepted by dumpfile__write() so far. */

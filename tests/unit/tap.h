@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int tap__n;
 static int tap__failed;
@@ -104,6 +106,26 @@ static inline void tap_skip(int n, const char *why)
 	}
 	fflush(stdout);
 }
+
+/*
+ * survives() - run statement @stmt in a child process: true when it
+ * returned and the child exited 0, false when it crashed, aborted or hung
+ * past 10 s (a sanitizer report ends the child too). For calls whose only
+ * contract is to be harmless, such as a destructor given NULL.
+ */
+#define survives(stmt) ({						\
+	int s__ = -1;							\
+	pid_t p__;							\
+	fflush(NULL);							\
+	p__ = fork();							\
+	if (p__ == 0) {							\
+		alarm(10);						\
+		stmt;							\
+		_exit(0);						\
+	}								\
+	p__ > 0 && waitpid(p__, &s__, 0) == p__ &&			\
+		WIFEXITED(s__) && WEXITSTATUS(s__) == 0;		\
+})
 
 /* tap_done_testing() - print the trailing plan; returns the exit status. */
 static inline int tap_done_testing(void)
