@@ -160,8 +160,8 @@ static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
 	uint64_t h = fr_hash64(s, len, 0x737472);
-	uint32_t i, old_cap = e->str_cap;
 	char *copy;
+	uint32_t i;
 	int err;
 
 	if (idmap__get(&e->str_head, h, &i)) {
@@ -172,17 +172,22 @@ static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 			}
 		}
 	}
-	err = fr_grow32((void **)&d->str, &e->str_cap, d->nstr + 1, sizeof(*d->str));
-	if (!err) {
-		uint32_t cap = old_cap;
+	/*
+	 * Three arrays share str_cap: it is raised only once all three have
+	 * grown, so a failed growth leaves no array shorter than it claims.
+	 */
+	if (d->nstr + 1 > e->str_cap) {
+		uint32_t c1 = e->str_cap, c2 = e->str_cap, c3 = e->str_cap;
 
-		err = fr_grow32((void **)&d->str_len, &cap, d->nstr + 1, sizeof(*d->str_len));
-		cap = old_cap;
+		err = fr_grow32((void **)&d->str, &c1, d->nstr + 1, sizeof(*d->str));
 		if (!err)
-			err = fr_grow32((void **)&e->str_next, &cap, d->nstr + 1, sizeof(*e->str_next));
+			err = fr_grow32((void **)&d->str_len, &c2, d->nstr + 1, sizeof(*d->str_len));
+		if (!err)
+			err = fr_grow32((void **)&e->str_next, &c3, d->nstr + 1, sizeof(*e->str_next));
+		if (err)
+			return err;
+		e->str_cap = FR_MIN(c1, FR_MIN(c2, c3));
 	}
-	if (err)
-		return err;
 	copy = malloc(len + 1);
 	if (!copy)
 		return -ENOMEM;
@@ -813,7 +818,11 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	return 0;
 }
 
-/* Point each OOM trigger at its victim's incarnation in the dump. */
+/*
+ * Point each OOM trigger at its victim's incarnation in the dump. A victim
+ * gone from the process table is left unnamed (its trigger's detail names
+ * it). Returns 0 or -ENOMEM.
+ */
 static int resolve_victims(struct encoder *e)
 {
 	struct fr_dump *d = e->d;
@@ -826,9 +835,15 @@ static int resolve_victims(struct encoder *e)
 			continue;
 		if (!idmap__get(&e->proc_of_id, incarnation_key(pid, start), &idx) ||
 		    d->proc[idx].pid != pid || d->proc[idx].start != start) {
-			if (proctable__lookup(e->in.t->procs, pid, start, &slot) ||
-			    proc_of(e, slot, &idx))
+			int err;
+
+			if (proctable__lookup(e->in.t->procs, pid, start, &slot))
 				continue;	/* gone from the table: the detail names it */
+			err = proc_of(e, slot, &idx);
+			if (err == -ENOMEM)
+				return err;
+			if (err)
+				continue;	/* freed since the lookup: as if gone */
 			/* Listed for the trigger only: no event of it is in the window. */
 			d->proc[idx].flags &= ~FR_DPROC_EVENTS;
 		}
