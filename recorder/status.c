@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "json.h"
+#include "text.h"
 #include "util.h"
 
 struct fill {
@@ -107,7 +108,7 @@ static void text(struct daemon *dm, FILE *f)
 	uint64_t now = fr_boottime_ns();
 	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
 	struct fill fl;
-	char st[96];
+	char st[96], reason[4 * FR_TRIGGER_TEXT + 1];
 
 	window_fill(dm, &fl);
 	fprintf(f, "flightrecd %s, pid %d, up %.0f s, host %s\n", FR_VERSION, getpid(),
@@ -132,9 +133,10 @@ static void text(struct daemon *dm, FILE *f)
 		fprintf(f, "  %-20s %-8s %-40s %-28s fired %" PRIu64 ", suppressed %" PRIu64,
 			tr[i]->name, tr[i]->type, tr[i]->desc, trig_state(dm, tr[i], st, sizeof(st)),
 			tr[i]->fired, tr[i]->suppressed);
+		/* An OOM reason names the victim, whose comm its process chose. */
 		if (tr[i]->last_fired)
 			fprintf(f, ", last %.1f s ago: %s", (now - tr[i]->last_fired) / 1e9,
-				tr[i]->last_reason);
+				fr_text_escape(tr[i]->last_reason, reason, sizeof(reason)));
 		fputc('\n', f);
 	}
 	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n", dm->dumps,
