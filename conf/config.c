@@ -315,7 +315,7 @@ static const struct conf_key conf_keys[] = {
 	[CONF_OUTPUT_RESOLVE_TIMEOUT] =
 	FR_CONF_KEY("output", "resolve_timeout", CONF_DURATION,
 		    10 * FR_CONF_MSEC, 10 * FR_CONF_SEC, "250ms", resolve_timeout_ns,
-		    "how long a dump may spend reading what processes own (perf maps, binaries, /proc) before it is written with what was resolved; the rest is counted in LOSS"),
+		    "how long a dump may spend reading what processes own (perf maps, binaries) before it is written with what was resolved; the rest is counted in LOSS"),
 	[CONF_CONTROL_SOCKET] =
 	FR_CONF_KEY("control", "socket", CONF_PATH,
 		    1, FR_CONF_SOCKET_MAX, "/run/flightrec/control.sock",

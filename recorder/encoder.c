@@ -919,13 +919,10 @@ int encoder__prepare(struct encoder *e)
 {
 	int err;
 
-	if (e->in.resolve_timeout_ns)
-		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
-	err = snapshot__take(&e->snap, e->in.sampler, e->in.meta_what, e->deadline);
+	err = snapshot__take(&e->snap, e->in.sampler, e->in.meta_what);
 	if (err)
 		return err;
 	e->st.snapshot_procs = e->snap.n;
-	e->st.resolve_skipped += e->snap.skipped;
 	err = collect(e);
 	if (err)
 		return err;
@@ -935,6 +932,9 @@ int encoder__prepare(struct encoder *e)
 	if (err)
 		return err;
 	e->ksyms = kernel_symbols(e->in.sym);
+	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
+	if (e->in.resolve_timeout_ns)
+		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
 	for (uint32_t i = 0; i < e->d->nstack; i++) {
 		err = symbolize_stack(e, i);
 		if (err)

@@ -46,13 +46,10 @@ static int add_task(void *ctx, const struct fr_rec_task *t)
 
 /*
  * snapshot__take() - list live processes with the task iterator, then read
- * each one's /proc facts, verified (@what: FR_META_* flags), until
- * CLOCK_BOOTTIME @deadline_ns (0: none). A process that exits in between
- * keeps its iterator fields and is flagged FR_SNAP_GONE; one not read by
- * the deadline keeps them too, unflagged, and is counted in s->skipped.
- * Returns 0 or -errno.
+ * each one's /proc facts, verified (@what: FR_META_* flags). A process that exits in between keeps
+ * its iterator fields and is flagged FR_SNAP_GONE. Returns 0 or -errno.
  */
-int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what, uint64_t deadline_ns)
+int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what)
 {
 	int err;
 
@@ -64,11 +61,7 @@ int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what, uint64
 	for (size_t i = 0; i < s->n; i++) {
 		struct snap_proc *p = &s->p[i];
 
-		if (deadline_ns && fr_boottime_ns() >= deadline_ns) {
-			s->skipped++;
-			continue;
-		}
-		if (proc_meta__read(p->pid, p->start, NULL, what, deadline_ns, &p->meta))
+		if (proc_meta__read(p->pid, p->start, NULL, what, 0, &p->meta))
 			p->flags |= FR_SNAP_GONE;
 	}
 	return 0;

@@ -33,10 +33,9 @@ struct snapshot {
 	size_t n;
 	size_t cap;
 	uint64_t taken;		/* ns: start of the snapshot */
-	size_t skipped;		/* not read from /proc: the deadline passed */
 };
 
-int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what, uint64_t deadline_ns);
+int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what);
 void snapshot__free(struct snapshot *s);
 
 #endif /* FR_SNAPSHOT_H */
