@@ -157,6 +157,7 @@ static int same_values(const struct fr_config *a, const struct fr_config *b,
 	    (a->group && a->group_gid != b->group_gid) ||
 	    !same_command(a->on_dump, b->on_dump) ||
 	    a->on_dump_timeout_ns != b->on_dump_timeout_ns ||
+	    a->resolve_timeout_ns != b->resolve_timeout_ns ||
 	    !same_str(a->control_socket, b->control_socket) ||
 	    a->privacy_cmdline != b->privacy_cmdline ||
 	    a->ntriggers != b->ntriggers)
@@ -195,6 +196,7 @@ static void test_defaults(void)
 	ok(cfg->on_dump == NULL, "defaults: on_dump is NULL (none)");
 	is_int(cfg->on_dump_timeout_ns, 60 * SEC,
 	       "defaults: on_dump_timeout is 60s");
+	is_int(cfg->resolve_timeout_ns, 250 * MSEC, "defaults: resolve_timeout is 250ms");
 	ok(cfg->privacy_cmdline == true, "defaults: [privacy] cmdline is true");
 	ok(cfg->ntriggers == 0 && cfg->triggers == NULL,
 	   "defaults: no triggers");
@@ -331,6 +333,7 @@ struct err_case {
 #define ACC_B	"accepted: true, false, yes, no, on, off, 1, 0"
 #define ACC_D	"accepted: the absolute path of an executable file, then its arguments; at most 32 words split at blanks, \"...\" groups, \\ escapes (leave the key out for none)"
 #define ACC_T	"accepted: 1s..1h with a unit suffix ms, s, m or h"
+#define ACC_RT	"accepted: 10ms..10s with a unit suffix ms, s, m or h"
 /* 31 words: with a program and one more, one word too many for on_dump */
 #define W31	"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31"
 /* [privacy] opens on line 8: its key goes on line 9 */
@@ -493,6 +496,12 @@ static const struct err_case err_cases[] = {
 	  { "[output] on_dump_timeout = 60: invalid duration; " ACC_T } },
 	{ "on_dump_timeout empty", BASE_O "on_dump_timeout =\n", 0, 9,
 	  { "[output] on_dump_timeout = : empty value; " ACC_T } },
+	{ "resolve_timeout 9ms", BASE_O "resolve_timeout = 9ms\n", 0, 9,
+	  { "[output] resolve_timeout = 9ms: too small; " ACC_RT } },
+	{ "resolve_timeout 11s", BASE_O "resolve_timeout = 11s\n", 0, 9,
+	  { "[output] resolve_timeout = 11s: too large; " ACC_RT } },
+	{ "resolve_timeout without unit", BASE_O "resolve_timeout = 250\n", 0, 9,
+	  { "[output] resolve_timeout = 250: invalid duration; " ACC_RT } },
 	{ "duplicate on_dump", BASE_O "on_dump = /bin/true\non_dump = /bin/echo\n", 0, 10,
 	  { "[output] on_dump = /bin/echo: duplicate key, first set at line 9" } },
 	/* [privacy] cmdline */
@@ -1628,13 +1637,13 @@ static void test_render_new_keys(void)
 	cfg = config__new();
 	if (!cfg)
 		return;
-	ret = load_over(cfg, "[recorder]\nring = 4M\n[output]\ngroup = nogroup\non_dump = /bin/echo shipped\non_dump_timeout = 90s\n[privacy]\ncmdline = off\n");
+	ret = load_over(cfg, "[recorder]\nring = 4M\n[output]\ngroup = nogroup\non_dump = /bin/echo shipped\non_dump_timeout = 90s\nresolve_timeout = 1500ms\n[privacy]\ncmdline = off\n");
 	if (!is_int(ret, 0, "render new keys: a config with all of them set loads"))
 		goto out;
 	ok(cfg->ring_bytes == 4 * MIB && same_str(cfg->group, "nogroup") &&
 	   !cfg->privacy_cmdline && same_str(cfg->on_dump, "/bin/echo shipped") &&
-	   cfg->on_dump_timeout_ns == 90 * SEC,
-	   "render new keys: ring 4M, group nogroup, cmdline false, on_dump, on_dump_timeout 90s");
+	   cfg->on_dump_timeout_ns == 90 * SEC && cfg->resolve_timeout_ns == 1500 * MSEC,
+	   "render new keys: ring 4M, group nogroup, cmdline false, on_dump, on_dump_timeout 90s, resolve_timeout 1500ms");
 	text = config__render(cfg);
 	contains(text, "\nring = 4M\n", "render new keys: ring = 4M");
 	contains(text, "\ngroup = nogroup\n", "render new keys: group = nogroup");
