@@ -211,9 +211,9 @@ uint64_t dump__meta_u64(const struct fr_dump *d, const char *key)
 
 const char *dump__event_type_name(unsigned type)
 {
-	static const char *const names[] = {
-		[1] = "sample", [2] = "exit", [3] = "fork", [4] = "exec", [5] = "oom",
-		[6] = "pressure",
+	static const char *const names[FR_DEV_NTYPES] = {
+		[FR_DEV_SAMPLE] = "sample", [FR_DEV_EXIT] = "exit", [FR_DEV_FORK] = "fork",
+		[FR_DEV_EXEC] = "exec", [FR_DEV_OOM] = "oom", [FR_DEV_PRESSURE] = "pressure",
 	};
 
 	return type < FR_ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
@@ -517,10 +517,10 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 	put_varint(w, b, e->comm);
 	put_bytes(w, b, &e->flags, 1);
 	switch (e->type) {
-	case 1:
+	case FR_DEV_SAMPLE:
 		put_varint(w, b, e->stack);
 		break;
-	case 2:
+	case FR_DEV_EXIT:
 		put_svarint(w, b, e->exit.code);
 		put_varint(w, b, e->exit.rss_anon);
 		put_varint(w, b, e->exit.rss_file);
@@ -531,13 +531,13 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 		put_varint(w, b, e->exit.min_flt);
 		put_varint(w, b, e->exit.maj_flt);
 		break;
-	case 3:
+	case FR_DEV_FORK:
 		put_varint(w, b, e->child);
 		break;
-	case 4:
+	case FR_DEV_EXEC:
 		put_varint(w, b, e->filename);
 		break;
-	case 5:
+	case FR_DEV_OOM:
 		put_varint(w, b, e->oom.total_vm);
 		put_varint(w, b, e->oom.rss_anon);
 		put_varint(w, b, e->oom.rss_file);
@@ -983,10 +983,10 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 	e->comm = get_u32v(r);
 	e->flags = get_u8(r);
 	switch (e->type) {
-	case 1:
+	case FR_DEV_SAMPLE:
 		e->stack = get_u32v(r);
 		break;
-	case 2:
+	case FR_DEV_EXIT:
 		e->exit.code = get_s32v(r);
 		e->exit.rss_anon = get_varint(r);
 		e->exit.rss_file = get_varint(r);
@@ -997,13 +997,13 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		e->exit.min_flt = get_varint(r);
 		e->exit.maj_flt = get_varint(r);
 		break;
-	case 3:
+	case FR_DEV_FORK:
 		e->child = get_u32v(r);
 		break;
-	case 4:
+	case FR_DEV_EXEC:
 		e->filename = get_u32v(r);
 		break;
-	case 5:
+	case FR_DEV_OOM:
 		e->oom.total_vm = get_varint(r);
 		e->oom.rss_anon = get_varint(r);
 		e->oom.rss_file = get_varint(r);
@@ -1194,9 +1194,9 @@ static int check_refs(struct parse *ps)
 		const struct fr_dump_event *e = &d->ev[i];
 
 		if ((e->type != FR_DEV_PRESSURE && e->proc >= d->nproc) || e->comm >= d->nstr ||
-		    (e->type == 1 && e->stack > d->nstack) ||
-		    (e->type == 3 && e->child >= d->nproc) ||
-		    (e->type == 4 && e->filename >= d->nstr))
+		    (e->type == FR_DEV_SAMPLE && e->stack > d->nstack) ||
+		    (e->type == FR_DEV_FORK && e->child >= d->nproc) ||
+		    (e->type == FR_DEV_EXEC && e->filename >= d->nstr))
 			return fail(ps, off, "event %u refers out of range", i);
 	}
 	return 0;

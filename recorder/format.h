@@ -164,7 +164,20 @@ struct fr_dump_pressure {
 	uint64_t some_total, full_total;
 };
 
-#define FR_DEV_PRESSURE		6	/* event type: no process; comm names the source */
+/*
+ * The event types of EVNT, the one numbering of events (FORMAT.md §5.12):
+ * the recorder's window uses it too (window.h). Adding a type: see
+ * docs/ARCHITECTURE.md.
+ */
+enum fr_dump_event_type {
+	FR_DEV_SAMPLE	= 1,	/* a CPU stack sample */
+	FR_DEV_EXIT	= 2,	/* a process's death, with its counters */
+	FR_DEV_FORK	= 3,	/* a new process: child names it */
+	FR_DEV_EXEC	= 4,	/* a new image: filename names it */
+	FR_DEV_OOM	= 5,	/* an OOM kill of the process */
+	FR_DEV_PRESSURE	= 6,	/* a PSI reading: no process; comm names the source */
+	FR_DEV_NTYPES		/* one past the last type this version knows */
+};
 
 struct fr_dump_event {
 	uint64_t ts;		/* ns, CLOCK_BOOTTIME */
@@ -172,7 +185,7 @@ struct fr_dump_event {
 	uint32_t tid;
 	uint32_t comm;		/* string index */
 	uint32_t cpu;
-	uint8_t type;		/* enum fr_event_type (window.h numbering) */
+	uint8_t type;		/* enum fr_dump_event_type */
 	uint8_t flags;
 	uint32_t stack;		/* sample: stack index + 1, 0: no stack */
 	uint32_t child;		/* fork: process index of the child */

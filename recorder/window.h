@@ -17,14 +17,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "format.h"
+
+/* The window's events are numbered as the dump's (format.h), so the
+ * encoder copies the type. */
 enum fr_event_type {
-	FR_EV_SAMPLE	= 1,
-	FR_EV_EXIT	= 2,
-	FR_EV_FORK	= 3,
-	FR_EV_EXEC	= 4,
-	FR_EV_OOM	= 5,
-	FR_EV_PRESSURE	= 6,	/* a pressure reading, made by the daemon */
-	FR_EV_TYPE_MAX	= FR_EV_PRESSURE,
+	FR_EV_SAMPLE	= FR_DEV_SAMPLE,
+	FR_EV_EXIT	= FR_DEV_EXIT,
+	FR_EV_FORK	= FR_DEV_FORK,
+	FR_EV_EXEC	= FR_DEV_EXEC,
+	FR_EV_OOM	= FR_DEV_OOM,
+	FR_EV_PRESSURE	= FR_DEV_PRESSURE,	/* a pressure reading, made by the daemon */
+	FR_EV_TYPE_MAX	= FR_DEV_NTYPES - 1,
 };
 
 /*

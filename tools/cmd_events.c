@@ -23,7 +23,7 @@ static void usage(FILE *f)
 		"\n"
 		"  --json       JSON Lines: ts, type, pid, tid, start, comm on every\n"
 		"               event; samples add stack (leaf first), exits add code,\n"
-		"               execs add filename, forks add child_pid and child_start\n"
+		"               execs add filename, forks add child_pid and child_start_ns\n"
 		FR_FILTER_HELP
 		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom,\n"
 		"               pressure (the PSI history: avg10 and total every second)\n"
@@ -69,7 +69,7 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	json__str(&j, "comm", dump__str(d, e->comm));
 	json__u64(&j, "cpu", e->cpu);
 	switch (e->type) {
-	case 1:
+	case FR_DEV_SAMPLE:
 		json__arr(&j, "stack");
 		if (e->stack) {
 			const struct fr_dump_stack *s = &d->stack[e->stack - 1];
@@ -81,33 +81,15 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		json__u64(&j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
 		json__u64(&j, "flags", e->flags);
 		break;
-	case 2:
-		json__i64(&j, "code", e->exit.code);
-		json__str(&j, "status", view_status(e->exit.code, buf, sizeof(buf)));
-		json__u64(&j, "rss_anon", e->exit.rss_anon);
-		json__u64(&j, "rss_file", e->exit.rss_file);
-		json__u64(&j, "rss_shmem", e->exit.rss_shmem);
-		json__u64(&j, "rss_peak", e->exit.rss_peak);
-		json__u64(&j, "utime", e->exit.utime);
-		json__u64(&j, "stime", e->exit.stime);
-		json__u64(&j, "min_flt", e->exit.min_flt);
-		json__u64(&j, "maj_flt", e->exit.maj_flt);
-		break;
-	case 3:
-		json__u64(&j, "child_pid", d->proc[e->child].pid);
-		json__u64(&j, "child_start", d->proc[e->child].start);
-		break;
-	case 4:
-		json__str(&j, "filename", dump__str(d, e->filename));
-		break;
-	case 5:
-		json__u64(&j, "total_vm", e->oom.total_vm);
-		json__u64(&j, "rss_anon", e->oom.rss_anon);
-		json__u64(&j, "rss_file", e->oom.rss_file);
-		json__u64(&j, "rss_shmem", e->oom.rss_shmem);
-		json__u64(&j, "pgtables", e->oom.pgtables);
-		json__i64(&j, "oom_score_adj", e->oom.oom_score_adj);
-		json__u64(&j, "uid", e->oom.uid);
+	default:
+		view_event_json(&j, d, e);
+		/* Aliases without the unit: flightrec(1) has always listed them. */
+		if (e->type == FR_DEV_EXIT) {
+			json__u64(&j, "utime", e->exit.utime);
+			json__u64(&j, "stime", e->exit.stime);
+		} else if (e->type == FR_DEV_FORK) {
+			json__u64(&j, "child_start", d->proc[e->child].start);
+		}
 		break;
 	}
 	json__end_obj(&j);
@@ -136,7 +118,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	       p->pid, e->tid, p->start / 1000000000, p->start % 1000000000,
 	       view_str(d, e->comm, comm, sizeof(comm)), e->cpu);
 	switch (e->type) {
-	case 1:
+	case FR_DEV_SAMPLE:
 		if (!e->stack) {
 			printf(" (no stack)");
 			break;
@@ -145,20 +127,20 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 			printf("%s%s", k ? " <- " : " ",
 			       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
 		break;
-	case 2:
+	case FR_DEV_EXIT:
 		printf(" %s rss=%s peak=%s user=%.3fs sys=%.3fs", view_status(e->exit.code, buf, sizeof(buf)),
 		       view_bytes(e->exit.rss_anon + e->exit.rss_file + e->exit.rss_shmem, b2, sizeof(b2)),
 		       view_bytes(e->exit.rss_peak, b3, sizeof(b3)),
 		       e->exit.utime / 1e9, e->exit.stime / 1e9);
 		break;
-	case 3:
+	case FR_DEV_FORK:
 		printf(" child %u start=%" PRIu64 ".%09" PRIu64, d->proc[e->child].pid,
 		       d->proc[e->child].start / 1000000000, d->proc[e->child].start % 1000000000);
 		break;
-	case 4:
+	case FR_DEV_EXEC:
 		printf(" %s", view_str(d, e->filename, buf, sizeof(buf)));
 		break;
-	case 5:
+	case FR_DEV_OOM:
 		printf(" OOM victim rss=%s",
 		       view_bytes(e->oom.rss_anon + e->oom.rss_file + e->oom.rss_shmem, b2, sizeof(b2)));
 		break;
@@ -168,7 +150,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 
 static int type_of(const char *name)
 {
-	for (unsigned t = 1; t <= FR_DEV_PRESSURE; t++)
+	for (unsigned t = FR_DEV_SAMPLE; t < FR_DEV_NTYPES; t++)
 		if (!strcmp(name, dump__event_type_name(t)))
 			return t;
 	return -1;

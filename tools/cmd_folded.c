@@ -88,7 +88,7 @@ static int print_folded(const struct fr_dump *d, bool pid, const struct filter *
 	if (!lines)
 		return FR_EXIT_FAIL;
 	for (uint32_t i = 0; i < d->nev; i++) {
-		if (d->ev[i].type != 1 || !filter__match(flt, d, &d->ev[i]))
+		if (d->ev[i].type != FR_DEV_SAMPLE || !filter__match(flt, d, &d->ev[i]))
 			continue;
 		lines[n].text = fold(d, &d->ev[i], pid);
 		if (!lines[n].text) {

@@ -185,7 +185,7 @@ static int report__prepare(struct report *r)
 				r->series[r->nseries++] = (struct series){ e->psi.resource, e->comm };
 			continue;
 		}
-		if (e->type != 1 || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
+		if (e->type != FR_DEV_SAMPLE || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
 			continue;
 		r->psamples[e->proc]++;
 		r->samples++;
@@ -398,7 +398,7 @@ static int json_timeline(struct json *j, const struct report *r)
 		uint64_t b;
 		uint32_t s = 0;
 
-		if (e->type != 1 || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
+		if (e->type != FR_DEV_SAMPLE || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
 			continue;
 		while (s < ntop && top[s] != e->proc)
 			s++;
@@ -479,12 +479,15 @@ static void json_pressure(struct json *j, const struct report *r)
  */
 static void json_marks(struct json *j, const struct report *r)
 {
+	static const int types[] = { FR_DEV_EXIT, FR_DEV_OOM };
 	const struct fr_dump *d = r->d;
 	char buf[128];
 
 	json__obj(j, "marks");
-	for (int type = 2; type <= 5; type += 3) {
-		json__arr(j, type == 2 ? "exit" : "oom");
+	for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+		int type = types[t];
+
+		json__arr(j, dump__event_type_name(type));
 		for (uint32_t i = 0; i < d->nev; i++) {
 			const struct fr_dump_event *e = &d->ev[i];
 
@@ -493,7 +496,7 @@ static void json_marks(struct json *j, const struct report *r)
 			json__arr(j, NULL);
 			json__i64(j, NULL, rel_us(r, e->ts));
 			json__u64(j, NULL, r->pmap[e->proc] - 1);
-			if (type == 2)
+			if (type == FR_DEV_EXIT)
 				json__str(j, NULL, view_status(e->exit.code, buf, sizeof(buf)));
 			else
 				json__u64(j, NULL, e->oom.rss_anon + e->oom.rss_file + e->oom.rss_shmem);
@@ -561,14 +564,14 @@ static void json_losses(struct json *j, const struct fr_dump *d)
 /* The whole data object. 0 or -ENOMEM. */
 static int report__json(FILE *f, struct report *r, const char *path)
 {
-	uint64_t by_type[8] = {0};
+	uint64_t by_type[FR_DEV_NTYPES] = {0};
 	struct json j;
 	int err;
 
 	for (uint32_t i = 0; i < r->d->nev; i++) {
 		const struct fr_dump_event *e = &r->d->ev[i];
 
-		if (e->type < 8 && (e->type == FR_DEV_PRESSURE ? filter__match(&r->tflt, r->d, e) :
+		if (e->type < FR_DEV_NTYPES && (e->type == FR_DEV_PRESSURE ? filter__match(&r->tflt, r->d, e) :
 				    r->pmap[e->proc] && filter__match(r->flt, r->d, e)))
 			by_type[e->type]++;
 	}
@@ -579,12 +582,12 @@ static int report__json(FILE *f, struct report *r, const char *path)
 	json__u64(&j, "events", r->d->nev);
 	json__u64(&j, "processes", r->d->nproc);
 	json__u64(&j, "stacks", r->d->nstack);
-	json__u64(&j, "samples", by_type[1]);
-	json__u64(&j, "exits", by_type[2]);
-	json__u64(&j, "forks", by_type[3]);
-	json__u64(&j, "execs", by_type[4]);
-	json__u64(&j, "ooms", by_type[5]);
-	json__u64(&j, "pressure", by_type[6]);
+	json__u64(&j, "samples", by_type[FR_DEV_SAMPLE]);
+	json__u64(&j, "exits", by_type[FR_DEV_EXIT]);
+	json__u64(&j, "forks", by_type[FR_DEV_FORK]);
+	json__u64(&j, "execs", by_type[FR_DEV_EXEC]);
+	json__u64(&j, "ooms", by_type[FR_DEV_OOM]);
+	json__u64(&j, "pressure", by_type[FR_DEV_PRESSURE]);
 	json__end_obj(&j);
 	json_procs(&j, r);
 	json_stacks(&j, r);

@@ -103,7 +103,7 @@ static void text_stack(const struct fr_dump *d, uint32_t s)
 static uint32_t stack_owner(const struct fr_dump *d, uint32_t s)
 {
 	for (uint32_t i = 0; i < d->nev; i++)
-		if (d->ev[i].type == 1 && d->ev[i].stack == s + 1)
+		if (d->ev[i].type == FR_DEV_SAMPLE && d->ev[i].stack == s + 1)
 			return d->ev[i].proc;
 	return 0;
 }
@@ -138,8 +138,9 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	printf("window:    %.3f s, %s .. %s\n", (d->win.end - d->win.start) / 1e9,
 	       view_time(d, d->win.start, t0, sizeof(t0)), view_time(d, d->win.end, t1, sizeof(t1)));
 	printf("events:    %u: %" PRIu64 " samples, %" PRIu64 " exits, %" PRIu64 " forks, %" PRIu64
-	       " execs, %" PRIu64 " OOM kills\n", d->nev, v->by_type[1], v->by_type[2],
-	       v->by_type[3], v->by_type[4], v->by_type[5]);
+	       " execs, %" PRIu64 " OOM kills\n", d->nev, v->by_type[FR_DEV_SAMPLE],
+	       v->by_type[FR_DEV_EXIT], v->by_type[FR_DEV_FORK], v->by_type[FR_DEV_EXEC],
+	       v->by_type[FR_DEV_OOM]);
 	printf("processes: %u incarnations: %u live at the snapshot, %u exited in the window\n",
 	       d->nproc, live, exited);
 	text_losses(d);
@@ -242,12 +243,12 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	json__end_obj(&j);
 	json__obj(&j, "counts");
 	json__u64(&j, "events", d->nev);
-	json__u64(&j, "samples", v->by_type[1]);
-	json__u64(&j, "exits", v->by_type[2]);
-	json__u64(&j, "forks", v->by_type[3]);
-	json__u64(&j, "execs", v->by_type[4]);
-	json__u64(&j, "ooms", v->by_type[5]);
-	json__u64(&j, "pressure", v->by_type[6]);
+	json__u64(&j, "samples", v->by_type[FR_DEV_SAMPLE]);
+	json__u64(&j, "exits", v->by_type[FR_DEV_EXIT]);
+	json__u64(&j, "forks", v->by_type[FR_DEV_FORK]);
+	json__u64(&j, "execs", v->by_type[FR_DEV_EXEC]);
+	json__u64(&j, "ooms", v->by_type[FR_DEV_OOM]);
+	json__u64(&j, "pressure", v->by_type[FR_DEV_PRESSURE]);
 	json__u64(&j, "processes", d->nproc);
 	json__u64(&j, "stacks", d->nstack);
 	json__u64(&j, "frames", d->nframe);

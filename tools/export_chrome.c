@@ -155,7 +155,7 @@ static const char *thrd_name(const struct fr_dump *d, uint32_t proc, uint32_t ti
 
 static bool exported(const struct chrome *c, const struct fr_dump_event *e)
 {
-	return e->type >= 1 && e->type <= FR_DEV_PRESSURE && filter__match(c->flt, c->d, e);
+	return e->type >= FR_DEV_SAMPLE && e->type < FR_DEV_NTYPES && filter__match(c->flt, c->d, e);
 }
 
 /*
@@ -283,13 +283,13 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 	struct json j;
 
 	switch (e->type) {
-	case 2:
+	case FR_DEV_EXIT:
 		snprintf(name, sizeof(name), "exit: %s", view_status(e->exit.code, status, sizeof(status)));
 		break;
-	case 3:
+	case FR_DEV_FORK:
 		snprintf(name, sizeof(name), "fork: pid %u", d->proc[e->child].pid);
 		break;
-	case 4:
+	case FR_DEV_EXEC:
 		snprintf(name, sizeof(name), "exec: %s", dump__str(d, e->filename));
 		break;
 	default:
@@ -303,37 +303,9 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 	json__u64(&j, "pid", d->proc[e->proc].pid);
 	json__u64(&j, "start_ns", d->proc[e->proc].start);
 	json__str(&j, "comm", dump__str(d, e->comm));
-	switch (e->type) {
-	case 2:
-		json__str(&j, "status", status);
-		json__i64(&j, "code", e->exit.code);
-		json__u64(&j, "rss_anon", e->exit.rss_anon);
-		json__u64(&j, "rss_file", e->exit.rss_file);
-		json__u64(&j, "rss_shmem", e->exit.rss_shmem);
-		json__u64(&j, "rss_peak", e->exit.rss_peak);
-		json__u64(&j, "utime_ns", e->exit.utime);
-		json__u64(&j, "stime_ns", e->exit.stime);
-		json__u64(&j, "min_flt", e->exit.min_flt);
-		json__u64(&j, "maj_flt", e->exit.maj_flt);
-		break;
-	case 3:
-		json__u64(&j, "child_pid", d->proc[e->child].pid);
-		json__u64(&j, "child_start_ns", d->proc[e->child].start);
+	view_event_json(&j, d, e);
+	if (e->type == FR_DEV_FORK)
 		json__u64(&j, "child_track", track_pid(e->child));
-		break;
-	case 4:
-		json__str(&j, "filename", dump__str(d, e->filename));
-		break;
-	case 5:
-		json__u64(&j, "total_vm", e->oom.total_vm);
-		json__u64(&j, "rss_anon", e->oom.rss_anon);
-		json__u64(&j, "rss_file", e->oom.rss_file);
-		json__u64(&j, "rss_shmem", e->oom.rss_shmem);
-		json__u64(&j, "pgtables", e->oom.pgtables);
-		json__i64(&j, "oom_score_adj", e->oom.oom_score_adj);
-		json__u64(&j, "uid", e->oom.uid);
-		break;
-	}
 	json__end_obj(&j);
 	end_event(c);
 }
@@ -476,7 +448,7 @@ int export__chrome(const struct fr_dump *d, const struct filter *flt, FILE *f)
 
 		if (!exported(&c, e))
 			continue;
-		if (e->type == 1)
+		if (e->type == FR_DEV_SAMPLE)
 			write_sample(&c, e);
 		else if (e->type == FR_DEV_PRESSURE)
 			write_pressure(&c, e, previous_reading(&c, e, &err));

@@ -726,7 +726,7 @@ int export__pprof(const struct fr_dump *d, const struct filter *flt, FILE *f)
 	export__range(d, flt, &r);
 	err = pprof__init(&p, d, flt);
 	for (uint32_t i = 0; !err && i < d->nev; i++)
-		if (d->ev[i].type == 1 && filter__match(flt, d, &d->ev[i]))
+		if (d->ev[i].type == FR_DEV_SAMPLE && filter__match(flt, d, &d->ev[i]))
 			err = add_sample(&p, &d->ev[i]);
 	if (!err)
 		err = pb_tree__build(&t, &p, &r);

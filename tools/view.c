@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "json.h"
 #include "text.h"
 #include "util.h"
 #include "view.h"
@@ -28,9 +29,9 @@ int view__init(struct view *v, const struct fr_dump *d)
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
 
-		if (e->type < 8)
+		if (e->type < FR_DEV_NTYPES)
 			v->by_type[e->type]++;
-		if (e->type != 1)
+		if (e->type != FR_DEV_SAMPLE)
 			continue;
 		v->samples++;
 		v->proc_samples[e->proc]++;
@@ -92,6 +93,49 @@ const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf
 			*p = *p == ';' ? ':' : '_';
 	snprintf(buf, len, "%s%s", name, f->kind == FR_FRAME_KERNEL ? "_[k]" : "");
 	return buf;
+}
+
+/*
+ * view_event_json() - the fields of process event @e that its type adds
+ * (exit, fork, exec, oom), as JSON members of the object open in @j: the
+ * one spelling of each key, with the unit in its name where it has one
+ * (_ns), for `events --json` and the Chrome export's args alike. Samples
+ * and pressure readings have views of their own.
+ */
+void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	char buf[64];
+
+	switch (e->type) {
+	case FR_DEV_EXIT:
+		json__i64(j, "code", e->exit.code);
+		json__str(j, "status", view_status(e->exit.code, buf, sizeof(buf)));
+		json__u64(j, "rss_anon", e->exit.rss_anon);
+		json__u64(j, "rss_file", e->exit.rss_file);
+		json__u64(j, "rss_shmem", e->exit.rss_shmem);
+		json__u64(j, "rss_peak", e->exit.rss_peak);
+		json__u64(j, "utime_ns", e->exit.utime);
+		json__u64(j, "stime_ns", e->exit.stime);
+		json__u64(j, "min_flt", e->exit.min_flt);
+		json__u64(j, "maj_flt", e->exit.maj_flt);
+		break;
+	case FR_DEV_FORK:
+		json__u64(j, "child_pid", d->proc[e->child].pid);
+		json__u64(j, "child_start_ns", d->proc[e->child].start);
+		break;
+	case FR_DEV_EXEC:
+		json__str(j, "filename", dump__str(d, e->filename));
+		break;
+	case FR_DEV_OOM:
+		json__u64(j, "total_vm", e->oom.total_vm);
+		json__u64(j, "rss_anon", e->oom.rss_anon);
+		json__u64(j, "rss_file", e->oom.rss_file);
+		json__u64(j, "rss_shmem", e->oom.rss_shmem);
+		json__u64(j, "pgtables", e->oom.pgtables);
+		json__i64(j, "oom_score_adj", e->oom.oom_score_adj);
+		json__u64(j, "uid", e->oom.uid);
+		break;
+	}
 }
 
 /*

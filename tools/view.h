@@ -17,7 +17,7 @@ struct view {
 	const struct fr_dump *d;
 	uint64_t *proc_samples;		/* per process index */
 	uint64_t *stack_samples;	/* per stack index */
-	uint64_t by_type[8];
+	uint64_t by_type[FR_DEV_NTYPES];
 	uint64_t samples;
 };
 
@@ -37,6 +37,8 @@ const char *view_status(int32_t code, char *buf, size_t len);
 const char *view_bytes(uint64_t b, char *buf, size_t len);
 const char *view_resource(unsigned r);
 bool view_is_loss(const char *key);
+struct json;
+void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e);
 void view_sparklines(const struct fr_dump *d, FILE *f);
 
 #endif /* FR_VIEW_H */

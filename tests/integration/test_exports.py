@@ -335,6 +335,21 @@ def check_chrome(path, spin_pid, reuse_pid, evs, summary):
     execs = [e for e in te if e.get("cat") == "process" and e["args"].get("type") == "exec" and e["pid"] == track]
     tap.ok(len(execs) == 1 and execs[0]["args"]["filename"].endswith("frspin"),
            "chrome: the exec instant has the filename", execs)
+    # One spelling per field: every field of a process instant's args is in the event's
+    # `events --json` object under the same key, with the same value.
+    own = {(e["ts"], e["type"], e["pid"], e["tid"]): e for e in evs}
+    mismatched = []
+    for e in te:
+        if e.get("cat") != "process" or e["args"].get("type") not in ("exit", "fork", "exec", "oom"):
+            continue
+        a = e["args"]
+        mine = [o for k, o in own.items() if k[1] == a["type"] and k[2] == a["pid"] and k[3] == e["tid"]
+                and o["start"] == a["start_ns"]]
+        fields = {k: v for k, v in a.items() if k not in ("type", "pid", "start_ns", "comm", "child_track")}
+        if not any(all(o.get(k) == v for k, v in fields.items()) for o in mine):
+            mismatched.append((a, mine[:1]))
+    tap.ok(not mismatched, "chrome args and events --json spell every field of an event alike",
+           mismatched[:2])
 
     counters = [e for e in te if e["ph"] == "C"]
     if HAVE_PSI:
