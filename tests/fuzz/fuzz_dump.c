@@ -21,7 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compress.h"
+#include "lz4read.h"
 #include "format.h"
 
 #define FR_FUZZ_MAX_OUT		(64u << 20)

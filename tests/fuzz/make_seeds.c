@@ -24,7 +24,8 @@
 
 #include <lz4frame.h>
 
-#include "compress.h"
+#include "lz4out.h"
+#include "lz4read.h"
 #include "format.h"
 #include "writer.h"
 

@@ -64,14 +64,17 @@ rm -f "$B/probe" "$B/probe.c" "$B/probe.log"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DFR_VERSION=\"fuzz\"
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-	-Irecorder -Iconf"
+	-Irecorder/common -Irecorder/format -Irecorder/record -Irecorder/proc
+	-Irecorder/dump -Iconf"
 libs="-llz4 -luring -linih -lelf -lpthread -lm"
-dump_src="recorder/format.c recorder/compress.c recorder/writer.c recorder/json.c"
+dump_src="recorder/format/format.c recorder/format/lz4read.c recorder/format/json.c
+	recorder/format/text.c"
+write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 # The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
 src_fuzz_dump=$dump_src
 src_fuzz_config="conf/config.c"
-src_fuzz_elf="recorder/symbols.c recorder/untrusted.c"
-src_fuzz_perfmap="recorder/symbols.c recorder/untrusted.c"
+src_fuzz_elf="recorder/proc/symbols.c recorder/proc/untrusted.c"
+src_fuzz_perfmap="recorder/proc/symbols.c recorder/proc/untrusted.c"
 
 # shellcheck disable=SC2086
 set -- $fuzzers
@@ -91,7 +94,7 @@ for f in $fuzzers; do
 	} &
 done
 # shellcheck disable=SC2086,SC2090
-"$cc" $flags tests/fuzz/make_seeds.c $dump_src $libs -o "$B/make_seeds" \
+"$cc" $flags tests/fuzz/make_seeds.c $dump_src $write_src $libs -o "$B/make_seeds" \
 	> "$B/build-make_seeds.log" 2>&1
 seeds_rc=$?
 wait

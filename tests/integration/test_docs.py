@@ -33,7 +33,7 @@ PAGES = {
 }
 COMPLETION = os.path.join(ROOT, "tools", "completion", "flightrec.bash")
 CONF = os.path.join(ROOT, "conf", "flightrec.conf")
-PRIVS = os.path.join(ROOT, "recorder", "privs.c")
+PRIVS = os.path.join(ROOT, "recorder", "daemon", "privs.c")
 # man(7) only: no mdoc, nothing a man page reader may lack.
 MACROS = {"TH", "SH", "SS", "TP", "IP", "PP", "RS", "RE", "EX", "EE", "br",
           "B", "I", "BR", "BI", "IB", "IR", "RB", "RI"}
@@ -293,7 +293,7 @@ tap.eq(exit_tags, ["0", "1", "2"], "flightrecd.8 EXIT STATUS: 0, 1, 2")
 caps = sorted(set(re.findall(r"\bCAP_[A-Z_]+\b", open(PRIVS).read().split("*/")[0]))) \
     if os.path.exists(PRIVS) else []
 cap_text = Page.joined(d8.section("CAPABILITIES") or [])
-tap.ok(caps, "recorder/privs.c names the capabilities it keeps")
+tap.ok(caps, "recorder/daemon/privs.c names the capabilities it keeps")
 for c in caps:
     tap.ok(re.search(r"\b" + c + r"\b", cap_text), f"flightrecd.8 CAPABILITIES explains {c}")
 d8text = Page.joined(d8.lines)

@@ -29,7 +29,7 @@ CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus", "elf")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 # The bound a stop is held to: the dump thread gets 5 s, the /proc worker 2 s
-# (recorder/dumper.h, util.h); with every read bounded neither is needed.
+# (recorder/dump/dumper.h, util.h); with every read bounded neither is needed.
 STOP_BOUND_S = 7
 # Raw control bytes a terminal acts on (newline and tab excepted: the
 # commands' own layout); none may reach a text command's output.

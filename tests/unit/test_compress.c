@@ -20,7 +20,8 @@
 
 #include <lz4frame.h>
 
-#include "compress.h"
+#include "lz4out.h"
+#include "lz4read.h"
 #include "tap.h"
 #include "writer.h"
 

@@ -9,7 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "compress.h"
+#include "lz4out.h"
+#include "lz4read.h"
 #include "util.h"
 #include "format.h"
 #include "tap.h"

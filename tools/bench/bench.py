@@ -854,7 +854,7 @@ def bench_dump(b, o, res):
     # 5. memory with the full window
     w = st_full["window"]
     events = w["events"]
-    stack_b, str_b = 128, 32            # FR_STACK_BLOCK, FR_STR_BLOCK in recorder/drain.c
+    stack_b, str_b = 128, 32            # FR_STACK_BLOCK, FR_STR_BLOCK in recorder/record/drain.c
     used = events * 32 + w["stack_blocks_used"] * stack_b + w["string_blocks_used"] * str_b
     cap = parse_size(d.memory)
     nums.update(rss_ready_kb=rss_ready, rss_full_kb=rss_full, rss_after_kb=rss_after,

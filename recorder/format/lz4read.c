@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * compress.c - LZ4 frame streaming compressor on top of a dumpfile, and the
- * reader's whole-file decompressor.
+ * lz4read.c - the reader's whole-file LZ4 frame decompressor. See
+ * lz4read.h.
  *
- * The decompressor walks the frame structure itself (magic, header, block
- * size words, end mark, checksums) so that every error names the byte where
- * it happens, and hands liblz4's frame decoder exactly one structural unit at
+ * It walks the frame structure itself (magic, header, block size words,
+ * end mark, checksums) so that every error names the byte where it
+ * happens, and hands liblz4's frame decoder exactly one structural unit at
  * a time (a whole block with its checksum, or the end mark with the content
  * checksum). A decoder error therefore belongs to the unit just fed. The
  * kind of error is told apart by LZ4F_getErrorName(), the only stable way
@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,154 +27,15 @@
 
 #include <lz4frame.h>
 
-#include "compress.h"
+#include "lz4read.h"
 
-#define FR_LZ4_CHUNK		(256u * 1024)	/* input fed per LZ4F call */
+
 #define FR_LZ4_MAGIC_LEGACY	0x184C2102u
 #define FR_LZ4_SKIP_MASK	0xFFFFFFF0u
 #define FR_LZ4_MIN_GROW		(64u * 1024)
 #define FR_LZ4_MSG_MAX		512
 #define FR_LZ4_MIN_BLOCK	(64u * 1024)	/* smallest block size a frame may use */
 #define FR_LZ4_FRAME_SLACK	64		/* header, end mark, checksums, last block */
-
-struct lz4out {
-	struct dumpfile *f;
-	LZ4F_cctx *cctx;
-	LZ4F_preferences_t prefs;
-	unsigned char *out;	/* LZ4F output, LZ4F_compressBound(CHUNK) */
-	size_t out_cap;
-	uint64_t in;		/* uncompressed bytes accepted */
-	int err;		/* sticky first error */
-	bool finished;
-};
-
-/* lz4out__errno() - map an LZ4F compression error to -errno. Only
- * allocation can fail with our sizes; anything else is -EIO. */
-static int lz4out__errno(size_t r)
-{
-	return strstr(LZ4F_getErrorName(r), "allocation_failed") ? -ENOMEM : -EIO;
-}
-
-/* lz4out__emit() - pass @n bytes of LZ4F output to the dumpfile; records a
- * failure as the sticky error. 0 or -errno. */
-static int lz4out__emit(struct lz4out *z, size_t n)
-{
-	int err;
-
-	if (!n)
-		return 0;
-	err = dumpfile__write(z->f, z->out, n);
-	if (err)
-		z->err = err;
-	return err;
-}
-
-void lz4out__free(struct lz4out *z)
-{
-	if (!z)
-		return;
-	if (z->cctx)
-		LZ4F_freeCompressionContext(z->cctx);
-	free(z->out);
-	free(z);
-}
-
-struct lz4out *lz4out__new(struct dumpfile *f)
-{
-	struct lz4out *z;
-	size_t r;
-	int err;
-
-	if (!f) {
-		errno = EINVAL;
-		return NULL;
-	}
-	z = calloc(1, sizeof(*z));
-	if (!z)
-		return NULL;
-	z->f = f;
-	z->prefs.frameInfo.blockSizeID = LZ4F_max1MB;
-	z->prefs.frameInfo.blockMode = LZ4F_blockLinked;
-	z->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
-	z->prefs.frameInfo.blockChecksumFlag = LZ4F_blockChecksumEnabled;
-	z->prefs.frameInfo.frameType = LZ4F_frame;
-	z->prefs.compressionLevel = 0;	/* default, fast */
-
-	z->out_cap = LZ4F_compressBound(FR_LZ4_CHUNK, &z->prefs);
-	if (z->out_cap < LZ4F_HEADER_SIZE_MAX)
-		z->out_cap = LZ4F_HEADER_SIZE_MAX;
-	z->out = malloc(z->out_cap);
-	if (!z->out) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	r = LZ4F_createCompressionContext(&z->cctx, LZ4F_VERSION);
-	if (LZ4F_isError(r)) {
-		z->cctx = NULL;
-		err = lz4out__errno(r);
-		goto fail;
-	}
-	/* allocates the context's block buffers, once */
-	r = LZ4F_compressBegin(z->cctx, z->out, z->out_cap, &z->prefs);
-	if (LZ4F_isError(r)) {
-		err = lz4out__errno(r);
-		goto fail;
-	}
-	err = lz4out__emit(z, r);
-	if (err)
-		goto fail;
-	return z;
-
-fail:
-	lz4out__free(z);
-	errno = -err;
-	return NULL;
-}
-
-int lz4out__write(struct lz4out *z, const void *buf, size_t len)
-{
-	const unsigned char *p = buf;
-	size_t n, r;
-
-	if (!z || (!buf && len) || z->finished)
-		return -EINVAL;
-	if (z->err)
-		return z->err;
-	while (len) {
-		n = len < FR_LZ4_CHUNK ? len : FR_LZ4_CHUNK;
-		r = LZ4F_compressUpdate(z->cctx, z->out, z->out_cap, p, n, NULL);
-		if (LZ4F_isError(r))
-			return z->err = lz4out__errno(r);
-		if (lz4out__emit(z, r))
-			return z->err;
-		z->in += n;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-int lz4out__finish(struct lz4out *z)
-{
-	size_t r;
-
-	if (!z || z->finished)
-		return -EINVAL;
-	if (z->err)
-		return z->err;
-	z->finished = true;
-	r = LZ4F_compressEnd(z->cctx, z->out, z->out_cap, NULL);
-	if (LZ4F_isError(r))
-		return z->err = lz4out__errno(r);
-	return lz4out__emit(z, r);
-}
-
-uint64_t lz4out__bytes_in(const struct lz4out *z)
-{
-	return z ? z->in : 0;
-}
-
-/* ---- decompression ---- */
 
 struct lz4d {
 	const unsigned char *in;

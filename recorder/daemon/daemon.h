@@ -18,10 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../conf/config.h"
-#include "../triggers/control.h"
-#include "../triggers/psi.h"
-#include "../triggers/trigger.h"
+#include "../../conf/config.h"
+#include "../../triggers/control.h"
+#include "../../triggers/psi.h"
+#include "../../triggers/trigger.h"
 #include "drain.h"
 #include "dumper.h"
 #include "hooks.h"

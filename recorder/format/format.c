@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "compress.h"
+#include "lz4read.h"
 #include "format.h"
 #include "util.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../bpf/contract.h"
+#include "../../bpf/contract.h"
 #include "encoder.h"
 #include "idmap.h"
 #include "procinfo.h"

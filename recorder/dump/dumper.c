@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "compress.h"
+#include "lz4out.h"
 #include "dumper.h"
 #include "encoder.h"
 #include "outdir.h"

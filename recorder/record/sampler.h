@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bpf/contract.h"
+#include "../../bpf/contract.h"
 
 struct sampler_opts {
 	uint32_t frequency;	/* Hz per CPU */

@@ -8,7 +8,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "../bpf/contract.h"
+#include "../../bpf/contract.h"
 #include "drain.h"
 #include "util.h"
 

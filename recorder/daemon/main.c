@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "../conf/config.h"
+#include "../../conf/config.h"
 #include "daemon.h"
 #include "log.h"
 #include "writer.h"
