@@ -321,6 +321,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	memset(dm, 0, sizeof(*dm));
 	dm->opts = *o;
 	dm->cfg = cfg;
+	plan__init(dm);
 	dm->epfd = dm->sigfd = dm->tickfd = dm->freezefd = -1;
 	dm->started = fr_boottime_ns();
 	host_identity(dm);
@@ -420,9 +421,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 static void finish_dumps(struct daemon *dm)
 {
 	for (int round = 0; round < 2; round++) {
-		if (dm->plan.active && !dumper__busy(dm->dumper)) {
-			dm->plan.freeze = FR_MIN(dm->plan.freeze, fr_boottime_ns());
-			dm->next_start = 0;
+		if (!dumper__busy(dm->dumper)) {
+			planner__freeze_now(&dm->planner, fr_boottime_ns());
 			plan__try_freeze(dm);
 		}
 		while (dumper__busy(dm->dumper)) {
@@ -553,6 +553,7 @@ static void reload(struct daemon *dm)
 	window__set_span(drain__tables(dm->drain)->win, n->window_ns);
 	config__free(dm->cfg);
 	dm->cfg = n;
+	planner__set_window(&dm->planner, n->window_ns);
 	if (setup_triggers(dm))
 		fr_err("failed to apply the signal and oom trigger policies, ignoring");
 	fr_info("config reloaded from '%s': window %" PRIu64 " ms, %u Hz, dumps to '%s'",

@@ -25,37 +25,21 @@
 #include "drain.h"
 #include "dumper.h"
 #include "hooks.h"
+#include "planner.h"
 #include "procinfo.h"
 #include "ringbuf.h"
 #include "sampler.h"
 
 #define FR_TICK_NS		(100 * 1000 * 1000ULL)	/* drain and age the window */
 #define FR_PRESSURE_TICKS	10			/* pressure history: every 1 s */
-#define FR_PLAN_FIRES		32	/* triggers named in one dump */
-#define FR_MERGE_EXTEND_NS	(10 * 1000 * 1000 * 1000ULL)	/* merging delays a freeze at most this */
 #define FR_RECENT_DUMPS		10
 #define FR_QUEUED_FIRES		64	/* fires raised inside the drain, handled after it */
 #define FR_RATE_SECONDS		10
-#define FR_DUMP_GAP_NS		(1000 * 1000 * 1000ULL)	/* storms: at most one dump start per second */
 
 struct daemon_opts {
 	const char *config_path;
 	const char *output_dir;		/* overrides [output] directory */
 	unsigned writer_flags;		/* FR_WRITER_* */
-};
-
-/* Triggers collected for one dump until its freeze instant. */
-struct dump_plan {
-	bool active;
-	struct trigger_fire fires[FR_PLAN_FIRES];
-	uint32_t nfires;
-	uint64_t merged;		/* fires beyond FR_PLAN_FIRES, counted only */
-	uint64_t start;			/* earliest T - pre */
-	uint64_t freeze;		/* latest T + post, at most limit */
-	uint64_t limit;
-	uint64_t pin;			/* window index held for start */
-	int waiters[FR_CONTROL_CLIENTS];	/* control clients owed the path */
-	uint32_t nwaiters;
 };
 
 /* One [trigger] of type psi. */
@@ -117,18 +101,9 @@ struct daemon {
 	size_t nsrcs;
 	struct trigger_fire queued[FR_QUEUED_FIRES];
 	uint32_t nqueued;
-	/* Admitted fires too late for the collecting plan: the next one's. */
-	struct trigger_fire later[FR_QUEUED_FIRES];
-	struct trigger_policy later_pol[FR_QUEUED_FIRES];
-	int later_waiter[FR_QUEUED_FIRES];
-	uint32_t nlater;
 
 	/* Dumps. */
-	struct dump_plan plan;
-	int writing_waiters[FR_CONTROL_CLIENTS];
-	uint32_t nwriting;
-	uint64_t writing_pin;
-	uint64_t next_start;		/* CLOCK_BOOTTIME ns: no dump starts before */
+	struct planner planner;
 	uint64_t dumps;
 	uint64_t dump_failures;
 	struct hooks hooks;		/* on_dump commands running */
@@ -145,6 +120,7 @@ int daemon__run(struct daemon *dm);
 void daemon__fini(struct daemon *dm);
 
 /* plan.c */
+void plan__init(struct daemon *dm);
 void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
 		int waiter);
 void plan__try_freeze(struct daemon *dm);

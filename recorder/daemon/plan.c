@@ -1,18 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * plan.c - from trigger firings to dumps.
- *
- * An admitted firing at T joins the dump plan: the plan covers
- * [min(T - pre), max(T + post)] and freezes at its end. Firings that come
- * while a plan collects are merged into it (the dump lists each), but a
- * merge never delays the freeze by more than FR_MERGE_EXTEND_NS. A plan
- * pins its window start at once, so the history before the trigger cannot
- * age out while the post window records. At the freeze instant the drain
- * is pumped up to it (not at the next tick), the window indexes are taken
- * and the dump thread gets the request. Only one dump is written at a
- * time; a plan that is due meanwhile freezes when it is done. Dumps start
- * at most once per FR_DUMP_GAP_NS: a storm of triggers merges into a few
- * dumps instead of flooding the disk, while a lone trigger dumps at once.
+ * plan.c - the daemon's side of dumps: it drives the planner (dump/planner.h)
+ * with the window, the freeze timer, the dump thread and the control
+ * clients, builds each dump's META, TRIG and LOSS, and handles a finished
+ * dump: its log line, the recent-dump history, retention and on_dump hooks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -38,22 +29,6 @@ const char *daemon_output_dir(const struct daemon *dm)
 	return dm->opts.output_dir ? dm->opts.output_dir : dm->cfg->directory;
 }
 
-/* Hold time eviction at the earliest window index a plan or dump needs. */
-static void update_pin(struct daemon *dm)
-{
-	struct window *w = drain__tables(dm->drain)->win;
-	uint64_t pin = UINT64_MAX;
-
-	if (dm->plan.active)
-		pin = dm->plan.pin;
-	if (dumper__busy(dm->dumper))
-		pin = FR_MIN(pin, dm->writing_pin);
-	if (pin == UINT64_MAX)
-		window__unpin(w);
-	else
-		window__pin(w, pin);
-}
-
 static void arm_freeze(struct daemon *dm, uint64_t at)
 {
 	struct itimerspec its = {
@@ -66,115 +41,91 @@ static void arm_freeze(struct daemon *dm, uint64_t at)
 		fr_warn("failed to arm the freeze timer: %s, ignoring", strerror(errno));
 }
 
-/* ------------------------------------------------------------- requesters */
+/* ------------------------------------------------------ the planner's ops */
 
-static void reply_all(struct daemon *dm, int *ids, uint32_t n, const char *text)
+static uint64_t op_lower_bound(void *ctx, uint64_t ts)
 {
-	for (uint32_t i = 0; i < n; i++) {
-		if (!control__alive(dm->control, ids[i]))
-			continue;
-		if (control__reply(dm->control, ids[i], text))
-			fr_debug("failed to reply to control client %d, ignoring", ids[i]);
-		control__close(dm->control, ids[i]);
-	}
+	struct daemon *dm = ctx;
+
+	return window__lower_bound(drain__tables(dm->drain)->win, ts);
 }
 
-/* ---------------------------------------------------------------- the plan */
-
-static void plan_start(struct daemon *dm, const struct trigger_fire *f,
-		       const struct trigger_policy *pol)
+static void op_pin(void *ctx, uint64_t index)
 {
-	struct dump_plan *p = &dm->plan;
-	uint64_t pre = pol->pre_ns ? pol->pre_ns : dm->cfg->window_ns;
+	struct daemon *dm = ctx;
+	struct window *w = drain__tables(dm->drain)->win;
 
-	memset(p, 0, sizeof(*p));
-	p->active = true;
-	p->start = f->ts > pre ? f->ts - pre : 0;
-	p->freeze = f->ts + pol->post_ns;
-	p->limit = p->freeze + FR_MERGE_EXTEND_NS;
-	p->pin = window__lower_bound(drain__tables(dm->drain)->win, p->start);
-}
-
-static void plan_merge(struct daemon *dm, const struct trigger_fire *f,
-		       const struct trigger_policy *pol)
-{
-	struct dump_plan *p = &dm->plan;
-	uint64_t pre = pol->pre_ns ? pol->pre_ns : dm->cfg->window_ns;
-	uint64_t start = f->ts > pre ? f->ts - pre : 0;
-
-	if (start < p->start) {
-		p->start = start;
-		p->pin = window__lower_bound(drain__tables(dm->drain)->win, start);
-	}
-	p->freeze = FR_MIN(FR_MAX(p->freeze, f->ts + pol->post_ns), p->limit);
-}
-
-/* Add an admitted fire to the plan (starting one if none collects). */
-static void plan_add(struct daemon *dm, const struct trigger_fire *f,
-		     const struct trigger_policy *pol, int waiter)
-{
-	struct dump_plan *p = &dm->plan;
-
-	if (!p->active)
-		plan_start(dm, f, pol);
+	if (index == FR_NO_PIN)
+		window__unpin(w);
 	else
-		plan_merge(dm, f, pol);
-	if (p->nfires < FR_PLAN_FIRES)
-		p->fires[p->nfires++] = *f;
-	else
-		p->merged++;
-	if (waiter && p->nwaiters < FR_CONTROL_CLIENTS)
-		p->waiters[p->nwaiters++] = waiter;
-	update_pin(dm);
-	arm_freeze(dm, p->freeze);
+		window__pin(w, index);
 }
 
-/* Fires that came after the plan's merge limit start the next plan. */
-static void replay_later(struct daemon *dm)
+static void op_arm(void *ctx, uint64_t at)
 {
-	uint32_t n = dm->nlater;
+	arm_freeze(ctx, at);
+}
 
-	dm->nlater = 0;
-	for (uint32_t i = 0; i < n; i++)
-		plan_add(dm, &dm->later[i], &dm->later_pol[i], dm->later_waiter[i]);
+static bool op_busy(void *ctx)
+{
+	struct daemon *dm = ctx;
+
+	return dumper__busy(dm->dumper);
+}
+
+static void op_reply(void *ctx, int id, const char *text)
+{
+	struct daemon *dm = ctx;
+
+	if (!control__alive(dm->control, id))
+		return;
+	if (control__reply(dm->control, id, text))
+		fr_debug("failed to reply to control client %d, ignoring", id);
+	control__close(dm->control, id);
+}
+
+static int op_start(void *ctx, const struct dump_plan *p, uint64_t *first);
+
+/* plan__init() - the planner, driven by this daemon's window, timer, dumper and clients. */
+void plan__init(struct daemon *dm)
+{
+	const struct planner_ops ops = {
+		.ctx = dm, .lower_bound = op_lower_bound, .pin = op_pin, .arm = op_arm,
+		.busy = op_busy, .start = op_start, .reply = op_reply,
+	};
+
+	planner__init(&dm->planner, &ops, dm->cfg->window_ns);
 }
 
 /*
- * plan__fire() - trigger @t fired (@f). Applies its cooldown and
- * max_per_hour, then adds it to the dump plan, starting one if none
- * collects; a fire later than the collecting plan may stretch to waits for
- * the next plan. @waiter is a control client owed the dump's path, or 0.
+ * plan__fire() - trigger @t fired (@f): the planner's verdict, logged.
+ * @waiter is a control client owed the dump's path, or 0.
  */
 void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
 		int waiter)
 {
-	struct dump_plan *p = &dm->plan;
-	enum trigger_admit a = trigger__admit(t, f);
+	const struct dump_plan *p = planner__plan(&dm->planner);
+	enum trigger_admit why;
 
-	if (a != FR_ADMIT_OK) {
+	switch (planner__fire(&dm->planner, t, f, waiter, &why)) {
+	case FR_PLAN_REFUSED:
 		fr_info("trigger '%s' fired but is %s; ignoring: %s", t->name,
-			trigger_admit_name(a), f->reason);
-		if (waiter)
-			reply_all(dm, &waiter, 1, "error trigger refused by its policy\n");
+			trigger_admit_name(why), f->reason);
 		return;
-	}
-	if (p->active && f->ts > p->limit) {
-		if (dm->nlater == FR_QUEUED_FIRES) {
-			fr_warn("trigger '%s': too many triggers waiting for the next dump, ignoring",
-				t->name);
-			if (waiter)
-				reply_all(dm, &waiter, 1, "error too many triggers waiting\n");
-			return;
-		}
-		dm->later[dm->nlater] = *f;
-		dm->later_pol[dm->nlater] = t->pol;
-		dm->later_waiter[dm->nlater++] = waiter;
-		fr_info("trigger '%s' fired: %s (for the dump after the coming one)", t->name, f->reason);
+	case FR_PLAN_FULL:
+		fr_warn("trigger '%s': too many triggers waiting for the next dump, ignoring",
+			t->name);
 		return;
+	case FR_PLAN_NEXT:
+		fr_info("trigger '%s' fired: %s (for the dump after the coming one)", t->name,
+			f->reason);
+		return;
+	case FR_PLAN_STARTED:
+	case FR_PLAN_MERGED:
+		fr_info("trigger '%s' fired: %s%s", t->name, f->reason,
+			p->nfires + p->merged > 1 ? " (merged into the coming dump)" : "");
+		break;
 	}
-	plan_add(dm, f, &t->pol, waiter);
-	fr_info("trigger '%s' fired: %s%s", t->name, f->reason,
-		p->nfires + p->merged > 1 ? " (merged into the coming dump)" : "");
 	plan__try_freeze(dm);
 }
 
@@ -296,13 +247,22 @@ static int add_triggers(struct dump_request *req, const struct dump_plan *p)
 	return 0;
 }
 
-/* Freeze the plan's window and hand it to the dump thread. */
-static int start_dump(struct daemon *dm)
+/*
+ * The planner's start: drain up to the plan's freeze, freeze its window
+ * and hand it to the dump thread; *@first is the first window index it reads.
+ */
+static int op_start(void *ctx, const struct dump_plan *p, uint64_t *first)
 {
+	struct daemon *dm = ctx;
 	const struct drain_tables *t = drain__tables(dm->drain);
-	struct dump_plan *p = &dm->plan;
 	struct dump_request req = {};
 	int err;
+
+	err = drain__sync(dm->drain, dm->rb, p->freeze, FR_SYNC_TIMEOUT_NS);
+	procinfo__kick(dm->procinfo);
+	if (err)
+		fr_warn("failed to drain up to the freeze: %s, dumping what was drained",
+			strerror(-err));
 
 	dump__init(&req.model);
 	req.requested = p->fires[0].ts;
@@ -330,7 +290,7 @@ static int start_dump(struct daemon *dm)
 		err = add_losses(dm, &req.model.loss);
 	if (err)
 		goto fail;
-	dm->writing_pin = req.first;
+	*first = req.first;
 	drain__hold(dm->drain);
 	fr_info("freezing %" PRIu64 " events for %u trigger(s): %s", req.last - req.first,
 		p->nfires + (uint32_t)p->merged, p->fires[0].reason);
@@ -346,41 +306,20 @@ fail:
 }
 
 /*
- * plan__try_freeze() - if the plan's freeze instant has come and no dump
- * is being written, drain up to it and start its dump.
+ * plan__try_freeze() - start the plan's dump if it is due (planner__try_freeze()).
  */
 void plan__try_freeze(struct daemon *dm)
 {
-	struct dump_plan *p = &dm->plan;
-	uint64_t now = fr_boottime_ns();
+	const struct dump_plan *p = planner__plan(&dm->planner);
+	char reason[FR_TRIGGER_TEXT];
 	int err;
 
-	if (!p->active || dumper__busy(dm->dumper) || now < p->freeze)
-		return;
-	if (now < dm->next_start) {
-		arm_freeze(dm, dm->next_start);
-		return;
-	}
-	dm->next_start = now + FR_DUMP_GAP_NS;
-	err = drain__sync(dm->drain, dm->rb, p->freeze, FR_SYNC_TIMEOUT_NS);
-	procinfo__kick(dm->procinfo);
-	if (err)
-		fr_warn("failed to drain up to the freeze: %s, dumping what was drained",
-			strerror(-err));
-	err = start_dump(dm);
+	snprintf(reason, sizeof(reason), "%s", p->nfires ? p->fires[0].reason : "");
+	err = planner__try_freeze(&dm->planner, fr_boottime_ns());
 	if (err) {
 		dm->dump_failures++;
-		fr_err("failed to start dump for '%s': %s", p->fires[0].reason, strerror(-err));
-		reply_all(dm, p->waiters, p->nwaiters, "error failed to start the dump\n");
-		p->active = false;
-		update_pin(dm);
-		return;
+		fr_err("failed to start dump for '%s': %s", reason, strerror(-err));
 	}
-	memcpy(dm->writing_waiters, p->waiters, p->nwaiters * sizeof(p->waiters[0]));
-	dm->nwriting = p->nwaiters;
-	p->active = false;
-	update_pin(dm);
-	replay_later(dm);
 }
 
 static void remember(struct daemon *dm, const struct dump_result *r)
@@ -490,7 +429,6 @@ void plan__dump_done(struct daemon *dm)
 	if (dumper__finish(dm->dumper, &r))
 		return;
 	drain__release_hold(dm->drain);
-	update_pin(dm);
 	if (r.err) {
 		dm->dump_failures++;
 		fr_err("%s", r.msg);
@@ -506,8 +444,7 @@ void plan__dump_done(struct daemon *dm)
 		retain(dm, r.path);
 		run_hook(dm, r.path);
 	}
-	reply_all(dm, dm->writing_waiters, dm->nwriting, reply);
-	dm->nwriting = 0;
+	planner__dump_done(&dm->planner, reply);
 	if (!dm->stopping)
 		plan__try_freeze(dm);
 }
@@ -515,13 +452,5 @@ void plan__dump_done(struct daemon *dm)
 /* plan__abort() - stopping: a plan that never froze answers its waiters. */
 void plan__abort(struct daemon *dm)
 {
-	for (uint32_t i = 0; i < dm->nlater; i++)
-		if (dm->later_waiter[i])
-			reply_all(dm, &dm->later_waiter[i], 1, "error the daemon is stopping\n");
-	dm->nlater = 0;
-	if (!dm->plan.active)
-		return;
-	reply_all(dm, dm->plan.waiters, dm->plan.nwaiters, "error the daemon is stopping\n");
-	dm->plan.active = false;
-	update_pin(dm);
+	planner__abort(&dm->planner, "error the daemon is stopping\n");
 }

@@ -140,7 +140,7 @@ static void text(struct daemon *dm, FILE *f)
 		fputc('\n', f);
 	}
 	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n", dm->dumps,
-		dm->dump_failures, dm->plan.active ? ", one being prepared" :
+		dm->dump_failures, planner__plan(&dm->planner)->active ? ", one being prepared" :
 		dumper__busy(dm->dumper) ? ", one being written" : "");
 	for (uint32_t i = 0; i < dm->nrecent; i++)
 		fprintf(f, "  %s  %" PRIu64 " bytes, %" PRIu64 " events, %.1f s ago, triggers: %s\n",
@@ -215,7 +215,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__obj(&j, "dumps");
 	json__u64(&j, "written", dm->dumps);
 	json__u64(&j, "failed", dm->dump_failures);
-	json__bool(&j, "preparing", dm->plan.active);
+	json__bool(&j, "preparing", planner__plan(&dm->planner)->active);
 	json__bool(&j, "writing", dumper__busy(dm->dumper));
 	json__arr(&j, "recent");
 	for (uint32_t i = 0; i < dm->nrecent; i++) {
