@@ -82,13 +82,6 @@ static int notify(const char *msg)
 	return err;
 }
 
-int daemon_epoll_add(struct daemon *dm, int fd, uint32_t events, uint64_t tag)
-{
-	struct epoll_event ev = { .events = events, .data.u64 = tag };
-
-	return epoll_ctl(dm->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
-}
-
 /* The signals the loop reads from its signalfd. */
 static void loop_signals(sigset_t *mask)
 {

@@ -14,7 +14,9 @@
 #ifndef FR_DAEMON_H
 #define FR_DAEMON_H
 
+#include <errno.h>
 #include <limits.h>
+#include <sys/epoll.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -126,7 +128,6 @@ void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire 
 void plan__try_freeze(struct daemon *dm);
 void plan__dump_done(struct daemon *dm);
 void plan__abort(struct daemon *dm);
-const char *daemon_output_dir(const struct daemon *dm);
 
 /* pressure.c */
 int pressure__init(struct daemon *dm);
@@ -140,8 +141,22 @@ void plan__hook_done(struct daemon *dm, int slot);
 /* status.c */
 char *status__render(struct daemon *dm, bool json);
 
-/* The log and epoll helpers the parts share. */
-int daemon_epoll_add(struct daemon *dm, int fd, uint32_t events, uint64_t tag);
+/*
+ * What the parts share, inline so that they call nothing back in daemon.c
+ * (tools/check-cycles.py): the output directory, and adding an fd to the loop.
+ */
+static inline const char *daemon_output_dir(const struct daemon *dm)
+{
+	return dm->opts.output_dir ? dm->opts.output_dir : dm->cfg->directory;
+}
+
+/* daemon_epoll_add() - watch @fd for @events, reported with @tag. 0 or -errno. */
+static inline int daemon_epoll_add(struct daemon *dm, int fd, uint32_t events, uint64_t tag)
+{
+	struct epoll_event ev = { .events = events, .data.u64 = tag };
+
+	return epoll_ctl(dm->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
 
 enum {
 	FR_EV_TAG_SIGNAL = 1,

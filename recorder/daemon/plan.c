@@ -24,10 +24,6 @@
 
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
 
-const char *daemon_output_dir(const struct daemon *dm)
-{
-	return dm->opts.output_dir ? dm->opts.output_dir : dm->cfg->directory;
-}
 
 static void arm_freeze(struct daemon *dm, uint64_t at)
 {

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <stdint.h>
 
+#include "procmeta.h"
 #include "proctable.h"
 #include "symbols.h"
 
@@ -30,40 +31,6 @@
 #define FR_META_MAPS		0x1	/* read maps and load their binaries */
 #define FR_META_NO_CMDLINE	0x2	/* [privacy] cmdline = false: never read it */
 
-struct fr_thread {
-	uint32_t tid;
-	char name[16];
-};
-
-/* The mappings of an image and the symbols of its binaries; shared by a
- * forked child until it execs. */
-struct proc_image {
-	atomic_int refs;
-	struct procmaps *maps;
-	const struct elfsyms **syms;	/* per mapping; NULL: none */
-	uint32_t skipped;		/* mappings not loaded: the read's deadline passed */
-};
-
-struct proc_meta {
-	atomic_int refs;
-	uint64_t begun;			/* CLOCK_BOOTTIME ns the read began */
-	uint64_t stamp;			/* CLOCK_BOOTTIME ns of the read */
-	uint32_t ppid;
-	char state;			/* /proc state letter */
-	bool has_uid;
-	uid_t uid;			/* owner of /proc/PID: the effective uid, root if not dumpable */
-	uint64_t rss;			/* bytes */
-	char *exe;			/* NULL: unreadable (kernel thread) */
-	char *cmdline;			/* arguments joined by spaces */
-	char *cgroup;			/* cgroup v2 path, else the first line */
-	struct fr_thread *threads;
-	uint32_t nthreads;
-	struct proc_image *img;		/* FR_META_MAPS only; NULL: none */
-};
-
-void proc_meta__get(struct proc_meta *m);
-void proc_meta__put(struct proc_meta *m);
-struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid);
 int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
 		    unsigned what, uint64_t deadline_ns, struct proc_meta **out);
 uint64_t fr_ticks_of(uint64_t start_ns);

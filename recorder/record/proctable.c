@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "procinfo.h"
+#include "procmeta.h"
 #include "proctable.h"
 #include "util.h"
 
