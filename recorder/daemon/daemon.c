@@ -604,9 +604,7 @@ static void on_tick(struct daemon *dm)
 	pressure__tick(dm);
 	control__expire(dm->control, fr_boottime_ns());
 	hooks__expire(&dm->hooks, fr_boottime_ns());
-	n = dm->ticks / FR_PRESSURE_TICKS;
-	dm->rate_records[(n - 1) % FR_RATE_SECONDS] = drain__stats(dm->drain)->records;
-	dm->rate_ts[(n - 1) % FR_RATE_SECONDS] = fr_boottime_ns();
+	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());
 }
 
 static void on_freeze(struct daemon *dm)

@@ -26,6 +26,7 @@
 #include "../../triggers/trigger.h"
 #include "drain.h"
 #include "dumper.h"
+#include "history.h"
 #include "hooks.h"
 #include "planner.h"
 #include "procinfo.h"
@@ -34,9 +35,7 @@
 
 #define FR_TICK_NS		(100 * 1000 * 1000ULL)	/* drain and age the window */
 #define FR_PRESSURE_TICKS	10			/* pressure history: every 1 s */
-#define FR_RECENT_DUMPS		10
 #define FR_QUEUED_FIRES		64	/* fires raised inside the drain, handled after it */
-#define FR_RATE_SECONDS		10
 
 struct daemon_opts {
 	const char *config_path;
@@ -60,14 +59,6 @@ struct pressure_src {
 	char source[PATH_MAX];
 	int resource;
 	int fd;				/* -1 while missing */
-};
-
-struct recent_dump {
-	char path[PATH_MAX];
-	uint64_t bytes;
-	uint64_t ts;			/* CLOCK_BOOTTIME ns when durable */
-	uint64_t events;
-	char triggers[256];
 };
 
 struct daemon {
@@ -106,15 +97,8 @@ struct daemon {
 
 	/* Dumps. */
 	struct planner planner;
-	uint64_t dumps;
-	uint64_t dump_failures;
 	struct hooks hooks;		/* on_dump commands running */
-	struct recent_dump recent[FR_RECENT_DUMPS];
-	uint32_t nrecent;
-
-	/* Rates: drain records at each of the last seconds. */
-	uint64_t rate_records[FR_RATE_SECONDS];
-	uint64_t rate_ts[FR_RATE_SECONDS];
+	struct dump_history history;
 };
 
 int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_config *cfg);

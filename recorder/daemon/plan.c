@@ -3,7 +3,7 @@
  * plan.c - the daemon's side of dumps: it drives the planner (dump/planner.h)
  * with the window, the freeze timer, the dump thread and the control
  * clients, builds each dump's META, TRIG and LOSS, and handles a finished
- * dump: its log line, the recent-dump history, retention and on_dump hooks.
+ * dump: its log line, its place in the history, retention and on_dump hooks.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -313,24 +313,9 @@ void plan__try_freeze(struct daemon *dm)
 	snprintf(reason, sizeof(reason), "%s", p->nfires ? p->fires[0].reason : "");
 	err = planner__try_freeze(&dm->planner, fr_boottime_ns());
 	if (err) {
-		dm->dump_failures++;
+		history__failed(&dm->history);
 		fr_err("failed to start dump for '%s': %s", reason, strerror(-err));
 	}
-}
-
-static void remember(struct daemon *dm, const struct dump_result *r)
-{
-	struct recent_dump *rd;
-
-	memmove(&dm->recent[1], &dm->recent[0], (FR_RECENT_DUMPS - 1) * sizeof(dm->recent[0]));
-	rd = &dm->recent[0];
-	snprintf(rd->path, sizeof(rd->path), "%s", r->path);
-	rd->bytes = r->bytes;
-	rd->events = r->events;
-	rd->ts = fr_boottime_ns();
-	snprintf(rd->triggers, sizeof(rd->triggers), "%s", r->triggers);
-	if (dm->nrecent < FR_RECENT_DUMPS)
-		dm->nrecent++;
 }
 
 /* Keep the output directory within max_dumps and max_bytes. */
@@ -426,17 +411,17 @@ void plan__dump_done(struct daemon *dm)
 		return;
 	drain__release_hold(dm->drain);
 	if (r.err) {
-		dm->dump_failures++;
+		history__failed(&dm->history);
 		fr_err("%s", r.msg);
 		snprintf(reply, sizeof(reply), "error %s\n", r.msg);
 	} else {
-		dm->dumps++;
 		fr_info("dump written to '%s' (%" PRIu64 " events, %" PRIu64 " processes, %" PRIu64
 			" stacks, %" PRIu64 " bytes, %.1f ms%s%s)", r.path, r.events, r.procs,
 			r.stacks, r.bytes, r.elapsed_ns / 1e6, r.uring ? ", io_uring" : ", pwrite",
 			r.stale ? ", some events recycled while writing" : "");
 		snprintf(reply, sizeof(reply), "ok %s\n", r.path);
-		remember(dm, &r);
+		history__written(&dm->history, r.path, r.bytes, r.events, r.triggers,
+				 fr_boottime_ns());
 		retain(dm, r.path);
 		run_hook(dm, r.path);
 	}

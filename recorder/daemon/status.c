@@ -41,22 +41,6 @@ static void window_fill(struct daemon *dm, struct fill *f)
 	proctable__stats(t->procs, &f->procs);
 }
 
-/* Records per second over the last FR_RATE_SECONDS. */
-static double rate(const struct daemon *dm)
-{
-	uint64_t n = dm->ticks / FR_PRESSURE_TICKS;
-	uint32_t newest, oldest;
-
-	if (n < 2)
-		return 0;
-	newest = (n - 1) % FR_RATE_SECONDS;
-	oldest = n > FR_RATE_SECONDS ? n % FR_RATE_SECONDS : 0;
-	if (dm->rate_ts[newest] <= dm->rate_ts[oldest])
-		return 0;
-	return (dm->rate_records[newest] - dm->rate_records[oldest]) * 1e9 /
-	       (dm->rate_ts[newest] - dm->rate_ts[oldest]);
-}
-
 static uint64_t cpu_sum(struct daemon *dm, enum fr_counter which)
 {
 	uint64_t v[4096], sum = 0;
@@ -122,7 +106,7 @@ static void text(struct daemon *dm, FILE *f)
 		fl.events, fl.capacity, fl.stacks.blocks_used, fl.stacks.blocks_total,
 		fl.strs.blocks_used, fl.strs.blocks_total, fl.procs.live, fl.procs.capacity);
 	fprintf(f, "rates: %.1f records/s; totals: %" PRIu64 " samples, %" PRIu64 " exits, %"
-		PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " OOM kills\n", rate(dm),
+		PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " OOM kills\n", history__rate(&dm->history),
 		ds->by_type[FR_EV_SAMPLE], ds->by_type[FR_EV_EXIT], ds->by_type[FR_EV_FORK],
 		ds->by_type[FR_EV_EXEC], ds->by_type[FR_EV_OOM]);
 	fprintf(f, "losses: bpf reserve failed %" PRIu64 ", window evicted for space %" PRIu64
@@ -139,13 +123,15 @@ static void text(struct daemon *dm, FILE *f)
 				fr_text_escape(tr[i]->last_reason, reason, sizeof(reason)));
 		fputc('\n', f);
 	}
-	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n", dm->dumps,
-		dm->dump_failures, planner__plan(&dm->planner)->active ? ", one being prepared" :
+	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n", dm->history.dumps,
+		dm->history.failures, planner__plan(&dm->planner)->active ? ", one being prepared" :
 		dumper__busy(dm->dumper) ? ", one being written" : "");
-	for (uint32_t i = 0; i < dm->nrecent; i++)
+	for (uint32_t i = 0; i < dm->history.nrecent; i++) {
+		const struct recent_dump *rd = &dm->history.recent[i];
+
 		fprintf(f, "  %s  %" PRIu64 " bytes, %" PRIu64 " events, %.1f s ago, triggers: %s\n",
-			dm->recent[i].path, dm->recent[i].bytes, dm->recent[i].events,
-			(now - dm->recent[i].ts) / 1e9, dm->recent[i].triggers);
+			rd->path, rd->bytes, rd->events, (now - rd->ts) / 1e9, rd->triggers);
+	}
 }
 
 static void json(struct daemon *dm, FILE *f)
@@ -185,7 +171,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "reserved_bytes", drain__budget(dm->drain));
 	json__end_obj(&j);
 	json__obj(&j, "rates");
-	json__f64(&j, "records_per_s", rate(dm));
+	json__f64(&j, "records_per_s", history__rate(&dm->history));
 	json__u64(&j, "samples", ds->by_type[FR_EV_SAMPLE]);
 	json__u64(&j, "exits", ds->by_type[FR_EV_EXIT]);
 	json__u64(&j, "forks", ds->by_type[FR_EV_FORK]);
@@ -213,18 +199,20 @@ static void json(struct daemon *dm, FILE *f)
 	}
 	json__end_arr(&j);
 	json__obj(&j, "dumps");
-	json__u64(&j, "written", dm->dumps);
-	json__u64(&j, "failed", dm->dump_failures);
+	json__u64(&j, "written", dm->history.dumps);
+	json__u64(&j, "failed", dm->history.failures);
 	json__bool(&j, "preparing", planner__plan(&dm->planner)->active);
 	json__bool(&j, "writing", dumper__busy(dm->dumper));
 	json__arr(&j, "recent");
-	for (uint32_t i = 0; i < dm->nrecent; i++) {
+	for (uint32_t i = 0; i < dm->history.nrecent; i++) {
+		const struct recent_dump *rd = &dm->history.recent[i];
+
 		json__obj(&j, NULL);
-		json__str(&j, "path", dm->recent[i].path);
-		json__u64(&j, "bytes", dm->recent[i].bytes);
-		json__u64(&j, "events", dm->recent[i].events);
-		json__u64(&j, "ts", dm->recent[i].ts);
-		json__str(&j, "triggers", dm->recent[i].triggers);
+		json__str(&j, "path", rd->path);
+		json__u64(&j, "bytes", rd->bytes);
+		json__u64(&j, "events", rd->events);
+		json__u64(&j, "ts", rd->ts);
+		json__str(&j, "triggers", rd->triggers);
 		json__end_obj(&j);
 	}
 	json__end_arr(&j);
