@@ -341,7 +341,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	}
 	e = setup_triggers(dm);
 	if (!e)
-		e = pressure__init(dm);
+		e = pressure__init(&dm->pressure, dm->cfg, dm->epfd, FR_EV_TAG_PSI);
 	if (e) {
 		if (e == -ENOMEM)
 			fr_err("failed to set up triggers: %s", strerror(-e));
@@ -401,7 +401,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		sampler__ncpus(dm->sampler), cfg->frequency, sampler__source(dm->sampler),
 		cfg->window_ns / FR_NSEC_PER_MSEC, cfg->memory_bytes >> 20,
 		drain__budget(dm->drain) >> 20, sampler__ring_bytes(dm->sampler) >> 10,
-		dm->npsi, dm->has_oom ? ", oom trigger" : "", cfg->control_socket,
+		dm->pressure.npsi, dm->has_oom ? ", oom trigger" : "", cfg->control_socket,
 		daemon_output_dir(dm));
 	e = notify("READY=1");
 	if (e)
@@ -438,7 +438,7 @@ void daemon__fini(struct daemon *dm)
 	sampler__close(dm->sampler);
 	procinfo__free(dm->procinfo);
 	control__free(dm->control);
-	pressure__fini(dm);
+	pressure__fini(&dm->pressure);
 	trigger__fini(&dm->oom_trig);
 	trigger__fini(&dm->command_trig);
 	trigger__fini(&dm->signal_trig);
@@ -475,8 +475,8 @@ static bool triggers_same(const struct fr_config *a, const struct fr_config *b)
 /* pre, post, cooldown and max_per_hour of running psi triggers change live. */
 static void update_psi_policies(struct daemon *dm, const struct fr_config *n)
 {
-	for (size_t i = 0; i < dm->npsi; i++) {
-		struct trigger *t = &dm->psi[i].trig;
+	for (size_t i = 0; i < dm->pressure.npsi; i++) {
+		struct trigger *t = &dm->pressure.psi[i].trig;
 
 		for (size_t k = 0; k < n->ntriggers; k++) {
 			const struct fr_trigger_conf *c = &n->triggers[k];
@@ -591,6 +591,16 @@ static void pump(struct daemon *dm)
 	dm->nqueued = 0;
 }
 
+/* A psi trigger's fd woke the loop: plan what fired. */
+static void on_pressure(struct daemon *dm, size_t idx, uint32_t revents)
+{
+	struct trigger_fire f;
+	struct trigger *t = pressure__event(&dm->pressure, idx, revents, &f);
+
+	if (t)
+		plan__fire(dm, t, &f, 0);
+}
+
 static void on_tick(struct daemon *dm)
 {
 	uint64_t n;
@@ -601,7 +611,7 @@ static void on_tick(struct daemon *dm)
 	if (++dm->ticks % FR_PRESSURE_TICKS)
 		return;
 	/* Once a second. */
-	pressure__tick(dm);
+	pressure__tick(&dm->pressure, dm->drain);
 	control__expire(dm->control, fr_boottime_ns());
 	hooks__expire(&dm->hooks, fr_boottime_ns());
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());
@@ -710,7 +720,7 @@ int daemon__run(struct daemon *dm)
 				on_client(dm, (int)(tag >> 8));
 				break;
 			case FR_EV_TAG_PSI:
-				pressure__event(dm, tag >> 8, evs[i].events);
+				on_pressure(dm, tag >> 8, evs[i].events);
 				break;
 			case FR_EV_TAG_HOOK:
 				plan__hook_done(dm, (int)(tag >> 8));

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * daemon.h - flightrecd's event loop and the state it orchestrates.
+ * daemon.h - flightrecd's event loop and the parts it orchestrates, each
+ * with one owner:
  *
- *   daemon.c    set-up, the epoll loop, signals, config reload
- *   plan.c      triggers to dumps: policy, merging, post windows, freeze,
- *               the dump in flight, waiting requesters, retention
- *   pressure.c  PSI triggers (arming, re-arming) and the pressure history
- *   status.c    the control socket's "status" answer
+ *   daemon.c    set-up, the epoll loop, signals, config reload, triggers
+ *   plan.c      drives the planner (dump/planner.h: merging, pre/post,
+ *               the freeze, waiting clients), builds META/TRIG/LOSS, and
+ *               handles a written dump (retention, on_dump hooks)
+ *   pressure.c  struct pressure_set: PSI triggers and the pressure history
+ *   history.c   struct dump_history: dumps, recent dumps, record rate
+ *   status.c    the control socket's "status" answer (reads the others)
  *
  * One thread runs all of this; the dump thread and the /proc worker report
  * back through fds and locks of their own modules.
@@ -29,6 +32,7 @@
 #include "history.h"
 #include "hooks.h"
 #include "planner.h"
+#include "pressure.h"
 #include "procinfo.h"
 #include "ringbuf.h"
 #include "sampler.h"
@@ -41,24 +45,6 @@ struct daemon_opts {
 	const char *config_path;
 	const char *output_dir;		/* overrides [output] directory */
 	unsigned writer_flags;		/* FR_WRITER_* */
-};
-
-/* One [trigger] of type psi. */
-struct psi_watch {
-	struct trigger trig;
-	struct psi_trigger *psi;
-	char source[PATH_MAX];		/* "" for /proc/pressure, else the cgroup */
-	int resource;
-	int kind;
-	bool in_epoll;
-	bool warned;			/* logged the current outage */
-};
-
-/* A pressure file read into the window every second. */
-struct pressure_src {
-	char source[PATH_MAX];
-	int resource;
-	int fd;				/* -1 while missing */
 };
 
 struct daemon {
@@ -88,10 +74,7 @@ struct daemon {
 	struct trigger command_trig;
 	struct trigger oom_trig;
 	bool has_oom;
-	struct psi_watch *psi;
-	size_t npsi;
-	struct pressure_src *srcs;
-	size_t nsrcs;
+	struct pressure_set pressure;
 	struct trigger_fire queued[FR_QUEUED_FIRES];
 	uint32_t nqueued;
 
@@ -112,12 +95,6 @@ void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire 
 void plan__try_freeze(struct daemon *dm);
 void plan__dump_done(struct daemon *dm);
 void plan__abort(struct daemon *dm);
-
-/* pressure.c */
-int pressure__init(struct daemon *dm);
-void pressure__fini(struct daemon *dm);
-void pressure__tick(struct daemon *dm);
-void pressure__event(struct daemon *dm, size_t idx, uint32_t revents);
 
 /* hooks, in plan.c */
 void plan__hook_done(struct daemon *dm, int slot);

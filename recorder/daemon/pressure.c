@@ -14,8 +14,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "daemon.h"
 #include "log.h"
+#include "pressure.h"
 #include "util.h"
 
 static void describe(struct psi_watch *w, const struct fr_trigger_conf *c)
@@ -29,36 +29,37 @@ static void describe(struct psi_watch *w, const struct fr_trigger_conf *c)
 		 c->cgroup ? c->cgroup : "system");
 }
 
-static int arm(struct daemon *dm, size_t i)
+/* Arm watch @i and add its fd to the loop's epoll. 0 or -errno. */
+static int arm(struct pressure_set *ps, size_t i)
 {
-	struct psi_watch *w = &dm->psi[i];
+	struct psi_watch *w = &ps->psi[i];
+	struct epoll_event ev = { .events = EPOLLPRI, .data.u64 = ps->tag | (uint64_t)i << 8 };
 	int err = psi_trigger__arm(w->psi);
 
 	if (err)
 		return err;
-	err = daemon_epoll_add(dm, psi_trigger__fd(w->psi), EPOLLPRI,
-			       FR_EV_TAG_PSI | (uint64_t)i << 8);
+	err = epoll_ctl(ps->epfd, EPOLL_CTL_ADD, psi_trigger__fd(w->psi), &ev) ? -errno : 0;
 	w->in_epoll = !err;
 	return err;
 }
 
 /* A pressure file to sample, once per (source, resource). */
-static int add_source(struct daemon *dm, const char *cgroup, int resource)
+static int add_source(struct pressure_set *ps, const char *cgroup, int resource)
 {
 	char path[PATH_MAX];
 	struct pressure_src *s, *n;
 
-	for (size_t i = 0; i < dm->nsrcs; i++)
-		if (dm->srcs[i].resource == resource &&
-		    !strcmp(dm->srcs[i].source, cgroup ? cgroup : ""))
+	for (size_t i = 0; i < ps->nsrcs; i++)
+		if (ps->srcs[i].resource == resource &&
+		    !strcmp(ps->srcs[i].source, cgroup ? cgroup : ""))
 			return 0;
 	if (psi_path(cgroup, resource, path, sizeof(path)))
 		return -ENAMETOOLONG;
-	n = realloc(dm->srcs, (dm->nsrcs + 1) * sizeof(*n));
+	n = realloc(ps->srcs, (ps->nsrcs + 1) * sizeof(*n));
 	if (!n)
 		return -ENOMEM;
-	dm->srcs = n;
-	s = &dm->srcs[dm->nsrcs++];
+	ps->srcs = n;
+	s = &ps->srcs[ps->nsrcs++];
 	snprintf(s->source, sizeof(s->source), "%s", cgroup ? cgroup : "");
 	s->resource = resource;
 	s->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -66,25 +67,29 @@ static int add_source(struct daemon *dm, const char *cgroup, int resource)
 }
 
 /*
- * pressure__init() - arm every psi trigger of the config and open the
- * pressure files for the history: the system's three, and those of every
- * watched cgroup. Without /proc/pressure the daemon runs on with its other
- * triggers (logged). Returns 0 or -errno for a trigger that cannot be armed.
+ * pressure__init() - arm every psi trigger of @cfg, its fd in epoll @epfd
+ * tagged @tag | index << 8, and open the pressure files for the history:
+ * the system's three, and those of every watched cgroup. Without
+ * /proc/pressure the daemon runs on with its other triggers (logged).
+ * Returns 0 or -errno for a trigger that cannot be armed.
  */
-int pressure__init(struct daemon *dm)
+int pressure__init(struct pressure_set *ps, const struct fr_config *cfg, int epfd, uint64_t tag)
 {
-	const struct fr_config *cfg = dm->cfg;
 	bool have_psi = !access("/proc/pressure/memory", R_OK);
 	int err;
+
+	memset(ps, 0, sizeof(*ps));
+	ps->epfd = epfd;
+	ps->tag = tag;
 
 	if (!have_psi)
 		fr_warn("/proc/pressure is missing (kernel without PSI, or psi=0): pressure "
 			"triggers and history are off, ignoring");
 	for (int r = FR_PSI_CPU; r <= FR_PSI_IO && have_psi; r++)
-		if ((err = add_source(dm, NULL, r)))
+		if ((err = add_source(ps, NULL, r)))
 			return err;
-	dm->psi = calloc(cfg->ntriggers ? cfg->ntriggers : 1, sizeof(*dm->psi));
-	if (!dm->psi)
+	ps->psi = calloc(cfg->ntriggers ? cfg->ntriggers : 1, sizeof(*ps->psi));
+	if (!ps->psi)
 		return -ENOMEM;
 	for (size_t i = 0; i < cfg->ntriggers; i++) {
 		const struct fr_trigger_conf *c = &cfg->triggers[i];
@@ -96,19 +101,19 @@ int pressure__init(struct daemon *dm)
 
 		if (c->type != FR_TRIG_PSI || !have_psi)
 			continue;
-		w = &dm->psi[dm->npsi];
+		w = &ps->psi[ps->npsi];
 		err = trigger__init(&w->trig, c->name, "psi", &pol);
 		if (err)
 			return err;
 		w->psi = psi_trigger__new(c->cgroup, c->resource, c->kind, c->stall_ns, c->window_ns);
 		if (!w->psi)
 			return -errno;
-		dm->npsi++;
+		ps->npsi++;
 		snprintf(w->source, sizeof(w->source), "%s", c->cgroup ? c->cgroup : "");
 		w->resource = c->resource;
 		w->kind = c->kind;
 		describe(w, c);
-		err = arm(dm, dm->npsi - 1);
+		err = arm(ps, ps->npsi - 1);
 		if (err) {
 			fr_err("failed to arm trigger '%s' (%s) on '%s': %s", c->name,
 			       psi_trigger__spec(w->psi), psi_trigger__path(w->psi), strerror(-err));
@@ -116,7 +121,7 @@ int pressure__init(struct daemon *dm)
 		}
 		if (c->cgroup)
 			for (int r = FR_PSI_CPU; r <= FR_PSI_IO; r++)
-				if ((err = add_source(dm, c->cgroup, r)))
+				if ((err = add_source(ps, c->cgroup, r)))
 					return err;
 		fr_info("trigger '%s' armed: '%s' on '%s'", c->name, psi_trigger__spec(w->psi),
 			psi_trigger__path(w->psi));
@@ -124,20 +129,20 @@ int pressure__init(struct daemon *dm)
 	return 0;
 }
 
-void pressure__fini(struct daemon *dm)
+void pressure__fini(struct pressure_set *ps)
 {
-	for (size_t i = 0; i < dm->npsi; i++) {
-		psi_trigger__free(dm->psi[i].psi);
-		trigger__fini(&dm->psi[i].trig);
+	for (size_t i = 0; i < ps->npsi; i++) {
+		psi_trigger__free(ps->psi[i].psi);
+		trigger__fini(&ps->psi[i].trig);
 	}
-	free(dm->psi);
-	for (size_t i = 0; i < dm->nsrcs; i++)
-		if (dm->srcs[i].fd >= 0)
-			close(dm->srcs[i].fd);
-	free(dm->srcs);
-	dm->psi = NULL;
-	dm->srcs = NULL;
-	dm->npsi = dm->nsrcs = 0;
+	free(ps->psi);
+	for (size_t i = 0; i < ps->nsrcs; i++)
+		if (ps->srcs[i].fd >= 0)
+			close(ps->srcs[i].fd);
+	free(ps->srcs);
+	ps->psi = NULL;
+	ps->srcs = NULL;
+	ps->npsi = ps->nsrcs = 0;
 }
 
 static void line_text(const struct psi_reading *r, int kind, char *buf, size_t len)
@@ -151,34 +156,36 @@ static void line_text(const struct psi_reading *r, int kind, char *buf, size_t l
 
 /*
  * pressure__event() - psi trigger @idx's fd reported @revents. A confirmed
- * event fires the trigger; a source that went away (EPOLLERR: its cgroup
- * was removed) is logged and retried later with backoff.
+ * event is a firing: it is written to *@f and its trigger returned, for the
+ * caller to plan. A source that went away (EPOLLERR: its cgroup was
+ * removed) is logged and retried later with backoff. Returns NULL when
+ * nothing fired.
  */
-void pressure__event(struct daemon *dm, size_t idx, uint32_t revents)
+struct trigger *pressure__event(struct pressure_set *ps, size_t idx, uint32_t revents,
+				struct trigger_fire *f)
 {
 	struct psi_watch *w;
 	struct psi_reading r;
-	struct trigger_fire f = {};
 	int res, kind;
 
-	if (idx >= dm->npsi)
-		return;
-	w = &dm->psi[idx];
+	memset(f, 0, sizeof(*f));
+	if (idx >= ps->npsi)
+		return NULL;
+	w = &ps->psi[idx];
 	/* Leave epoll before the fd closes (a forked copy would keep it in). */
 	if (revents & (EPOLLERR | EPOLLHUP) && psi_trigger__fd(w->psi) >= 0)
-		epoll_ctl(dm->epfd, EPOLL_CTL_DEL, psi_trigger__fd(w->psi), NULL);
+		epoll_ctl(ps->epfd, EPOLL_CTL_DEL, psi_trigger__fd(w->psi), NULL);
 	res = psi_trigger__handle(w->psi, revents, &r);
 	switch (res) {
 	case FR_PSI_FIRED:
 		kind = w->kind;
-		snprintf(f.name, sizeof(f.name), "%s", w->trig.name);
-		snprintf(f.type, sizeof(f.type), "psi");
-		snprintf(f.reason, sizeof(f.reason), "%s pressure: %s (%s)", w->trig.desc,
+		snprintf(f->name, sizeof(f->name), "%s", w->trig.name);
+		snprintf(f->type, sizeof(f->type), "psi");
+		snprintf(f->reason, sizeof(f->reason), "%s pressure: %s (%s)", w->trig.desc,
 			 psi_trigger__spec(w->psi), psi_trigger__path(w->psi));
-		line_text(&r, kind, f.detail, sizeof(f.detail));
-		f.ts = r.ts ? r.ts : fr_boottime_ns();
-		plan__fire(dm, &w->trig, &f, 0);
-		break;
+		line_text(&r, kind, f->detail, sizeof(f->detail));
+		f->ts = r.ts ? r.ts : fr_boottime_ns();
+		return &w->trig;
 	case FR_PSI_SPURIOUS:
 		fr_debug("trigger '%s': event without stall growth, ignoring", w->trig.name);
 		break;
@@ -193,19 +200,20 @@ void pressure__event(struct daemon *dm, size_t idx, uint32_t revents)
 			psi_trigger__path(w->psi), strerror(-res));
 		break;
 	}
+	return NULL;
 }
 
 /* Re-arm triggers whose backoff expired. */
-static void retry(struct daemon *dm, uint64_t now)
+static void retry(struct pressure_set *ps, uint64_t now)
 {
-	for (size_t i = 0; i < dm->npsi; i++) {
-		struct psi_watch *w = &dm->psi[i];
+	for (size_t i = 0; i < ps->npsi; i++) {
+		struct psi_watch *w = &ps->psi[i];
 		uint64_t at = psi_trigger__retry_at(w->psi);
 		int err;
 
 		if (psi_trigger__fd(w->psi) >= 0 || !at || now < at)
 			continue;
-		err = arm(dm, i);
+		err = arm(ps, i);
 		if (!err) {
 			fr_info("trigger '%s' re-armed on '%s'", w->trig.name, psi_trigger__path(w->psi));
 			w->warned = false;
@@ -217,12 +225,12 @@ static void retry(struct daemon *dm, uint64_t now)
 }
 
 /* Read every pressure file into the window, and feed the triggers' history. */
-static void sample(struct daemon *dm)
+static void sample(struct pressure_set *ps, struct drain *drain)
 {
 	char path[PATH_MAX];
 
-	for (size_t i = 0; i < dm->nsrcs; i++) {
-		struct pressure_src *s = &dm->srcs[i];
+	for (size_t i = 0; i < ps->nsrcs; i++) {
+		struct pressure_src *s = &ps->srcs[i];
 		struct fr_pressure_info info;
 		struct psi_reading r;
 
@@ -243,16 +251,16 @@ static void sample(struct daemon *dm)
 			.full_avg10 = r.full.avg10, .full_avg60 = r.full.avg60,
 			.full_avg300 = r.full.avg300, .full_total = r.full.total,
 		};
-		drain__add_pressure(dm->drain, r.ts ? r.ts : fr_boottime_ns(), s->source, &info);
-		for (size_t k = 0; k < dm->npsi; k++)
-			if (dm->psi[k].resource == s->resource && !strcmp(dm->psi[k].source, s->source))
-				psi_trigger__observe(dm->psi[k].psi, &r);
+		drain__add_pressure(drain, r.ts ? r.ts : fr_boottime_ns(), s->source, &info);
+		for (size_t k = 0; k < ps->npsi; k++)
+			if (ps->psi[k].resource == s->resource && !strcmp(ps->psi[k].source, s->source))
+				psi_trigger__observe(ps->psi[k].psi, &r);
 	}
 }
 
-/* pressure__tick() - once a second: history, and re-arming. */
-void pressure__tick(struct daemon *dm)
+/* pressure__tick() - once a second: history into @drain's window, and re-arming. */
+void pressure__tick(struct pressure_set *ps, struct drain *drain)
 {
-	sample(dm);
-	retry(dm, fr_boottime_ns());
+	sample(ps, drain);
+	retry(ps, fr_boottime_ns());
 }

@@ -55,11 +55,15 @@ static const char *trig_state(struct daemon *dm, const struct trigger *t, char *
 {
 	uint64_t now = fr_boottime_ns();
 
-	for (size_t i = 0; i < dm->npsi; i++) {
-		if (&dm->psi[i].trig != t || psi_trigger__fd(dm->psi[i].psi) >= 0)
+	for (size_t i = 0; i < dm->pressure.npsi; i++) {
+		const struct psi_watch *w = &dm->pressure.psi[i];
+		uint64_t at;
+
+		if (&w->trig != t || psi_trigger__fd(w->psi) >= 0)
 			continue;
+		at = psi_trigger__retry_at(w->psi);
 		snprintf(buf, len, "disarmed (source gone), retry in %.1f s",
-			 (psi_trigger__retry_at(dm->psi[i].psi) - FR_MIN(now, psi_trigger__retry_at(dm->psi[i].psi))) / 1e9);
+			 (at - FR_MIN(now, at)) / 1e9);
 		return buf;
 	}
 	if (t->last_fired && t->pol.cooldown_ns && now - t->last_fired < t->pol.cooldown_ns)
@@ -79,8 +83,8 @@ static size_t triggers(struct daemon *dm, const struct trigger **out, size_t max
 	out[n++] = &dm->command_trig;
 	if (dm->has_oom && n < max)
 		out[n++] = &dm->oom_trig;
-	for (size_t i = 0; i < dm->npsi && n < max; i++)
-		out[n++] = &dm->psi[i].trig;
+	for (size_t i = 0; i < dm->pressure.npsi && n < max; i++)
+		out[n++] = &dm->pressure.psi[i].trig;
 	return n;
 }
 
