@@ -27,6 +27,7 @@
 #include <zlib.h>
 
 #include "export.h"
+#include "hashmap.h"
 #include "profile.pb-c.h"
 #include "view.h"
 #include "util.h"
@@ -44,121 +45,62 @@ typedef Perftools__Profiles__ValueType pb_value_type;
 
 /* ------------------------------------------------------------ hash maps */
 
-/* Open addressing from a key of three numbers to a number. */
-struct keymap {
-	struct keymap_slot {
-		uint64_t k[3];
-		uint32_t v;	/* 0: empty */
-	} *slot;
-	uint32_t nslot;	/* a power of two */
-	uint32_t n;
-};
-
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	return h ^ (h >> 33);
-}
-
-static uint64_t key_hash(const uint64_t k[3])
-{
-	return mix(k[0] ^ mix(k[1] ^ mix(k[2])));
-}
-
-static int keymap__grow(struct keymap *m)
-{
-	uint32_t nslot = m->nslot ? m->nslot * 2 : 256;
-	struct keymap_slot *s = calloc(nslot, sizeof(*s));
-
-	if (!s || nslot < m->nslot) {
-		free(s);
-		return -ENOMEM;
-	}
-	for (uint32_t i = 0; i < m->nslot; i++) {
-		uint64_t h;
-
-		if (!m->slot[i].v)
-			continue;
-		for (h = key_hash(m->slot[i].k); s[h & (nslot - 1)].v; h++)
-			;
-		s[h & (nslot - 1)] = m->slot[i];
-	}
-	free(m->slot);
-	m->slot = s;
-	m->nslot = nslot;
-	return 0;
-}
-
 /*
- * keymap__get() - the value of key @k in *v. A new key gets @next (non-0).
+ * keymap__get() - the value of key @k (three numbers) in map @m (the one
+ * hash map, set up on first use) into *@v; a new key gets @next (non-0).
  * Returns 1 when the key is new, 0 when it existed, -ENOMEM.
  */
-static int keymap__get(struct keymap *m, const uint64_t k[3], uint32_t next, uint32_t *v)
+static int keymap__get(struct fr_hashmap *m, const uint64_t k[3], uint32_t next, uint32_t *v)
 {
-	struct keymap_slot *s;
-	uint64_t h;
+	const uint32_t *found;
 
-	if ((m->n + 1) * 2 > m->nslot && keymap__grow(m))
-		return -ENOMEM;
-	for (h = key_hash(k);; h++) {
-		s = &m->slot[h & (m->nslot - 1)];
-		if (!s->v)
-			break;
-		if (!memcmp(s->k, k, sizeof(s->k))) {
-			*v = s->v;
-			return 0;
-		}
+	if (!m->key_size)
+		fr_hashmap__init(m, 3 * sizeof(uint64_t), sizeof(uint32_t), NULL, NULL, NULL);
+	found = fr_hashmap__find(m, k);
+	if (found) {
+		*v = *found;
+		return 0;
 	}
-	memcpy(s->k, k, sizeof(s->k));
-	s->v = next;
-	m->n++;
+	if (fr_hashmap__insert(m, k, &next))
+		return -ENOMEM;
 	*v = next;
 	return 1;
-}
-
-static void keymap__free(struct keymap *m)
-{
-	free(m->slot);
-	m->slot = NULL;
-	m->nslot = m->n = 0;
 }
 
 /* The profile's string table: index 0 is "". */
 struct strtab {
 	char **s;
 	uint32_t n, cap;
-	struct keymap idx;	/* (hash, length, collision number) -> index + 1 */
+	struct fr_hashmap idx;	/* the string (its copy in s[]) -> index */
 };
 
-static uint64_t str_hash(const char *s)
+static uint64_t str_hash(const void *key, size_t size, void *ctx)
 {
-	uint64_t h = 1469598103934665603ULL;
+	const char *s = *(const char *const *)key;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
+	(void)size;
+	(void)ctx;
+	return fr_hash64(s, strlen(s), 0x707072);
+}
+
+static bool str_equal(const void *a, const void *b, size_t size, void *ctx)
+{
+	(void)size;
+	(void)ctx;
+	return !strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
 /* strtab__id() - the index of @s in the table, added if new; -ENOMEM. */
 static int64_t strtab__id(struct strtab *t, const char *s)
 {
-	uint64_t k[3] = { str_hash(s), strlen(s), 0 };
-	uint32_t v;
-	int r;
+	const uint32_t *found;
+	char *copy;
 
-	for (;; k[2]++) {
-		r = keymap__get(&t->idx, k, t->n + 1, &v);
-		if (r < 0)
-			return r;
-		if (r == 0 && strcmp(t->s[v - 1], s))
-			continue;	/* a hash collision: the next number */
-		if (r == 0)
-			return v - 1;
-		break;
-	}
+	if (!t->idx.key_size)
+		fr_hashmap__init(&t->idx, sizeof(char *), sizeof(uint32_t), str_hash, str_equal, NULL);
+	found = fr_hashmap__find(&t->idx, &s);
+	if (found)
+		return *found;
 	if (t->n == t->cap) {
 		uint32_t cap = t->cap ? t->cap * 2 : 256;
 		char **n = realloc(t->s, cap * sizeof(*n));
@@ -168,9 +110,12 @@ static int64_t strtab__id(struct strtab *t, const char *s)
 		t->s = n;
 		t->cap = cap;
 	}
-	t->s[t->n] = strdup(s);
-	if (!t->s[t->n])
+	copy = strdup(s);
+	if (!copy || fr_hashmap__insert(&t->idx, &copy, &t->n)) {
+		free(copy);
 		return -ENOMEM;
+	}
+	t->s[t->n] = copy;
 	return t->n++;
 }
 
@@ -179,7 +124,7 @@ static void strtab__free(struct strtab *t)
 	for (uint32_t i = 0; i < t->n; i++)
 		free(t->s[i]);
 	free(t->s);
-	keymap__free(&t->idx);
+	fr_hashmap__fini(&t->idx);
 }
 
 /* ----------------------------------------------------------- the builder */
@@ -208,9 +153,9 @@ struct pprof {
 	const struct fr_dump *d;
 	const struct filter *flt;
 	struct strtab st;
-	struct keymap func_ids;		/* (name id) -> function id */
-	struct keymap loc_ids;		/* (mapping, address, function) -> location id */
-	struct keymap sample_ids;	/* (stack, proc, thread name id) -> sample index + 1 */
+	struct fr_hashmap func_ids;		/* (name id) -> function id */
+	struct fr_hashmap loc_ids;		/* (mapping, address, function) -> location id */
+	struct fr_hashmap sample_ids;	/* (stack, proc, thread name id) -> sample index + 1 */
 	int64_t *func_name;		/* [function id - 1]: string id */
 	uint32_t nfunc;
 	struct pp_location *loc;	/* [location id - 1] */
@@ -428,9 +373,9 @@ static void pprof__fini(struct pprof *p)
 	free(p->loc);
 	free(p->func_name);
 	free(p->smp);
-	keymap__free(&p->sample_ids);
-	keymap__free(&p->loc_ids);
-	keymap__free(&p->func_ids);
+	fr_hashmap__fini(&p->sample_ids);
+	fr_hashmap__fini(&p->loc_ids);
+	fr_hashmap__fini(&p->func_ids);
 	strtab__free(&p->st);
 }
 

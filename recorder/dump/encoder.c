@@ -12,7 +12,7 @@
 
 #include "../../bpf/contract.h"
 #include "encoder.h"
-#include "idmap.h"
+#include "hashmap.h"
 #include "procinfo.h"
 #include "snapshot.h"
 #include "symbols.h"
@@ -45,34 +45,101 @@ struct space {
 	struct perfmap *perfmap;
 };
 
-/* One address symbolized in one space (kernel: FR_NO_SPACE), and its frame. */
+/* One address symbolized in one space (kernel: FR_NO_SPACE): a key of addr_of. */
 #define FR_NO_SPACE	UINT32_MAX
 struct addr_frame {
 	uint64_t addr;
 	uint32_t space;
 	uint32_t leaf;
-	uint32_t frame;
 };
+
+/* A string of the dump's table, by its bytes: a key of str_of. */
+struct str_key {
+	const char *s;		/* the table's copy once stored */
+	uint64_t len;
+};
+
+/* A binary, by path and build-id: a key of bin_of. */
+struct bin_key {
+	const char *path;	/* the dump string's copy once stored */
+	struct fr_buildid bid;	/* len 0: none */
+};
+
+static uint64_t str_key_hash(const void *k, size_t size, void *ctx)
+{
+	const struct str_key *x = k;
+
+	(void)size;
+	(void)ctx;
+	return fr_hash64(x->s, x->len, 0x737472);
+}
+
+static bool str_key_equal(const void *a, const void *b, size_t size, void *ctx)
+{
+	const struct str_key *x = a, *y = b;
+
+	(void)size;
+	(void)ctx;
+	return x->len == y->len && !memcmp(x->s, y->s, x->len);
+}
+
+static uint64_t bin_key_hash(const void *k, size_t size, void *ctx)
+{
+	const struct bin_key *x = k;
+
+	(void)size;
+	(void)ctx;
+	return fr_hash64(x->path, strlen(x->path), x->bid.len) ^
+	       fr_hash64(x->bid.id, x->bid.len, 1);
+}
+
+static bool bin_key_equal(const void *a, const void *b, size_t size, void *ctx)
+{
+	const struct bin_key *x = a, *y = b;
+
+	(void)size;
+	(void)ctx;
+	return !strcmp(x->path, y->path) && x->bid.len == y->bid.len &&
+	       !memcmp(x->bid.id, y->bid.id, x->bid.len);
+}
+
+/* A u64-keyed map's value into *@val; false when absent. */
+static bool id_get(const struct fr_hashmap *m, uint64_t key, uint32_t *val)
+{
+	const uint32_t *v = fr_hashmap__find(m, &key);
+
+	if (v)
+		*val = *v;
+	return v != NULL;
+}
+
+static int id_put(struct fr_hashmap *m, uint64_t key, uint32_t val)
+{
+	return fr_hashmap__insert(m, &key, &val);
+}
+
+/* A map of @key_size-byte keys (compared byte by byte) to dump indexes. */
+static void index_map(struct fr_hashmap *m, size_t key_size)
+{
+	fr_hashmap__init(m, key_size, sizeof(uint32_t), NULL, NULL, NULL);
+}
 
 struct encoder {
 	struct encode_in in;
 	struct fr_dump *d;
 	struct snapshot snap;
 	uint32_t str_cap, proc_cap, bin_cap, frame_cap, stack_cap;
-	struct idmap str_head;		/* hash(string) -> first index */
-	uint32_t *str_next;		/* next string with the same hash */
-	struct idmap proc_of_slot;	/* process table slot -> dump process */
-	struct idmap proc_of_id;	/* hash(pid, start) -> dump process */
-	struct idmap str_of_id;		/* window string id -> dump string */
-	struct idmap stack_of_id;	/* window stack id -> dump stack */
-	struct idmap frame_of;		/* hash(frame) -> dump frame */
-	struct idmap bin_of;		/* hash(path, build-id) -> dump binary */
-	struct idmap space_of_slot;	/* process slot -> spaces[] */
-	struct idmap thread_of;		/* dump process << 32 | tid -> threads[] */
-	struct idmap addr_of;		/* hash(space, address, leaf) -> addrs[] */
-	struct addr_frame *addrs;	/* addresses already symbolized */
-	uint32_t naddrs;
-	uint32_t addr_cap;
+	/* Every map's key is the whole identity, compared on lookup. */
+	struct fr_hashmap str_of;	/* string (bytes) -> dump string */
+	struct fr_hashmap proc_of_slot;	/* process table slot -> dump process */
+	struct fr_hashmap proc_of_id;	/* (pid, start) -> dump process */
+	struct fr_hashmap str_of_id;	/* window string id -> dump string */
+	struct fr_hashmap stack_of_id;	/* window stack id -> dump stack */
+	struct fr_hashmap frame_of;	/* every frame field -> dump frame */
+	struct fr_hashmap bin_of;	/* (path, build-id) -> dump binary */
+	struct fr_hashmap space_of_slot;	/* process slot and era -> spaces[] */
+	struct fr_hashmap thread_of;	/* (dump process, tid) -> threads[] */
+	struct fr_hashmap addr_of;	/* (space, address, leaf) -> dump frame */
 	uint32_t thread_cap;
 	uint64_t boot_to_real;		/* CLOCK_REALTIME - CLOCK_BOOTTIME */
 	struct space *spaces;
@@ -159,34 +226,29 @@ void symbolizer__warm(struct symbolizer *s)
 static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	uint64_t h = fr_hash64(s, len, 0x737472);
+	struct str_key key = { .s = s, .len = len };
+	const uint32_t *found = fr_hashmap__find(&e->str_of, &key);
 	char *copy;
 	uint32_t i;
 	int err;
 
-	if (idmap__get(&e->str_head, h, &i)) {
-		for (; i != UINT32_MAX; i = e->str_next[i]) {
-			if (d->str_len[i] == len && !memcmp(d->str[i], s, len)) {
-				*idx = i;
-				return 0;
-			}
-		}
+	if (found) {
+		*idx = *found;
+		return 0;
 	}
 	/*
-	 * Three arrays share str_cap: it is raised only once all three have
-	 * grown, so a failed growth leaves no array shorter than it claims.
+	 * Two arrays share str_cap: it is raised only once both have grown,
+	 * so a failed growth leaves neither shorter than it claims.
 	 */
 	if (d->nstr + 1 > e->str_cap) {
-		uint32_t c1 = e->str_cap, c2 = e->str_cap, c3 = e->str_cap;
+		uint32_t c1 = e->str_cap, c2 = e->str_cap;
 
 		err = fr_grow32((void **)&d->str, &c1, d->nstr + 1, sizeof(*d->str));
 		if (!err)
 			err = fr_grow32((void **)&d->str_len, &c2, d->nstr + 1, sizeof(*d->str_len));
-		if (!err)
-			err = fr_grow32((void **)&e->str_next, &c3, d->nstr + 1, sizeof(*e->str_next));
 		if (err)
 			return err;
-		e->str_cap = FR_MIN(c1, FR_MIN(c2, c3));
+		e->str_cap = FR_MIN(c1, c2);
 	}
 	copy = malloc(len + 1);
 	if (!copy)
@@ -194,16 +256,14 @@ static int add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 	memcpy(copy, s, len);
 	copy[len] = 0;
 	i = d->nstr;
-	d->str[i] = copy;
-	d->str_len[i] = len;
-	e->str_next[i] = UINT32_MAX;
-	if (!idmap__get(&e->str_head, h, &e->str_next[i]))
-		e->str_next[i] = UINT32_MAX;
-	err = idmap__put(&e->str_head, h, i);
+	key.s = copy;
+	err = fr_hashmap__insert(&e->str_of, &key, &i);
 	if (err) {
 		free(copy);
 		return err;
 	}
+	d->str[i] = copy;
+	d->str_len[i] = len;
 	d->nstr++;
 	*idx = i;
 	return 0;
@@ -229,18 +289,28 @@ static int str_of(struct encoder *e, uint32_t id, uint32_t *idx)
 		*idx = 0;
 		return 0;
 	}
-	if (idmap__get(&e->str_of_id, id, idx))
+	if (id_get(&e->str_of_id, id, idx))
 		return 0;
 	len = intern__copy(e->in.t->strs, id, buf, FR_PATH_LEN);
 	err = add_str(e, buf, FR_MIN(len, (size_t)FR_PATH_LEN), idx);
-	return err ? err : idmap__put(&e->str_of_id, id, *idx);
+	return err ? err : id_put(&e->str_of_id, id, *idx);
 }
 
-static uint64_t incarnation_key(uint32_t pid, uint64_t start)
-{
-	uint64_t k[2] = { pid, start };
+/* An incarnation as a key of proc_of_id: (pid, start), no padding. */
+struct incarnation {
+	uint64_t pid;
+	uint64_t start;
+};
 
-	return fr_hash64(k, sizeof(k), 0x696e63);
+/* The dump process of incarnation (@pid, @start) into *@idx; false when none. */
+static bool proc_of_incarnation(struct encoder *e, uint32_t pid, uint64_t start, uint32_t *idx)
+{
+	struct incarnation k = { pid, start };
+	const uint32_t *v = fr_hashmap__find(&e->proc_of_id, &k);
+
+	if (v)
+		*idx = *v;
+	return v != NULL;
 }
 
 /* A new dump process for (@pid, @start). */
@@ -256,21 +326,21 @@ static int new_proc(struct encoder *e, uint32_t pid, uint64_t start, uint32_t *i
 	memset(&d->proc[*idx], 0, sizeof(d->proc[0]));
 	d->proc[*idx].pid = pid;
 	d->proc[*idx].start = start;
-	return idmap__put(&e->proc_of_id, incarnation_key(pid, start), *idx);
+	return fr_hashmap__insert(&e->proc_of_id, &(struct incarnation){ pid, start }, idx);
 }
 
 /* Record thread (@tid, @name) of dump process @idx once; a later name wins. */
 static int add_thread(struct encoder *e, uint32_t idx, uint32_t tid, const char *name)
 {
 	struct fr_dump *d = e->d;
-	uint64_t key = (uint64_t)idx << 32 | tid;
+	uint64_t key = (uint64_t)idx << 32 | tid;	/* exact: both are 32 bits */
 	uint32_t t, nidx;
 	int err;
 
 	err = add_cstr(e, name, &nidx);
 	if (err)
 		return err;
-	if (idmap__get(&e->thread_of, key, &t)) {
+	if (id_get(&e->thread_of, key, &t)) {
 		d->thread[t].name = nidx;
 		return 0;
 	}
@@ -279,7 +349,7 @@ static int add_thread(struct encoder *e, uint32_t idx, uint32_t tid, const char 
 		return err;
 	t = d->nthread++;
 	d->thread[t] = (struct fr_dump_thread){ .proc = idx, .tid = tid, .name = nidx };
-	return idmap__put(&e->thread_of, key, t);
+	return id_put(&e->thread_of, key, t);
 }
 
 static int add_threads(struct encoder *e, uint32_t idx, const struct proc_meta *m)
@@ -330,7 +400,7 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	struct fr_proc p;
 	int err;
 
-	if (idmap__get(&e->proc_of_slot, slot, idx))
+	if (id_get(&e->proc_of_slot, slot, idx))
 		return 0;
 	err = proctable__read(e->in.t->procs, slot, &p);
 	if (err)
@@ -352,7 +422,7 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	err = add_cstr(e, p.comm, &dp->comm);
 	if (!err)
 		err = proc_facts(e, *idx, proctable__meta(e->in.t->procs, slot, p.pid, p.start));
-	return err ? err : idmap__put(&e->proc_of_slot, slot, *idx);
+	return err ? err : id_put(&e->proc_of_slot, slot, *idx);
 }
 
 static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, uint32_t *idx)
@@ -361,7 +431,7 @@ static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, uint32_t *idx)
 	uint32_t cap, cap2;
 	int err;
 
-	if (idmap__get(&e->stack_of_id, id, idx))
+	if (id_get(&e->stack_of_id, id, idx))
 		return 0;
 	cap = cap2 = e->stack_cap;
 	err = fr_grow32((void **)&d->stack, &e->stack_cap, d->nstack + 1, sizeof(*d->stack));
@@ -375,7 +445,7 @@ static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, uint32_t *idx)
 	memset(&d->stack[*idx], 0, sizeof(d->stack[0]));
 	e->stack_ids[*idx] = id;
 	e->stack_ts[*idx] = ts;
-	return idmap__put(&e->stack_of_id, id, *idx);
+	return id_put(&e->stack_of_id, id, *idx);
 }
 
 /* ------------------------------------------------------------- snapshot */
@@ -393,8 +463,7 @@ static int merge_snapshot(struct encoder *e)
 
 		if (sp->flags & FR_SNAP_GONE)
 			e->st.snapshot_gone++;
-		if (!idmap__get(&e->proc_of_id, incarnation_key(sp->pid, sp->start), &idx) ||
-		    d->proc[idx].pid != sp->pid || d->proc[idx].start != sp->start) {
+		if (!proc_of_incarnation(e, sp->pid, sp->start, &idx)) {
 			err = new_proc(e, sp->pid, sp->start, &idx);
 			if (err)
 				return err;
@@ -496,7 +565,7 @@ static struct space *space_of(struct encoder *e, uint32_t slot, uint64_t ts)
 	now = proctable__meta(e->in.t->procs, slot, p.pid, p.start);
 	key = (uint64_t)slot << 1 | (m == now);
 	proc_meta__put(now);
-	if (idmap__get(&e->space_of_slot, key, &i)) {
+	if (id_get(&e->space_of_slot, key, &i)) {
 		proc_meta__put(m);
 		return &e->spaces[i];
 	}
@@ -512,7 +581,7 @@ static struct space *space_of(struct encoder *e, uint32_t slot, uint64_t ts)
 	sp->exited = p.flags & FR_PROC_EXITED;
 	sp->current = key & 1;
 	sp->meta = m;
-	if (idmap__put(&e->space_of_slot, key, i))
+	if (id_put(&e->space_of_slot, key, i))
 		return NULL;
 	return &e->spaces[i];
 }
@@ -613,15 +682,19 @@ static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *
 		  uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	uint64_t h = fr_hash64(path, strlen(path), bid ? bid->len : 0);
+	struct bin_key key = { .path = path };
+	const uint32_t *found;
 	struct fr_dump_bin *b;
 	uint32_t pidx;
 	int err;
 
-	if (bid && bid->len)
-		h ^= fr_hash64(bid->id, bid->len, 1);
-	if (idmap__get(&e->bin_of, h, idx))
+	if (bid)
+		key.bid = *bid;
+	found = fr_hashmap__find(&e->bin_of, &key);
+	if (found) {
+		*idx = *found;
 		return 0;
+	}
 	err = add_cstr(e, path, &pidx);
 	if (!err)
 		err = fr_grow32((void **)&d->bin, &e->bin_cap, d->nbin + 1, sizeof(*d->bin));
@@ -635,32 +708,30 @@ static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *
 		b->build_id_len = FR_MIN(bid->len, (uint8_t)sizeof(b->build_id));
 		memcpy(b->build_id, bid->id, b->build_id_len);
 	}
-	return idmap__put(&e->bin_of, h, *idx);
+	key.path = d->str[pidx];
+	return fr_hashmap__insert(&e->bin_of, &key, idx);
 }
 
 /* Find or add a frame equal to @f. */
 static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	uint64_t key[6] = { f->kind, f->addr, f->bin, f->file_off, f->sym, f->sym_off };
-	uint64_t h = fr_hash64(key, sizeof(key), 0x66726d);
-	int err;
-
 	/* The symbol is part of the key: JIT code at one address in two
 	 * processes can be two different functions. */
-	if (idmap__get(&e->frame_of, h, idx)) {
-		const struct fr_dump_frame *o = &d->frame[*idx];
+	uint64_t key[6] = { f->kind, f->addr, f->bin, f->file_off, f->sym, f->sym_off };
+	const uint32_t *found = fr_hashmap__find(&e->frame_of, key);
+	int err;
 
-		if (o->kind == f->kind && o->addr == f->addr && o->bin == f->bin &&
-		    o->file_off == f->file_off && o->sym == f->sym && o->sym_off == f->sym_off)
-			return 0;
+	if (found) {
+		*idx = *found;
+		return 0;
 	}
 	err = fr_grow32((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
 	if (err)
 		return err;
 	*idx = d->nframe++;
 	d->frame[*idx] = *f;
-	return idmap__put(&e->frame_of, h, *idx);
+	return fr_hashmap__insert(&e->frame_of, key, idx);
 }
 
 /*
@@ -737,40 +808,24 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	return frame_of(e, &f, idx);
 }
 
-static uint64_t addr_hash(const struct addr_frame *k)
-{
-	uint64_t key[2] = { k->addr, (uint64_t)k->space << 32 | k->leaf };
-
-	return fr_hash64(key, sizeof(key), 0x616464);
-}
-
 /*
  * An address resolves the same way every time within one space: look it
  * up once per dump. True and *@idx set when @k was symbolized already.
  */
 static bool cached_frame(struct encoder *e, const struct addr_frame *k, uint32_t *idx)
 {
-	uint32_t i;
+	const uint32_t *frame = fr_hashmap__find(&e->addr_of, k);
 
-	if (!idmap__get(&e->addr_of, addr_hash(k), &i))
+	if (!frame)
 		return false;
-	if (e->addrs[i].addr != k->addr || e->addrs[i].space != k->space ||
-	    e->addrs[i].leaf != k->leaf)
-		return false;	/* a hash collision: symbolize it again */
-	*idx = e->addrs[i].frame;
+	*idx = *frame;
 	e->st.cached_frames++;
 	return true;
 }
 
 static int cache_frame(struct encoder *e, const struct addr_frame *k, uint32_t frame)
 {
-	int err = fr_grow32((void **)&e->addrs, &e->addr_cap, e->naddrs + 1, sizeof(*e->addrs));
-
-	if (err)
-		return err;
-	e->addrs[e->naddrs] = *k;
-	e->addrs[e->naddrs].frame = frame;
-	return idmap__put(&e->addr_of, addr_hash(k), e->naddrs++);
+	return fr_hashmap__insert(&e->addr_of, k, &frame);
 }
 
 static int symbolize_stack(struct encoder *e, uint32_t sidx)
@@ -833,8 +888,7 @@ static int resolve_victims(struct encoder *e)
 
 		if (!pid)
 			continue;
-		if (!idmap__get(&e->proc_of_id, incarnation_key(pid, start), &idx) ||
-		    d->proc[idx].pid != pid || d->proc[idx].start != start) {
+		if (!proc_of_incarnation(e, pid, start, &idx)) {
 			int err;
 
 			if (proctable__lookup(e->in.t->procs, pid, start, &slot))
@@ -870,12 +924,19 @@ struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
 	e->d = model;
 	e->cursor = in->first;
 	e->boot_to_real = fr_clock_ns(CLOCK_REALTIME) - fr_boottime_ns();
-	if (idmap__init(&e->str_head, 1024) || idmap__init(&e->proc_of_slot, 256) ||
-	    idmap__init(&e->proc_of_id, 256) || idmap__init(&e->str_of_id, 256) ||
-	    idmap__init(&e->stack_of_id, 1024) || idmap__init(&e->frame_of, 1024) ||
-	    idmap__init(&e->bin_of, 64) || idmap__init(&e->space_of_slot, 64) ||
-	    idmap__init(&e->thread_of, 256) || idmap__init(&e->addr_of, 4096) ||
-	    add_str(e, "", 0, &empty)) {
+	fr_hashmap__init(&e->str_of, sizeof(struct str_key), sizeof(uint32_t),
+			 str_key_hash, str_key_equal, NULL);
+	fr_hashmap__init(&e->bin_of, sizeof(struct bin_key), sizeof(uint32_t),
+			 bin_key_hash, bin_key_equal, NULL);
+	index_map(&e->proc_of_slot, sizeof(uint64_t));
+	index_map(&e->proc_of_id, sizeof(struct incarnation));
+	index_map(&e->str_of_id, sizeof(uint64_t));
+	index_map(&e->stack_of_id, sizeof(uint64_t));
+	index_map(&e->frame_of, 6 * sizeof(uint64_t));
+	index_map(&e->space_of_slot, sizeof(uint64_t));
+	index_map(&e->thread_of, sizeof(uint64_t));
+	index_map(&e->addr_of, sizeof(struct addr_frame));
+	if (add_str(e, "", 0, &empty)) {
 		encoder__free(e);
 		errno = ENOMEM;
 		return NULL;
@@ -892,21 +953,19 @@ void encoder__free(struct encoder *e)
 		proc_meta__put(e->spaces[i].fresh);
 		perfmap__free(e->spaces[i].perfmap);
 	}
-	free(e->addrs);
-	idmap__destroy(&e->addr_of);
-	idmap__destroy(&e->thread_of);
+	fr_hashmap__fini(&e->addr_of);
+	fr_hashmap__fini(&e->thread_of);
 	free(e->spaces);
 	free(e->stack_ids);
 	free(e->stack_ts);
-	free(e->str_next);
-	idmap__destroy(&e->space_of_slot);
-	idmap__destroy(&e->bin_of);
-	idmap__destroy(&e->frame_of);
-	idmap__destroy(&e->stack_of_id);
-	idmap__destroy(&e->str_of_id);
-	idmap__destroy(&e->proc_of_id);
-	idmap__destroy(&e->proc_of_slot);
-	idmap__destroy(&e->str_head);
+	fr_hashmap__fini(&e->space_of_slot);
+	fr_hashmap__fini(&e->bin_of);
+	fr_hashmap__fini(&e->frame_of);
+	fr_hashmap__fini(&e->stack_of_id);
+	fr_hashmap__fini(&e->str_of_id);
+	fr_hashmap__fini(&e->proc_of_id);
+	fr_hashmap__fini(&e->proc_of_slot);
+	fr_hashmap__fini(&e->str_of);
 	snapshot__free(&e->snap);
 	free(e);
 }
@@ -953,7 +1012,7 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	out->cpu = ev->cpu;
 	out->type = ev->type;
 	out->flags = ev->flags;
-	if (ev->comm && !idmap__get(&e->str_of_id, ev->comm, &out->comm))
+	if (ev->comm && !id_get(&e->str_of_id, ev->comm, &out->comm))
 		return -ENOENT;
 	if (ev->type == FR_EV_PRESSURE) {
 		struct fr_pressure_info p = {};
@@ -969,20 +1028,20 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 		};
 		return 0;
 	}
-	if (!idmap__get(&e->proc_of_slot, ev->proc, &out->proc))
+	if (!id_get(&e->proc_of_slot, ev->proc, &out->proc))
 		return -ENOENT;
 	switch (ev->type) {
 	case FR_EV_SAMPLE:
 		if (ev->ref) {
-			if (!idmap__get(&e->stack_of_id, ev->ref, &out->stack))
+			if (!id_get(&e->stack_of_id, ev->ref, &out->stack))
 				return -ENOENT;
 			out->stack++;
 		}
 		return 0;
 	case FR_EV_FORK:
-		return idmap__get(&e->proc_of_slot, ev->ref, &out->child) ? 0 : -ENOENT;
+		return id_get(&e->proc_of_slot, ev->ref, &out->child) ? 0 : -ENOENT;
 	case FR_EV_EXEC:
-		return idmap__get(&e->str_of_id, ev->ref, &out->filename) ? 0 : -ENOENT;
+		return id_get(&e->str_of_id, ev->ref, &out->filename) ? 0 : -ENOENT;
 	case FR_EV_EXIT: {
 		struct fr_exit_stats st = {};
 

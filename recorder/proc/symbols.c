@@ -9,6 +9,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "hashmap.h"
 #include "symbols.h"
 #include "untrusted.h"
 #include "util.h"
@@ -1208,15 +1209,9 @@ struct fr_cacheent {
 	unsigned int refs;	/* number of keys that point here */
 };
 
-struct fr_cacheslot {
-	struct fr_cachekey key;
-	struct fr_cacheent *ent;	/* NULL: empty slot */
-};
-
 struct symcache {
 	pthread_mutex_t lock;	/* the public entry points are thread-safe */
-	struct fr_cacheslot *slots;
-	size_t cap, n;		/* cap is a power of two */
+	struct fr_hashmap map;	/* struct fr_cachekey -> struct fr_cacheent * */
 	struct symcache_stats st;
 };
 
@@ -1236,79 +1231,27 @@ static struct fr_cachekey fr_key_file(const struct stat *st)
 	} };
 }
 
-static uint64_t fr_key_hash(const struct fr_cachekey *k)
-{
-	uint64_t h = 0x9e3779b97f4a7c15ULL;
-
-	for (size_t i = 0; i < 6; i++) {
-		h ^= k->w[i];
-		h *= 0xff51afd7ed558ccdULL;
-		h ^= h >> 33;
-	}
-	return h;
-}
-
-/* slot_of() - the slot of @slots (@cap, a power of two) holding @k, or the empty one it would use. */
-static struct fr_cacheslot *slot_of(struct fr_cacheslot *slots, size_t cap,
-				    const struct fr_cachekey *k)
-{
-	size_t i = fr_key_hash(k) & (cap - 1);
-
-	while (slots[i].ent && memcmp(&slots[i].key, k, sizeof(*k)))
-		i = (i + 1) & (cap - 1);
-	return &slots[i];
-}
-
-static struct fr_cacheslot *symcache__slot(const struct symcache *c,
-					   const struct fr_cachekey *k)
-{
-	return slot_of(c->slots, c->cap, k);
-}
-
 static struct fr_cacheent *symcache__find(const struct symcache *c,
 					  const struct fr_cachekey *k)
 {
-	return symcache__slot(c, k)->ent;
+	struct fr_cacheent **e = fr_hashmap__find(&c->map, k);
+
+	return e ? *e : NULL;
 }
 
 /*
- * symcache__grow() - double the slot array, rehashing. Only the array and
- * its size change: @c's lock is held by the caller (and maybe waited for)
- * and must not be touched. Returns 0 or -ENOMEM.
- */
-static int symcache__grow(struct symcache *c)
-{
-	size_t cap = c->cap * 2;
-	struct fr_cacheslot *slots = calloc(cap, sizeof(*slots));
-
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++)
-		if (c->slots[i].ent)
-			*slot_of(slots, cap, &c->slots[i].key) = c->slots[i];
-	free(c->slots);
-	c->slots = slots;
-	c->cap = cap;
-	return 0;
-}
-
-/*
- * symcache__insert() - map @k to @e, taking a reference on @e; the table
- * stays at most half full. Returns 0 or -ENOMEM.
+ * symcache__insert() - map @k (not in the cache yet) to @e, taking a
+ * reference on @e. The caller holds the lock, which the map's growth never
+ * touches. Returns 0 or -ENOMEM.
  */
 static int symcache__insert(struct symcache *c, const struct fr_cachekey *k,
 			    struct fr_cacheent *e)
 {
-	struct fr_cacheslot *slot;
+	int err = fr_hashmap__insert(&c->map, k, &e);
 
-	if ((c->n + 1) * 2 > c->cap && symcache__grow(c))
-		return -ENOMEM;
-	slot = symcache__slot(c, k);
-	slot->key = *k;
-	slot->ent = e;
-	e->refs++;
-	c->n++;
-	return 0;
+	if (!err)
+		e->refs++;
+	return err;
 }
 
 struct symcache *symcache__new(void)
@@ -1318,13 +1261,8 @@ struct symcache *symcache__new(void)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return NULL;
-	c->cap = 64;
-	c->slots = calloc(c->cap, sizeof(*c->slots));
-	if (!c->slots) {
-		free(c);
-		errno = ENOMEM;
-		return NULL;
-	}
+	fr_hashmap__init(&c->map, sizeof(struct fr_cachekey), sizeof(struct fr_cacheent *),
+			 NULL, NULL, NULL);
 	pthread_mutex_init(&c->lock, NULL);
 	return c;
 }
@@ -1333,15 +1271,16 @@ void symcache__free(struct symcache *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; i < c->cap; i++) {
-		struct fr_cacheent *e = c->slots[i].ent;
+	for (size_t i = 0; i < c->map.cap; i++) {
+		struct fr_cacheent **e;
+		const void *k;
 
-		if (e && !--e->refs) {
-			elfsyms__free(e->syms);
-			free(e);
+		if (fr_hashmap__at(&c->map, i, &k, (void **)&e) && !--(*e)->refs) {
+			elfsyms__free((*e)->syms);
+			free(*e);
 		}
 	}
-	free(c->slots);
+	fr_hashmap__fini(&c->map);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }

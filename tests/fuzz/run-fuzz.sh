@@ -68,13 +68,13 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-Irecorder/dump -Iconf"
 libs="-llz4 -luring -linih -lelf -lpthread -lm"
 dump_src="recorder/format/format.c recorder/format/lz4read.c recorder/format/json.c
-	recorder/format/text.c"
+	recorder/format/text.c recorder/common/hashmap.c"
 write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 # The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
 src_fuzz_dump=$dump_src
 src_fuzz_config="conf/config.c"
-src_fuzz_elf="recorder/proc/symbols.c recorder/proc/untrusted.c"
-src_fuzz_perfmap="recorder/proc/symbols.c recorder/proc/untrusted.c"
+src_fuzz_elf="recorder/proc/symbols.c recorder/proc/untrusted.c recorder/common/hashmap.c"
+src_fuzz_perfmap="recorder/proc/symbols.c recorder/proc/untrusted.c recorder/common/hashmap.c"
 
 # shellcheck disable=SC2086
 set -- $fuzzers
