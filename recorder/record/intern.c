@@ -31,6 +31,12 @@ struct intern {
 	uint8_t *blocks;
 	uint32_t *bnext;
 	struct intern_entry *ent;	/* [0] unused: id 0 is "none" */
+	/*
+	 * Chained buckets of our own rather than common/hashmap.h: the table
+	 * is carved out of the window's fixed, locked memory budget at start
+	 * (no growth, no allocation on the hot path), and entries are
+	 * refcounted and recycled one by one as events leave the window.
+	 */
 	uint32_t *buckets;
 	uint32_t mask;
 	uint32_t free_ent;		/* free lists of recycled items */

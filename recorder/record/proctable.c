@@ -28,6 +28,11 @@ struct proc_slot {
 struct proctable {
 	pthread_mutex_t lock;
 	struct proc_slot *slots;	/* [0] unused: slot 0 is "none" */
+	/*
+	 * Buckets of our own rather than common/hashmap.h: the table lives in
+	 * the fixed memory budget (sized at start, never grown), and slots are
+	 * refcounted by the window's events and freed only past the watermark.
+	 */
 	uint32_t *buckets;
 	uint32_t *deferred;
 	size_t ndeferred;
