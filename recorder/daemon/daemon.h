@@ -7,6 +7,7 @@
  *   plan.c      drives the planner (dump/planner.h: merging, pre/post,
  *               the freeze, waiting clients), builds META/TRIG/LOSS, and
  *               handles a written dump (retention, on_dump hooks)
+ *   dumpmeta.c  a dump's META, TRIG and LOSS, at its freeze
  *   pressure.c  struct pressure_set: PSI triggers and the pressure history
  *   history.c   struct dump_history: dumps, recent dumps, record rate
  *   status.c    the control socket's "status" answer (reads the others)
@@ -98,6 +99,9 @@ void plan__abort(struct daemon *dm);
 
 /* hooks, in plan.c */
 void plan__hook_done(struct daemon *dm, int slot);
+
+/* dumpmeta.c */
+int dumpmeta__fill(struct daemon *dm, const struct dump_plan *p, struct dump_request *req);
 
 /* status.c */
 char *status__render(struct daemon *dm, bool json);

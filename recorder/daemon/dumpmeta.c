@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * dumpmeta.c - what a dump says of itself, filled in at its freeze: META
+ * (host, clocks, config, table bookkeeping), TRIG (the firings it answers)
+ * and LOSS (the daemon's loss counters as they stand). See daemon.h.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "util.h"
+
+/* The process table and its /proc reader, as bookkeeping. */
+static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
+{
+	struct proctable_stats ps;
+	struct procinfo_stats is;
+	int err = 0;
+
+	proctable__stats(drain__tables(dm->drain)->procs, &ps);
+	procinfo__stats(dm->procinfo, &is);
+	err |= kvlist__add_u64(m, "proctable_live", ps.live);
+	err |= kvlist__add_u64(m, "proctable_capacity", ps.capacity);
+	err |= kvlist__add_u64(m, "proctable_created", ps.created);
+	err |= kvlist__add_u64(m, "proctable_freed", ps.freed);
+	err |= kvlist__add_u64(m, "procinfo_reads", is.reads);
+	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
+	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
+	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
+	return err;
+}
+
+static int add_meta(struct daemon *dm, struct fr_kvlist *m)
+{
+	uint64_t b0 = fr_boottime_ns(), r = fr_clock_ns(CLOCK_REALTIME);
+	uint64_t b1 = fr_boottime_ns();
+	char *ini = config__render(dm->cfg);
+	int err = 0;
+
+	err |= kvlist__add_str(m, "flightrec_version", FR_VERSION);
+	err |= kvlist__add_u64(m, "contract_version", FR_CONTRACT_VERSION);
+	err |= kvlist__add_str(m, "host", dm->host);
+	err |= kvlist__add_str(m, "kernel", dm->kernel);
+	err |= kvlist__add_str(m, "boot_id", dm->boot_id);
+	err |= kvlist__add_u64(m, "ncpus", sampler__ncpus(dm->sampler));
+	err |= kvlist__add_u64(m, "frequency", dm->cfg->frequency);
+	err |= kvlist__add_str(m, "event_source", sampler__source(dm->sampler));
+	err |= kvlist__add_u64(m, "clock_boottime_ns", b0 + (b1 - b0) / 2);
+	err |= kvlist__add_u64(m, "clock_realtime_ns", r);
+	err |= kvlist__add_u64(m, "daemon_pid", getpid());
+	err |= kvlist__add_u64(m, "page_size", sysconf(_SC_PAGESIZE));
+	err |= kvlist__add_u64(m, "ring_bytes", sampler__ring_bytes(dm->sampler));
+	err |= kvlist__add_u64(m, "window_reserved_bytes", drain__budget(dm->drain));
+	err |= add_table_stats(dm, m);
+	err |= kvlist__add_u64(m, "privacy_cmdline", dm->cfg->privacy_cmdline);
+	err |= kvlist__add_str(m, "capabilities", dm->caps);
+	err |= kvlist__add_str(m, "config_path", dm->cfg->path ? dm->cfg->path : "");
+	err |= kvlist__add_str(m, "config", ini ? ini : "");
+	free(ini);
+	return err ? -ENOMEM : 0;
+}
+
+/* Per-CPU BPF counters as an array value. */
+static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *key,
+			   enum fr_counter which)
+{
+	uint64_t vals[4096];
+	int n = sampler__counters(dm->sampler, which, vals, FR_ARRAY_SIZE(vals));
+
+	if (n < 0)
+		n = 0;
+	return kvlist__add_array(l, key, vals, n);
+}
+
+static int add_losses(struct daemon *dm, struct fr_kvlist *l)
+{
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	const struct drain_stats *ds = drain__stats(dm->drain);
+	struct proctable_stats ps;
+	struct procinfo_stats is;
+	int err = 0;
+
+	proctable__stats(drain__tables(dm->drain)->procs, &ps);
+	procinfo__stats(dm->procinfo, &is);
+	err |= add_cpu_counter(dm, l, "bpf_reserve_failed", FR_CNT_RESERVE);
+	err |= add_cpu_counter(dm, l, "bpf_scratch_failed", FR_CNT_SCRATCH);
+	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
+	err |= kvlist__add_u64(l, "window_evicted_pinned", ws->evicted_pinned);
+	err |= kvlist__add_u64(l, "window_evicted_time", ws->evicted_time);
+	err |= kvlist__add_u64(l, "drain_dropped", ds->dropped);
+	err |= kvlist__add_u64(l, "drain_bad_records", ds->bad);
+	err |= kvlist__add_u64(l, "drain_late", ds->late);
+	err |= kvlist__add_u64(l, "drain_forced", ds->forced);
+	err |= kvlist__add_u64(l, "drain_busy_passes", ds->busy_passes);
+	err |= kvlist__add_u64(l, "proctable_full", ps.full);
+	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
+	err |= kvlist__add_u64(l, "procinfo_deadline", is.deadline);
+	err |= kvlist__add_u64(l, "procinfo_deadline_maps", is.deadline_maps);
+	return err ? -ENOMEM : 0;
+}
+
+/* The plan's firings as the dump's trigger records, victims aside. */
+static int add_triggers(struct dump_request *req, const struct dump_plan *p)
+{
+	struct fr_dump *d = &req->model;
+
+	d->trig = calloc(p->nfires, sizeof(*d->trig));
+	req->victim_pid = calloc(p->nfires, sizeof(*req->victim_pid));
+	req->victim_start = calloc(p->nfires, sizeof(*req->victim_start));
+	if (!d->trig || !req->victim_pid || !req->victim_start)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < p->nfires; i++) {
+		const struct trigger_fire *f = &p->fires[i];
+		struct fr_dump_trigger *t = &d->trig[d->ntrig++];
+
+		t->name = strdup(f->name);
+		t->type = strdup(f->type);
+		t->reason = strdup(f->reason);
+		t->detail = strdup(f->detail);
+		t->ts = f->ts;
+		req->victim_pid[i] = f->victim_pid;
+		req->victim_start[i] = f->victim_start;
+		if (!t->name || !t->type || !t->reason || !t->detail)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * dumpmeta__fill() - META, TRIG and LOSS of @req's model for plan @p, and
+ * the OOM victims its triggers name. Returns 0 or -ENOMEM.
+ */
+int dumpmeta__fill(struct daemon *dm, const struct dump_plan *p, struct dump_request *req)
+{
+	int err = add_meta(dm, &req->model.meta);
+
+	if (!err)
+		err = add_triggers(req, p);
+	if (!err && p->merged)
+		err = kvlist__add_u64(&req->model.meta, "triggers_merged_unlisted", p->merged);
+	if (!err)
+		err = add_losses(dm, &req->model.loss);
+	return err;
+}
