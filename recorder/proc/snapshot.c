@@ -55,6 +55,8 @@ int snapshot__take(struct snapshot *s, struct sampler *sm, unsigned what)
 
 	memset(s, 0, sizeof(*s));
 	s->taken = fr_boottime_ns();
+	if (!sm)
+		return 0;	/* offline (fr-bench-ingest --dump): no live processes */
 	err = sampler__list_tasks(sm, add_task, s);
 	if (err)
 		return err;
