@@ -25,7 +25,13 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
 python3 tools/bench/bench.py --quick --build "$build" --json "$tmp/results.json" \
 	>"$tmp/output" 2>&1
 rc=$?
-python3 - "$tmp/results.json" "$tmp/output" "$rc" <<'EOF'
+# The offline dump of the ingest feed (how refactors are shown to keep dumps).
+mkdir -p "$tmp/dump"
+"$build/tools/bench/fr-bench-ingest" --events 100000 --memory 32 --window 5 --dump "$tmp/dump" \
+	>"$tmp/ingest-dump.out" 2>&1
+dump=$(sed -n 's/^dump=//p' "$tmp/ingest-dump.out")
+"$build/tools/flightrec" show --json "$dump" >"$tmp/ingest-dump.json" 2>>"$tmp/ingest-dump.out"
+python3 - "$tmp/results.json" "$tmp/output" "$rc" "$tmp/ingest-dump.json" "$tmp/ingest-dump.out" <<'EOF'
 import json
 import sys
 
@@ -36,7 +42,7 @@ try:
 except (OSError, ValueError, KeyError):
     bench = {}
 log = open(output, errors="replace").read().splitlines()
-print(f"1..{len(names)}")
+print(f"1..{len(names) + 1}")
 failed = 0
 for i, name in enumerate(names, 1):
     b = bench.get(name)
@@ -53,6 +59,18 @@ for i, name in enumerate(names, 1):
         failed += 1
         why = (b or {}).get("error") or f"no result (bench.py exit status {rc})"
         print(f"#   {why}")
+try:
+    summary = json.load(open(sys.argv[4]))
+    samples = summary["counts"]["samples"]
+except (OSError, ValueError, KeyError, TypeError):
+    summary, samples = None, 0
+good = bool(summary) and samples > 0
+print(f"{'ok' if good else 'not ok'} {len(names) + 1} - ingest --dump: the synthetic window "
+      f"written through the dumper reads back ({samples} samples)")
+if not good:
+    failed += 1
+    for line in open(sys.argv[5], errors="replace").read().splitlines()[-10:]:
+        print(f"#   {line}")
 if failed:
     print("# bench.py output (last 40 lines):")
     for line in log[-40:]:
