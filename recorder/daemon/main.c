@@ -68,7 +68,7 @@ int main(int argc, char **argv)
 	char err[FR_CONF_ERR_MAX];
 	struct fr_config *cfg;
 	bool check = false;
-	struct daemon dm;
+	struct daemon *dm;
 	int c, e;
 
 	while ((c = getopt_long(argc, argv, "c:o:vhV", longopts, NULL)) != -1) {
@@ -128,9 +128,17 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	libbpf_set_print(libbpf_log);
-	e = daemon__init(&dm, &o, cfg);
+	/* The daemon's parts hold about 150 KiB: not for main's stack. */
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) {
+		fr_err("failed to allocate the daemon: %s", strerror(ENOMEM));
+		config__free(cfg);
+		return 1;
+	}
+	e = daemon__init(dm, &o, cfg);
 	if (!e)
-		e = daemon__run(&dm);
-	daemon__fini(&dm);
+		e = daemon__run(dm);
+	daemon__fini(dm);
+	free(dm);
 	return e ? 1 : 0;
 }
