@@ -107,7 +107,7 @@ def fifo_perf_map(d):
     tap.ok(loss.get("dump_perfmaps_refused", 0) >= 1 and loss.get("untrusted_refused_type", 0) >= 1,
            "FIFO: the refused perf map is counted in LOSS (dump_perfmaps_refused, untrusted_refused_type)",
            {k: v for k, v in loss.items() if "refused" in k})
-    tap.ok(len(samples_of(path, s.pid)) >= 20, "FIFO: the process's samples are in the dump")
+    tap.ok(len(samples_of(path, s.pid)) >= 10, "FIFO: the process's samples are in the dump")
     nxt, took = timed_dump(d)
     tap.ok(nxt is not None and took <= normal + 2.25, f"FIFO: the next dump is normal ({took:.2f} s)")
     s.stop()
@@ -151,10 +151,10 @@ def perf_map_leads_to_root(d):
     ev = events(path) if path else []
     named = [e for e in ev if e["pid"] == control.pid and e["type"] == "sample"
              and e["stack"] and e["stack"][0] == "fr_nobody_jit"]
-    tap.ok(len(named) >= 20, f"control: nobody's own perf map names its frames ({len(named)})")
+    tap.ok(len(named) >= 10, f"control: nobody's own perf map names its frames ({len(named)})")
     raw = decompressed(path) if path else b""
     for kind, s, secret in victims:
-        tap.ok(path and b"FR_ROOT_SECRET" not in raw and len(samples_of(path, s.pid)) >= 20,
+        tap.ok(path and b"FR_ROOT_SECRET" not in raw and len(samples_of(path, s.pid)) >= 10,
                f"{kind}: nothing of root's file is in the dump, which has the process's samples")
     tap.ok(loss.get("untrusted_refused_link", 0) > before.get("untrusted_refused_link", 0),
            "symlink: the refusal is counted (untrusted_refused_link)")
@@ -209,8 +209,12 @@ def crafted_elfs(d):
     leaf = {f: [e["stack"][e["kernel_frames"]] for e in ev
                 if e["pid"] == s.pid and e["type"] == "sample" and len(e["stack"]) > e["kernel_frames"]]
             for f, s in spinners.items()}
-    tap.ok(leaf["valid.elf"] and all(x == "fr_crafted_loop" for x in leaf["valid.elf"]),
-           f"control: the valid file's frames are named ({len(leaf['valid.elf'])})", leaf["valid.elf"][:3])
+    # Most leaves are the loop; the rest are frtool's own, libc's, the vDSO's or the
+    # sanitizer runtime's (ASan build), and python3's before the exec.
+    good = leaf["valid.elf"]
+    named = [x for x in good if x == "fr_crafted_loop"]
+    tap.ok(len(named) >= 10 and len(named) * 5 >= len(good) * 4,
+           f"control: the valid file's loop is named ({len(named)} of {len(good)} leaves)", good[:5])
     bad = leaf["huge-shnum.elf"]
     unnamed = [x for x in bad if x.startswith("0x")]
     tap.ok(len(unnamed) >= 10 and max(set(bad), key=bad.count).startswith("0x"),
