@@ -75,7 +75,7 @@ struct fr_config {
 	gid_t group_gid;	/* its gid, looked up at load; meaningful only when group != NULL */
 	char *on_dump;		/* 'on_dump', command run after each durable dump with the dump's path appended as its last argument, never through a shell; NULL (default) = none. As written: split it with conf_split_command() */
 	uint64_t on_dump_timeout_ns; /* 'on_dump_timeout', default 60s; 1s..1h; the on_dump command is killed after this long */
-	uint64_t resolve_timeout_ns; /* 'resolve_timeout', default 250ms; 10ms..10s; a dump's per-process reads (and each /proc worker read's binaries) stop after this long */
+	uint64_t resolve_timeout_ns; /* 'resolve_timeout', default 250ms; 10ms..10s; a dump's per-process reads stop after this long, each /proc worker read's binaries after 4 times as long */
 	/* [control] */
 	char *control_socket;	/* 'socket', default /run/flightrec/control.sock; absolute path */
 	/* [privacy] */

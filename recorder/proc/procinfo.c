@@ -690,11 +690,12 @@ void procinfo__kick(struct procinfo *pi)
 
 /*
  * procinfo__set_timeout() - each read from now on stops loading binaries
- * @timeout_ns after it began (0: no deadline).
+ * FR_PROCINFO_DEADLINE_SCALE * @timeout_ns (resolve_timeout) after it
+ * began; 0: no deadline.
  */
 void procinfo__set_timeout(struct procinfo *pi, uint64_t timeout_ns)
 {
-	atomic_store(&pi->timeout_ns, timeout_ns);
+	atomic_store(&pi->timeout_ns, timeout_ns * FR_PROCINFO_DEADLINE_SCALE);
 }
 
 /* procinfo__set_what() - FR_META_* flags for the reads from now on. */

@@ -45,6 +45,13 @@ enum procinfo_kind {
 };
 
 #define FR_INFO_SOON_NS		(10 * 1000 * 1000ULL)
+/*
+ * A background read may take this many times resolve_timeout before it
+ * stops loading binaries: nothing waits for it (a dump waits 50 ms at
+ * most), so it gets room for a big program's first read (many libraries,
+ * cold caches) while one process still cannot hold back the next ones.
+ */
+#define FR_PROCINFO_DEADLINE_SCALE	4
 
 struct procinfo_stats {
 	uint64_t requests;
