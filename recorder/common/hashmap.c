@@ -142,3 +142,34 @@ bool fr_hashmap__at(const struct fr_hashmap *m, size_t i, const void **key, void
 	*val = val_of(m, s);
 	return true;
 }
+
+/*
+ * Linear probing deletes by shifting back: each later entry of the probe
+ * run that may live in the hole moves into it, so no tombstones are left
+ * and lookups still stop at the first empty slot.
+ */
+bool fr_hashmap__remove(struct fr_hashmap *m, const void *key)
+{
+	size_t mask = m->cap - 1, hole, i;
+	unsigned char *s;
+
+	if (!m->cap)
+		return false;
+	s = probe(m, key, m->hash(key, m->key_size, m->ctx));
+	if (!s[0])
+		return false;
+	hole = (size_t)(s - m->slots) / m->slot_size;
+	for (i = (hole + 1) & mask; slot(m, i)[0]; i = (i + 1) & mask) {
+		unsigned char *t = slot(m, i);
+		size_t home = m->hash(key_of(m, t), m->key_size, m->ctx) & mask;
+
+		/* t may fill the hole unless its home lies in (hole, i]. */
+		if (((i - home) & mask) >= ((i - hole) & mask)) {
+			memcpy(slot(m, hole), t, m->slot_size);
+			hole = i;
+		}
+	}
+	slot(m, hole)[0] = 0;
+	m->n--;
+	return true;
+}

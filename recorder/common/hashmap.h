@@ -55,6 +55,12 @@ void *fr_hashmap__find(const struct fr_hashmap *m, const void *key);
  */
 int fr_hashmap__insert(struct fr_hashmap *m, const void *key, const void *val);
 
+/*
+ * fr_hashmap__remove() - drop the key equal to @key; false if there is
+ * none. Values found before may move: look them up again after a remove.
+ */
+bool fr_hashmap__remove(struct fr_hashmap *m, const void *key);
+
 /* fr_hashmap__size() - the number of keys stored. */
 size_t fr_hashmap__size(const struct fr_hashmap *m);
 

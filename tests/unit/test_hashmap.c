@@ -2,7 +2,7 @@
 /*
  * test_hashmap.c - the one hash map (recorder/common/hashmap.c): byte keys
  * through growth, replacement, keys that point at strings, and equality
- * deciding under a hash that collides on purpose.
+ * deciding under a hash that collides on purpose, and removal against a model.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -113,9 +113,50 @@ static void test_strings(void)
 	fr_hashmap__fini(&m);
 }
 
+/*
+ * Removal under a small table with runs that wrap: a model array says what
+ * must be there after each of thousands of random inserts and removes.
+ */
+static void test_remove(void)
+{
+	enum { KEYS = 97 };
+	uint64_t model[KEYS] = { 0 }, bad = 0, badn = 0;
+	struct fr_hashmap m;
+	unsigned seed = 12345;
+
+	fr_hashmap__init(&m, sizeof(uint64_t), sizeof(uint64_t), NULL, NULL, NULL);
+	for (int step = 0; step < 20000; step++) {
+		uint64_t k = (uint64_t)(rand_r(&seed) % KEYS), v = (uint64_t)step + 1;
+		size_t live = 0;
+
+		if (rand_r(&seed) % 3) {
+			fr_hashmap__insert(&m, &k, &v);
+			model[k] = v;
+		} else {
+			bool had = fr_hashmap__remove(&m, &k);
+
+			bad += had != (model[k] != 0);
+			model[k] = 0;
+		}
+		for (uint64_t j = 0; j < KEYS; j++) {
+			const uint64_t *got = fr_hashmap__find(&m, &j);
+
+			live += model[j] != 0;
+			bad += model[j] ? !got || *got != model[j] : got != NULL;
+		}
+		badn += fr_hashmap__size(&m) != live;
+	}
+	is_int(bad, 0, "20000 random inserts and removes: every key as the model says");
+	is_int(badn, 0, "the size follows the removes");
+	ok(!fr_hashmap__remove(&m, &(uint64_t){ 1000 }), "removing an absent key says so");
+	fr_hashmap__fini(&m);
+	ok(!fr_hashmap__remove(&m, &(uint64_t){ 1 }), "removing from an empty map says so");
+}
+
 int main(void)
 {
 	test_bytes();
+	test_remove();
 	test_collisions();
 	test_strings();
 	return tap_done_testing();
