@@ -9,6 +9,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "debuginfo.h"
+#include "demangle.h"
 #include "hashmap.h"
 #include "symbols.h"
 #include "untrusted.h"
@@ -34,6 +36,7 @@
 #define FR_ELF_MAX_PHDRS	4096
 #define FR_SYM_NAME_MAX		4096
 #define FR_NO_MODULE		UINT32_MAX
+#define FR_NO_NAME		UINT32_MAX
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -289,7 +292,8 @@ const struct fr_mapping *procmaps__find(const struct procmaps *pm,
 
 struct fr_sym {
 	uint64_t start, end;	/* [start, end) in virtual addresses */
-	uint32_t name;		/* offset into the pool */
+	uint32_t name;		/* offset into the pool: demangled if it was mangled */
+	uint32_t mangled;	/* offset into the pool, FR_NO_NAME if not mangled */
 };
 
 struct fr_load {
@@ -302,6 +306,7 @@ struct elfsyms {
 	struct fr_sym *syms;
 	struct fr_load *loads;
 	struct fr_strpool names;
+	unsigned int debug;	/* FR_DEBUG_* */
 };
 
 /* A symbol candidate while loading; @name points into libelf's data. */
@@ -310,101 +315,6 @@ struct fr_elfcand {
 	const char *name;
 	unsigned int rank;	/* lower wins among aliases */
 };
-
-static pthread_once_t fr_elf_once = PTHREAD_ONCE_INIT;
-static bool fr_elf_ready;
-
-static void fr_elf_init_once(void)
-{
-	fr_elf_ready = elf_version(EV_CURRENT) != EV_NONE;
-}
-
-/*
- * fr_elf_begin() - open @fd read-only with libelf. Returns 0 and the handle
- * in *@out, -ENOEXEC if the file is not a readable ELF object, -ENOSYS if
- * libelf cannot be initialized.
- */
-static int fr_elf_begin(int fd, Elf **out)
-{
-	GElf_Ehdr eh;
-	Elf *e;
-
-	pthread_once(&fr_elf_once, fr_elf_init_once);
-	if (!fr_elf_ready)
-		return -ENOSYS;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e)
-		return -ENOEXEC;
-	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh)) {
-		elf_end(e);
-		return -ENOEXEC;
-	}
-	*out = e;
-	return 0;
-}
-
-/*
- * fr_note_buildid() - scan the notes in @d for NT_GNU_BUILD_ID. Returns 0
- * with *@out filled, or -ENOENT.
- */
-static int fr_note_buildid(Elf_Data *d, struct fr_buildid *out)
-{
-	size_t off = 0, next, name_off, desc_off;
-	GElf_Nhdr nh;
-
-	while (off < d->d_size &&
-	       (next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-		const char *base = d->d_buf;
-
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    !memcmp(base + name_off, "GNU", 4) && nh.n_descsz) {
-			out->len = nh.n_descsz < FR_BUILDID_MAX ?
-				   nh.n_descsz : FR_BUILDID_MAX;
-			memcpy(out->id, base + desc_off, out->len);
-			return 0;
-		}
-		off = next;
-	}
-	return -ENOENT;
-}
-
-/*
- * fr_elf_buildid() - find the build-id of @e in its PT_NOTE segments, then
- * in its SHT_NOTE sections. Returns 0 or -ENOENT; unreadable notes count as
- * absent.
- */
-static int fr_elf_buildid(Elf *e, struct fr_buildid *out)
-{
-	Elf_Scn *scn = NULL;
-	size_t phnum;
-
-	memset(out, 0, sizeof(*out));
-	if (!elf_getphdrnum(e, &phnum) && phnum <= FR_ELF_MAX_PHDRS) {
-		for (size_t i = 0; i < phnum; i++) {
-			Elf_Type t;
-			Elf_Data *d;
-			GElf_Phdr ph;
-
-			if (!gelf_getphdr(e, i, &ph) || ph.p_type != PT_NOTE)
-				continue;
-			t = ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR;
-			d = elf_getdata_rawchunk(e, ph.p_offset, ph.p_filesz, t);
-			if (d && !fr_note_buildid(d, out))
-				return 0;
-		}
-	}
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (d && !fr_note_buildid(d, out))
-			return 0;
-	}
-	return -ENOENT;
-}
 
 int elf_read_buildid(int fd, struct fr_buildid *out)
 {
@@ -530,14 +440,34 @@ static int elfcand__cmp(const void *a, const void *b)
 }
 
 /*
+ * elfsyms__add_name() - store @name for @sym in the pool of @s: demangled
+ * (through the FR_SYM_NAME_MAX + 1 bytes of @buf), with the mangled form
+ * beside it, or as it is. Returns 0, -ENOMEM or -E2BIG.
+ */
+static int elfsyms__add_name(struct elfsyms *s, struct fr_sym *sym,
+			     const char *name, char *buf)
+{
+	int r;
+
+	sym->mangled = FR_NO_NAME;
+	if (demangle__name(name, buf, FR_SYM_NAME_MAX + 1))
+		return strpool__add(&s->names, name, strlen(name), &sym->name);
+	r = strpool__add(&s->names, buf, strlen(buf), &sym->name);
+	if (!r)
+		r = strpool__add(&s->names, name, strlen(name), &sym->mangled);
+	return r;
+}
+
+/*
  * elfsyms__finish() - sort and deduplicate the candidates of @b, compute
- * every symbol's end and copy the winners' names into @s.
+ * every symbol's end and copy the winners' names into @s, demangled.
  * Returns 0, -ENOMEM or -E2BIG.
  */
 static int elfsyms__finish(struct elfsyms *s, struct fr_elfload *b)
 {
+	char *buf = NULL;
 	size_t n = 0;
-	int r;
+	int r = 0;
 
 	if (!b->n)
 		return 0;
@@ -545,14 +475,16 @@ static int elfsyms__finish(struct elfsyms *s, struct fr_elfload *b)
 	for (size_t i = 0; i < b->n; i++)
 		if (!n || b->c[i].start != b->c[n - 1].start)
 			b->c[n++] = b->c[i];
-	if (!n)
-		return 0;
 	s->syms = calloc(n, sizeof(*s->syms));
-	if (!s->syms)
-		return -ENOMEM;
+	buf = malloc(FR_SYM_NAME_MAX + 1);
+	if (!s->syms || !buf) {
+		r = -ENOMEM;
+		goto out;
+	}
 	for (size_t i = 0; i < n; i++) {
 		const struct fr_elfcand *c = &b->c[i];
 		uint64_t next = i + 1 < n ? b->c[i + 1].start : UINT64_MAX;
+		struct fr_sym *sym = &s->syms[s->nsyms];
 		uint64_t end;
 
 		if (c->size)
@@ -562,73 +494,48 @@ static int elfsyms__finish(struct elfsyms *s, struct fr_elfload *b)
 			end = next < c->limit ? next : c->limit;
 		if (end <= c->start)
 			continue;
-		r = strpool__add(&s->names, c->name, strlen(c->name),
-				 &s->syms[s->nsyms].name);
+		r = elfsyms__add_name(s, sym, c->name, buf);
 		if (r)
-			return r;
-		s->syms[s->nsyms].start = c->start;
-		s->syms[s->nsyms].end = end;
+			goto out;
+		sym->start = c->start;
+		sym->end = end;
 		s->nsyms++;
 	}
-	return 0;
+out:
+	free(buf);
+	return r;
 }
 
 /*
- * fr_elf_check_tables() - whether the program and section header tables
- * of @e lie within its @fsize bytes. libelf reads them lazily and hides a
- * section header table past EOF as "no sections", so check up front.
+ * elfload__file() - add the function symbols of .symtab and .dynsym of @e
+ * to @b, each limited by its section in @e. Returns 0, -ENOEXEC for
+ * unreadable section headers or tables, -ENOMEM.
  */
-static bool fr_elf_check_tables(Elf *e, uint64_t fsize)
+static int elfload__file(struct fr_elfload *b, Elf *e)
 {
-	size_t phnum, shnum;
-	GElf_Ehdr eh;
-
-	if (!gelf_getehdr(e, &eh) || elf_getphdrnum(e, &phnum) ||
-	    elf_getshdrnum(e, &shnum))
-		return false;
-	if (phnum && (eh.e_phoff >= fsize || !eh.e_phentsize ||
-		      (fsize - eh.e_phoff) / eh.e_phentsize < phnum))
-		return false;
-	if (eh.e_shoff && !shnum)
-		return false;
-	if (shnum && (eh.e_shoff >= fsize || !eh.e_shentsize ||
-		      (fsize - eh.e_shoff) / eh.e_shentsize < shnum))
-		return false;
-	return true;
-}
-
-/*
- * elfsyms__load_symbols() - load .symtab and .dynsym of @e into @s.
- * Returns 0, -ENOEXEC for unreadable section headers or tables, -ENOMEM.
- */
-static int elfsyms__load_symbols(struct elfsyms *s, Elf *e)
-{
-	struct fr_elfload b = { 0 };
 	Elf_Scn *scn = NULL;
 	GElf_Ehdr eh;
 	int r = -ENOEXEC;
 
-	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &b.shnum))
-		goto out;
-	b.arm = eh.e_machine == EM_ARM;
-	if (b.shnum) {
-		b.sec_end = calloc(b.shnum, sizeof(*b.sec_end));
-		if (!b.sec_end) {
-			r = -ENOMEM;
-			goto out;
-		}
+	if (!gelf_getehdr(e, &eh) || elf_getshdrnum(e, &b->shnum))
+		return -ENOEXEC;
+	b->arm = eh.e_machine == EM_ARM;
+	if (b->shnum) {
+		b->sec_end = calloc(b->shnum, sizeof(*b->sec_end));
+		if (!b->sec_end)
+			return -ENOMEM;
 	}
 	/* Section limits first: symbols may point at any section. */
-	for (size_t i = 1; i < b.shnum; i++) {
+	for (size_t i = 1; i < b->shnum; i++) {
 		GElf_Shdr sh;
 
 		scn = elf_getscn(e, i);
 		if (!scn || !gelf_getshdr(scn, &sh))
 			goto out;
-		b.sec_end[i] = sh.sh_addr + sh.sh_size < sh.sh_addr ?
-			       UINT64_MAX : sh.sh_addr + sh.sh_size;
+		b->sec_end[i] = sh.sh_addr + sh.sh_size < sh.sh_addr ?
+				UINT64_MAX : sh.sh_addr + sh.sh_size;
 	}
-	for (size_t i = 1; i < b.shnum; i++) {
+	for (size_t i = 1; i < b->shnum; i++) {
 		GElf_Shdr sh;
 
 		scn = elf_getscn(e, i);
@@ -637,13 +544,48 @@ static int elfsyms__load_symbols(struct elfsyms *s, Elf *e)
 		if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) ||
 		    (sh.sh_flags & SHF_COMPRESSED))
 			continue;
-		r = elfload__table(&b, e, scn, &sh);
+		r = elfload__table(b, e, scn, &sh);
+		if (r)
+			goto out;
+	}
+	r = 0;
+out:
+	free(b->sec_end);
+	b->sec_end = NULL;
+	b->shnum = 0;
+	return r;
+}
+
+/*
+ * elfsyms__load_symbols() - load the function symbols of @e and, if not
+ * NULL, of its debug object @dbg (linked like @e: the same addresses) into
+ * @s. A debug object whose tables are unreadable is dropped, and noted in
+ * @s->debug. Returns 0, -ENOEXEC for unreadable section headers or tables
+ * of @e, -ENOMEM.
+ */
+static int elfsyms__load_symbols(struct elfsyms *s, Elf *e, Elf *dbg)
+{
+	const unsigned int used = FR_DEBUG_BUILDID | FR_DEBUG_LINK | FR_DEBUG_MINI;
+	struct fr_elfload b = { 0 };
+	size_t own;
+	int r;
+
+	r = elfload__file(&b, e);
+	if (r)
+		goto out;
+	own = b.n;
+	if (dbg) {
+		r = elfload__file(&b, dbg);
+		if (r == -ENOEXEC) {
+			b.n = own;
+			s->debug = (s->debug & ~used) | FR_DEBUG_BAD;
+			r = 0;
+		}
 		if (r)
 			goto out;
 	}
 	r = elfsyms__finish(s, &b);
 out:
-	free(b.sec_end);
 	free(b.c);
 	return r;
 }
@@ -658,8 +600,9 @@ void elfsyms__free(struct elfsyms *s)
 	free(s);
 }
 
-struct elfsyms *elfsyms__open_fd(int fd)
+struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path)
 {
+	struct debuginfo *dbg = NULL;
 	struct elfsyms *s;
 	struct stat st;
 	Elf *e = NULL;
@@ -682,11 +625,14 @@ struct elfsyms *elfsyms__open_fd(int fd)
 	r = elfsyms__load_segments(s, e);
 	if (r)
 		goto out;
-	r = elfsyms__load_symbols(s, e);
+	fr_elf_buildid(e, &s->buildid);
+	r = debuginfo__open(fd, e, &s->buildid, path, &dbg);
 	if (r)
 		goto out;
-	fr_elf_buildid(e, &s->buildid);
+	s->debug = debuginfo__flags(dbg);
+	r = elfsyms__load_symbols(s, e, debuginfo__elf(dbg));
 out:
+	debuginfo__free(dbg);
 	elf_end(e);
 	if (r) {
 		elfsyms__free(s);
@@ -694,6 +640,11 @@ out:
 		return NULL;
 	}
 	return s;
+}
+
+struct elfsyms *elfsyms__open_fd(int fd)
+{
+	return elfsyms__open_fd_hint(fd, NULL);
 }
 
 struct elfsyms *elfsyms__open(const char *path)
@@ -707,7 +658,7 @@ struct elfsyms *elfsyms__open(const char *path)
 		errno = -fd;
 		return NULL;
 	}
-	s = elfsyms__open_fd(fd);
+	s = elfsyms__open_fd_hint(fd, path);
 	err = errno;
 	close(fd);
 	errno = err;
@@ -722,6 +673,11 @@ const struct fr_buildid *elfsyms__buildid(const struct elfsyms *s)
 size_t elfsyms__count(const struct elfsyms *s)
 {
 	return s->nsyms;
+}
+
+unsigned int elfsyms__debug(const struct elfsyms *s)
+{
+	return s->debug;
 }
 
 /*
@@ -740,14 +696,16 @@ static const struct fr_load *elfsyms__segment(const struct elfsyms *s,
 	return NULL;
 }
 
-const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
-			    uint64_t *sym_off)
+const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
+				 uint64_t *sym_off, const char **mangled)
 {
 	const struct fr_load *l;
 	const struct fr_sym *sym;
 	size_t lo = 0, hi;
 	uint64_t vaddr;
 
+	if (mangled)
+		*mangled = NULL;
 	if (!s)
 		return NULL;
 	l = elfsyms__segment(s, file_off);
@@ -770,7 +728,15 @@ const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
 		return NULL;
 	if (sym_off)
 		*sym_off = vaddr - sym->start;
+	if (mangled && sym->mangled != FR_NO_NAME)
+		*mangled = s->names.buf + sym->mangled;
 	return s->names.buf + sym->name;
+}
+
+const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
+			    uint64_t *sym_off)
+{
+	return elfsyms__lookup_full(s, file_off, sym_off, NULL);
 }
 
 /* --------------------------------------------------------------- kallsyms */
@@ -1313,7 +1279,21 @@ static struct fr_cacheent *symcache__add(struct symcache *c,
 	return e;
 }
 
-static const struct elfsyms *get_fd_locked(struct symcache *c, int fd)
+/* symcache__count() - count a new table @s and where its symbols came from. */
+static void symcache__count(struct symcache *c, const struct elfsyms *s)
+{
+	unsigned int f = elfsyms__debug(s);
+
+	c->st.loaded++;
+	c->st.debug_buildid += !!(f & FR_DEBUG_BUILDID);
+	c->st.debug_link += !!(f & FR_DEBUG_LINK);
+	c->st.debug_minidebuginfo += !!(f & FR_DEBUG_MINI);
+	c->st.debug_link_crc_mismatch += !!(f & FR_DEBUG_LINK_CRC);
+	c->st.debug_buildid_mismatch += !!(f & FR_DEBUG_BUILDID_MISMATCH);
+	c->st.debug_bad += !!(f & FR_DEBUG_BAD);
+}
+
+static const struct elfsyms *get_fd_locked(struct symcache *c, int fd, const char *path)
 {
 	struct fr_cachekey fkey, bkey;
 	struct fr_cacheent *e;
@@ -1352,11 +1332,11 @@ static const struct elfsyms *get_fd_locked(struct symcache *c, int fd)
 		}
 	}
 
-	syms = elfsyms__open_fd(fd);
+	syms = elfsyms__open_fd_hint(fd, path);
 	if (!syms && errno != ENOEXEC)
 		return NULL;
 	if (syms)
-		c->st.loaded++;
+		symcache__count(c, syms);
 	else
 		c->st.bad_elf++;
 	/* Failures are remembered per file only, never per build-id. */
@@ -1370,17 +1350,22 @@ found:
 	return e->syms;
 }
 
-const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
+const struct elfsyms *symcache__get_fd_hint(struct symcache *c, int fd, const char *path)
 {
 	const struct elfsyms *s;
 	int err;
 
 	pthread_mutex_lock(&c->lock);
-	s = get_fd_locked(c, fd);
+	s = get_fd_locked(c, fd, path);
 	err = errno;
 	pthread_mutex_unlock(&c->lock);
 	errno = err;
 	return s;
+}
+
+const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
+{
+	return symcache__get_fd_hint(c, fd, NULL);
 }
 
 const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
@@ -1393,13 +1378,13 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 }
 
 /*
- * open_mapping() - the file behind mapping @m of the process at @procdir,
+ * fr_mapping__open() - the file behind mapping @m of the process at @procdir,
  * as an untrusted file: through map_files (the kernel's own reference to
  * the mapped file, so it may be followed), else by its path inside the
  * process's root without following any symlink, and then only if its inode
  * is the mapped one. Returns an fd or -errno (-ESTALE: not the mapped file).
  */
-static int open_mapping(const char *procdir, const struct fr_mapping *m)
+int fr_mapping__open(const char *procdir, const struct fr_mapping *m)
 {
 	struct fr_untrusted_rule rule = { .max_bytes = FR_ELF_MAX_BYTES, .kernel_link = true };
 	char path[PATH_MAX + 64];
@@ -1436,12 +1421,12 @@ const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *p
 		errno = ENOENT;
 		return NULL;
 	}
-	fd = open_mapping(procdir, m);
+	fd = fr_mapping__open(procdir, m);
 	if (fd < 0) {
 		errno = -fd;
 		return NULL;
 	}
-	s = symcache__get_fd(c, fd);
+	s = symcache__get_fd_hint(c, fd, m->path);
 	err = errno;
 	close(fd);
 	errno = err;

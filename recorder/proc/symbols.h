@@ -71,21 +71,42 @@ void procmaps__free(struct procmaps *pm);
 
 /*
  * Symbols of one ELF binary: STT_FUNC and STT_GNU_IFUNC entries of .symtab
- * and .dynsym. Unsized symbols extend to the next symbol (at most to the end
- * of their section). At one address the best alias wins: sized, then
- * global over weak over local, then fewer leading underscores.
+ * and .dynsym, merged with those of its separate debug information when
+ * there is some (debuginfo.h: a build-id debug file, a .gnu_debuglink
+ * file, MiniDebugInfo), which are at the same addresses. Unsized symbols
+ * extend to the next symbol (at most to the end of their section). At one
+ * address the best alias wins: sized, then global over weak over local,
+ * then fewer leading underscores. C++ and Rust names are demangled once at
+ * load time (demangle.h); the mangled name is kept beside.
  */
 struct elfsyms;
 
+/* Where the symbols of a table came from besides the binary, and what was refused. */
+#define FR_DEBUG_BUILDID	 (1U << 0)	/* merged: <root>/.build-id/xx/yyyy.debug */
+#define FR_DEBUG_LINK		 (1U << 1)	/* merged: the .gnu_debuglink file */
+#define FR_DEBUG_MINI		 (1U << 2)	/* merged: MiniDebugInfo (.gnu_debugdata) */
+#define FR_DEBUG_LINK_CRC	 (1U << 3)	/* a debuglink candidate failed its CRC */
+#define FR_DEBUG_BUILDID_MISMATCH (1U << 4)	/* a debug file with another build-id */
+#define FR_DEBUG_BAD		 (1U << 5)	/* a debug file or MiniDebugInfo malformed or too big */
+
 /*
- * elfsyms__open_fd() - load the symbols of the ELF file open at @fd.
- * Does not take ownership of @fd and keeps no reference to it. A valid ELF
- * without symbols gives an empty table. Returns NULL with errno set:
- * ENOEXEC for a non-ELF, truncated or malformed file.
+ * elfsyms__open_fd_hint() - load the symbols of the ELF file open at @fd,
+ * which a process maps at @path (NULL if unknown: no .gnu_debuglink search,
+ * see debuginfo.h). Does not take ownership of @fd and keeps no reference
+ * to it or to any debug file. A valid ELF without symbols gives an empty
+ * table; unusable debug information is skipped (elfsyms__debug() says
+ * why). Returns NULL with errno set: ENOEXEC for a non-ELF, truncated or
+ * malformed file.
  */
+struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path);
+
+/* elfsyms__open_fd() - elfsyms__open_fd_hint() without a path. */
 struct elfsyms *elfsyms__open_fd(int fd);
 
-/* elfsyms__open() - elfsyms__open_fd() on @path. */
+/*
+ * elfsyms__open() - elfsyms__open_fd_hint() on @path, opened as an
+ * untrusted file (untrusted.h), with @path as the hint.
+ */
 struct elfsyms *elfsyms__open(const char *path);
 
 /* elfsyms__buildid() - the binary's build-id; len is 0 if it has none. */
@@ -93,6 +114,9 @@ const struct fr_buildid *elfsyms__buildid(const struct elfsyms *s);
 
 /* elfsyms__count() - the number of distinct symbols loaded. */
 size_t elfsyms__count(const struct elfsyms *s);
+
+/* elfsyms__debug() - FR_DEBUG_* flags: the debug information used and refused. */
+unsigned int elfsyms__debug(const struct elfsyms *s);
 
 /*
  * elfsyms__lookup() - symbolize a FILE OFFSET (addr - mapping.start +
@@ -102,6 +126,14 @@ size_t elfsyms__count(const struct elfsyms *s);
  */
 const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
 			    uint64_t *sym_off);
+
+/*
+ * elfsyms__lookup_full() - elfsyms__lookup(), and the symbol's mangled
+ * name (owned by @s) in *@mangled if not NULL: NULL when the name was not
+ * mangled (or did not demangle), or when nothing was found.
+ */
+const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
+				 uint64_t *sym_off, const char **mangled);
 
 void elfsyms__free(struct elfsyms *s);
 
@@ -181,19 +213,35 @@ void perfmap__free(struct perfmap *p);
  */
 struct symcache;
 
+/*
+ * The debug_* counters count distinct binaries loaded (as "loaded"), by
+ * the FR_DEBUG_* flags of their table: a binary refused one debug file and
+ * named from another counts in both.
+ */
 struct symcache_stats {
 	uint64_t loaded;	/* distinct binaries whose symbols loaded */
 	uint64_t bad_elf;	/* files refused by the ELF loader as malformed */
+	uint64_t debug_buildid;	/* merged a build-id debug file */
+	uint64_t debug_link;	/* merged their .gnu_debuglink file */
+	uint64_t debug_minidebuginfo;	  /* merged their MiniDebugInfo */
+	uint64_t debug_link_crc_mismatch; /* refused a debuglink file for its CRC */
+	uint64_t debug_buildid_mismatch;  /* refused a debug file for its build-id */
+	uint64_t debug_bad;	/* refused a malformed or oversized debug object */
 };
 
 struct symcache *symcache__new(void);
 void symcache__free(struct symcache *c);
 
 /*
- * symcache__get_fd() - the symbols of the binary open at @fd, loaded once
- * per distinct binary. The reference is borrowed and valid until
- * symcache__free(). Returns NULL with errno set: ENOEXEC if not ELF.
+ * symcache__get_fd_hint() - the symbols of the binary open at @fd, mapped
+ * at @path (NULL if unknown; see elfsyms__open_fd_hint()), loaded once per
+ * distinct binary: the debug information found at the first load stays.
+ * The reference is borrowed and valid until symcache__free(). Returns NULL
+ * with errno set: ENOEXEC if not ELF.
  */
+const struct elfsyms *symcache__get_fd_hint(struct symcache *c, int fd, const char *path);
+
+/* symcache__get_fd() - symcache__get_fd_hint() without a path. */
 const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
 
 /*
@@ -202,7 +250,8 @@ const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
  * or replaced files; needs root), falling back for files not deleted to
  * <path> inside /proc/PID/root if its inode matches, both as untrusted
  * files (untrusted.h: regular, at most FR_ELF_MAX_BYTES, no symlink in
- * <path>). Costs a few syscalls: call it
+ * <path>). The first load of a binary looks for its debug information
+ * with m->path as the hint. Costs a few syscalls: call it
  * once per mapping, not per address. Returns NULL with errno set: ENOENT for
  * anonymous and pseudo ("[vdso]", "[heap]") mappings, ESTALE if the file on
  * disk is no longer the mapped one.
@@ -217,6 +266,15 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
  */
 const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
 					       const struct fr_mapping *m);
+
+/*
+ * fr_mapping__open() - the file behind mapping @m of the process at
+ * @procdir, opened as untrusted__open() does (read-only, regular, bounded
+ * by FR_ELF_MAX_BYTES): through map_files, else by its path inside the
+ * process's root if its inode is the mapped one. Returns an fd or -errno
+ * (-ESTALE: the file there is not the mapped one).
+ */
+int fr_mapping__open(const char *procdir, const struct fr_mapping *m);
 
 /* symcache__stats() - what the cache has loaded and refused. */
 void symcache__stats(struct symcache *c, struct symcache_stats *st);

@@ -66,15 +66,17 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 	-Irecorder/common -Irecorder/format -Irecorder/record -Irecorder/proc
 	-Irecorder/dump -Iconf"
-libs="-llz4 -luring -linih -lelf -lpthread -lm"
+libs="-llz4 -luring -linih -lelf -llzma -liberty -lpthread -lm"
 dump_src="recorder/format/format.c recorder/format/lz4read.c recorder/format/json.c
 	recorder/format/text.c recorder/common/hashmap.c"
 write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 # The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
 src_fuzz_dump=$dump_src
 src_fuzz_config="conf/config.c"
-src_fuzz_elf="recorder/proc/symbols.c recorder/proc/untrusted.c recorder/common/hashmap.c"
-src_fuzz_perfmap="recorder/proc/symbols.c recorder/proc/untrusted.c recorder/common/hashmap.c"
+sym_src="recorder/proc/symbols.c recorder/proc/debuginfo.c recorder/proc/demangle.c
+	recorder/proc/untrusted.c recorder/common/hashmap.c"
+src_fuzz_elf=$sym_src
+src_fuzz_perfmap=$sym_src
 
 # shellcheck disable=SC2086
 set -- $fuzzers

@@ -4,6 +4,9 @@
  *
  * Real processes, real binaries and the real /proc/kallsyms where they
  * exist; small ELF files are built here byte by byte for exact layouts.
+ * Separate debug information and demangling are tested on libc.so.6 with
+ * libc6-dbg and on programs built here with gcc, g++, objcopy, strip, nm
+ * and xz (tools/bootstrap.sh installs them all: a missing one fails).
  * Build with -g -fno-omit-frame-pointer. Run with "--spin FD" the program
  * only reports an address on FD and waits to be killed (used for the
  * deleted-binary test).
@@ -11,6 +14,8 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include "debuginfo.h"
+#include "demangle.h"
 #include "symbols.h"
 #include "tap.h"
 
@@ -18,6 +23,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -1200,6 +1207,641 @@ static void test_robustness(void)
 	}
 }
 
+/* ------------------------------------------------- debug info: helpers */
+
+/*
+ * sh() - run a shell command built from @fmt, its output on stderr (never
+ * in the TAP stream). Returns true if it exited 0; otherwise says so.
+ */
+static __attribute__((format(printf, 1, 2))) bool sh(const char *fmt, ...)
+{
+	char cmd[8192], full[8300];
+	va_list ap;
+	int st;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	snprintf(full, sizeof(full), "( %s ) >&2", cmd);
+	fflush(NULL);
+	st = system(full);
+	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+		tap_diag("command failed (status %d): %s", st, cmd);
+		return false;
+	}
+	return true;
+}
+
+/* elf_open_path() - a libelf handle of @path and its fd in *@fd, or NULL. */
+static Elf *elf_open_path(const char *path, int *fd)
+{
+	Elf *e;
+
+	elf_version(EV_CURRENT);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e)
+		close(*fd);
+	return e;
+}
+
+/*
+ * elf_sym_vaddr() - the address of function @name in the .symtab of
+ * @path, read with libelf (not through the code under test). Returns 0 or
+ * -ENOENT.
+ */
+static int elf_sym_vaddr(const char *path, const char *name, uint64_t *vaddr)
+{
+	Elf_Scn *scn = NULL;
+	int fd, r = -ENOENT;
+	Elf *e;
+
+	e = elf_open_path(path, &fd);
+	if (!e)
+		return -ENOENT;
+	while (r && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !d)
+			continue;
+		for (int i = 0; gelf_getsym(d, i, &sym); i++) {
+			const char *n = elf_strptr(e, sh.sh_link, sym.st_name);
+
+			if (n && !strcmp(n, name) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    sym.st_value) {
+				*vaddr = sym.st_value;
+				r = 0;
+				break;
+			}
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return r;
+}
+
+/* elf_vaddr_off() - the file offset of @vaddr by the PT_LOADs of @path. */
+static int elf_vaddr_off(const char *path, uint64_t vaddr, uint64_t *off)
+{
+	int fd, r = -ENOENT;
+	size_t n = 0;
+	Elf *e;
+
+	e = elf_open_path(path, &fd);
+	if (!e)
+		return -ENOENT;
+	elf_getphdrnum(e, &n);
+	for (size_t i = 0; i < n && r; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
+		    vaddr >= ph.p_vaddr && vaddr - ph.p_vaddr < ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			r = 0;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return r;
+}
+
+/* elf_section_off() - the file offset of section @name of @path. */
+static int elf_section_off(const char *path, const char *name, uint64_t *off)
+{
+	Elf_Scn *scn = NULL;
+	int fd, r = -ENOENT;
+	size_t shstrndx;
+	Elf *e;
+
+	e = elf_open_path(path, &fd);
+	if (!e)
+		return -ENOENT;
+	while (!elf_getshdrstrndx(e, &shstrndx) && r && (scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name)) {
+			*off = sh.sh_offset;
+			r = 0;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return r;
+}
+
+/* func_off() - the file offset in @bin of function @name of @symfile. */
+static uint64_t func_off(const char *symfile, const char *bin, const char *name)
+{
+	uint64_t va = 0, off = 0;
+
+	if (elf_sym_vaddr(symfile, name, &va) || elf_vaddr_off(bin, va, &off))
+		return 0;
+	return off;
+}
+
+/* name_at() - what elfsyms__open_fd_hint(@path, @hint) names at @off (a copy). */
+static char *name_at(const char *path, const char *hint, uint64_t off, unsigned int *flags)
+{
+	struct elfsyms *s;
+	const char *n;
+	char *copy;
+	int fd;
+
+	*flags = 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	s = elfsyms__open_fd_hint(fd, hint);
+	close(fd);
+	if (!s)
+		return NULL;
+	*flags = elfsyms__debug(s);
+	n = elfsyms__lookup(s, off, NULL);
+	copy = n ? strdup(n) : NULL;
+	elfsyms__free(s);
+	return copy;
+}
+
+/* is_named() - check that @path (hint @hint) names @off @want, with flag @flag. */
+static void is_named(const char *path, const char *hint, uint64_t off, const char *want,
+		     unsigned int flag, const char *what)
+{
+	unsigned int flags;
+	char *n = name_at(path, hint, off, &flags);
+
+	ok(n && !strcmp(n, want) && (flags & flag) == flag,
+	   "%s: 0x%llx is %s (debug flags %#x)", what, (unsigned long long)off, want, flags);
+	if (!n || strcmp(n, want))
+		tap_diag("got %s", n ? n : "(null)");
+	free(n);
+}
+
+/* not_named() - check that @path does not name @off @want, and flags hold @flag. */
+static void not_named(const char *path, const char *hint, uint64_t off, const char *want,
+		      unsigned int flag, const char *what)
+{
+	unsigned int flags;
+	char *n = name_at(path, hint, off, &flags);
+
+	ok((!n || strcmp(n, want)) && (flags & flag) == flag &&
+	   !(flags & (FR_DEBUG_BUILDID | FR_DEBUG_LINK | FR_DEBUG_MINI) & ~flag),
+	   "%s: 0x%llx is not %s (got %s, debug flags %#x)", what,
+	   (unsigned long long)off, want, n ? n : "(null)", flags);
+	free(n);
+}
+
+/*
+ * make_workdir() - a new directory next to the test binary (its file
+ * system allows exec), path in @dir.
+ */
+static int make_workdir(char *dir)
+{
+	char exe[PATH_MAX - 32];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = '\0';
+	*strrchr(exe, '/') = '\0';
+	snprintf(dir, PATH_MAX, "%s/.fr_dbgtest.XXXXXX", exe);
+	if (!mkdtemp(dir))
+		return -errno;
+	return chmod(dir, 0755) ? -errno : 0;
+}
+
+/* flip_byte() - invert the byte at @off of @path. */
+static int flip_byte(const char *path, uint64_t off)
+{
+	uint8_t b;
+	int fd, r = -EIO;
+
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (pread(fd, &b, 1, (off_t)off) == 1) {
+		b ^= 0xff;
+		r = pwrite(fd, &b, 1, (off_t)off) == 1 ? 0 : -EIO;
+	}
+	close(fd);
+	return r;
+}
+
+/* --------------------------------------------- debug info: build-id */
+
+/* buildid_path() - <root>/.build-id/xx/yyyy.debug of @id into @out (@size bytes). */
+static void buildid_path(const char *root, const struct fr_buildid *id, char *out, size_t size)
+{
+	char h[2 * FR_BUILDID_MAX + 1];
+
+	hex(id, h);
+	snprintf(out, size, "%s/.build-id/%.2s/%s.debug", root, h, h + 2);
+}
+
+/*
+ * test_debug_buildid() - libc.so.6 (Debian's is stripped) names the local
+ * __libc_start_call_main only through libc6-dbg's build-id debug file.
+ */
+static void test_debug_buildid(const char *work, const char *other_debug)
+{
+	static const char fn[] = "__libc_start_call_main";
+	char libc[PATH_MAX], dbg[PATH_MAX], copy[PATH_MAX + 32], root[PATH_MAX + 32];
+	char link[2 * PATH_MAX], h[2 * FR_BUILDID_MAX + 1];
+	const struct fr_mapping *m;
+	struct procmaps *pm;
+	struct fr_buildid id = { 0 };
+	uint64_t va, off = 0, so = 99;
+	struct elfsyms *s;
+	const char *n;
+	int fd;
+
+	pm = procmaps__read(getpid());
+	m = procmaps__find(pm, (uintptr_t)dlsym(RTLD_DEFAULT, "getpid"));
+	if (!ok(m && m->path && realpath(m->path, libc), "debug: libc's mapped path")) {
+		procmaps__free(pm);
+		return;
+	}
+	procmaps__free(pm);
+	fd = open(libc, O_RDONLY | O_CLOEXEC);
+	ok(fd >= 0 && !elf_read_buildid(fd, &id) && id.len == 20, "debug: %s has a build-id", libc);
+	buildid_path(FR_DEBUG_ROOT, &id, dbg, sizeof(dbg));
+	hex(&id, h);
+	if (!ok(!access(dbg, R_OK), "debug: libc6-dbg installed: %s", dbg)) {
+		tap_diag("install libc6-dbg (tools/bootstrap.sh deps)");
+		close(fd);
+		return;
+	}
+	ok(elf_sym_vaddr(libc, fn, &va) == -ENOENT, "debug: %s is not in libc.so.6's own tables", fn);
+	off = func_off(dbg, libc, fn);
+	ok(off, "debug: %s is in the debug file's .symtab, at file offset 0x%llx of libc",
+	   fn, (unsigned long long)off);
+
+	s = elfsyms__open_fd(fd);
+	n = elfsyms__lookup(s, off + 5, &so);
+	ok(n && !strcmp(n, fn) && so == 5, "debug: libc+0x%llx is %s+5 with the build-id file",
+	   (unsigned long long)off + 5, fn);
+	ok(s && (elfsyms__debug(s) & FR_DEBUG_BUILDID), "debug: flagged as from a build-id file");
+	elfsyms__free(s);
+	close(fd);
+	is_named(libc, libc, off, fn, FR_DEBUG_BUILDID, "debug: with a path hint too");
+
+	/* A copy elsewhere, the build-id unchanged, with no debug root. */
+	snprintf(copy, sizeof(copy), "%s/libc.so.6", work);
+	snprintf(root, sizeof(root), "%s/root", work);
+	sh("cp '%s' '%s' && mkdir -p '%s/.build-id/%.2s'", libc, copy, root, h);
+	debuginfo__set_root(root);
+	not_named(copy, copy, off, fn, 0, "debug: no debug file under the root");
+	debuginfo__set_root("");
+	not_named(copy, copy, off, fn, 0, "debug: debug root disabled");
+
+	/* Fedora's layout: .build-id/xx/yyyy.debug links to the file by name. */
+	debuginfo__set_root(root);
+	buildid_path(root, &id, link, sizeof(link));
+	sh("cp '%s' '%s/libc.debug' && ln -s ../../libc.debug '%s'", dbg, root, link);
+	is_named(copy, copy, off, fn, FR_DEBUG_BUILDID, "debug: build-id symlink inside the root");
+	sh("rm -f '%s' && cp '%s' '%s/outside.debug' && ln -s ../../../outside.debug '%s'",
+	   link, dbg, work, link);
+	not_named(copy, copy, off, fn, 0, "debug: build-id symlink leading outside the root refused");
+	sh("rm -f '%s' && cp '%s' '%s'", link, other_debug, link);
+	not_named(copy, copy, off, fn, FR_DEBUG_BUILDID_MISMATCH,
+		  "debug: a build-id file with another build-id refused");
+	sh("rm -f '%s' && cp '%s' '%s'", link, dbg, link);
+	is_named(copy, copy, off, fn, FR_DEBUG_BUILDID, "debug: the real file at that path");
+	debuginfo__set_root(NULL);
+}
+
+/* -------------------------------------------- debug info: debuglink */
+
+static const char prog_src[] =
+	"#include <unistd.h>\n"
+	"static volatile int sink;\n"
+	"static __attribute__((noinline)) int fr_dl_static(int x)\n"
+	"{\n\tfor (int i = 0; i < x; i++)\n\t\tsink += i;\n\treturn sink;\n}\n"
+	"int main(int argc, char **argv)\n"
+	"{\n\tfr_dl_static(argc);\n"
+	"\tif (argc > 1) {\n\t\tif (write(1, \"r\", 1) != 1)\n\t\t\treturn 1;\n"
+	"\t\tpause();\n\t}\n\treturn 0;\n}\n";
+
+/*
+ * build_prog() - in @work: prog.full (gcc -g), prog.debug (only the debug
+ * sections), prog (stripped, with a .gnu_debuglink to prog.debug).
+ */
+static bool build_prog(const char *work)
+{
+	return sh("cd '%s' && printf '%%s' '%s' > prog.c && gcc -g -O0 -o prog.full prog.c && "
+		  "objcopy --only-keep-debug prog.full prog.debug && strip -o prog prog.full && "
+		  "objcopy --add-gnu-debuglink=prog.debug prog", work, prog_src);
+}
+
+/* live_name() - run @prog --wait, name @off of its main mapping through @c. */
+static char *live_name(struct symcache *c, const char *prog, uint64_t off)
+{
+	const struct fr_mapping *m = NULL;
+	struct procmaps *pm = NULL;
+	char *name = NULL, b, real[PATH_MAX];
+	int pfd[2], st;
+	pid_t pid;
+
+	if (!realpath(prog, real) || pipe(pfd))
+		return NULL;
+	pid = fork();
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		execl(prog, prog, "--wait", (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	if (pid > 0 && read(pfd[0], &b, 1) == 1)
+		pm = procmaps__read(pid);
+	for (size_t i = 0; pm && i < pm->n; i++)
+		if (pm->m[i].path && !strcmp(pm->m[i].path, real) && (pm->m[i].prot & PROT_EXEC))
+			m = &pm->m[i];
+	if (m) {
+		const char *n = elfsyms__lookup(symcache__get_mapping(c, pid, m), off, NULL);
+
+		name = n ? strdup(n) : NULL;
+	}
+	close(pfd[0]);
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &st, 0);
+	}
+	procmaps__free(pm);
+	return name;
+}
+
+static void test_debuglink(const char *work)
+{
+	static const char fn[] = "fr_dl_static";
+	char prog[PATH_MAX + 32], full[PATH_MAX + 32], dbg[PATH_MAX + 32];
+	char root[PATH_MAX + 32], rootdir[2 * PATH_MAX + 64];
+	struct symcache_stats st;
+	struct symcache *c;
+	uint64_t off, at;
+	char *n;
+
+	snprintf(prog, sizeof(prog), "%s/prog", work);
+	snprintf(full, sizeof(full), "%s/prog.full", work);
+	snprintf(dbg, sizeof(dbg), "%s/prog.debug", work);
+	snprintf(root, sizeof(root), "%s/dlroot", work);
+	snprintf(rootdir, sizeof(rootdir), "%s%s", root, work);
+	debuginfo__set_root(root);
+	off = func_off(full, prog, fn);
+	ok(off && elf_sym_vaddr(prog, fn, &at) == -ENOENT,
+	   "debuglink: %s at 0x%llx, not in the stripped binary", fn, (unsigned long long)off);
+	not_named(prog, NULL, off, fn, 0, "debuglink: without a path hint, not searched");
+	is_named(prog, prog, off, fn, FR_DEBUG_LINK, "debuglink: <dir>/<name>");
+	sh("mkdir -p '%s/.debug' && mv '%s' '%s/.debug/'", work, dbg, work);
+	is_named(prog, prog, off, fn, FR_DEBUG_LINK, "debuglink: <dir>/.debug/<name>");
+	sh("mkdir -p '%s' && mv '%s/.debug/prog.debug' '%s/'", rootdir, work, rootdir);
+	if (geteuid() == 0)
+		is_named(prog, prog, off, fn, FR_DEBUG_LINK, "debuglink: <root><dir>/<name>");
+	else
+		tap_skip(1, "files under the debug root must be root's: run as root");
+	sh("mv '%s/prog.debug' '%s'", rootdir, dbg);
+
+	c = symcache__new();
+	n = live_name(c, prog, off);
+	is_str(n, fn, "debuglink: a live process's mapping passes its path as the hint");
+	free(n);
+	symcache__stats(c, &st);
+	ok(st.loaded == 1 && st.debug_link == 1 && !st.debug_link_crc_mismatch,
+	   "debuglink: counted as debug_link (loaded %llu, debug_link %llu)",
+	   (unsigned long long)st.loaded, (unsigned long long)st.debug_link);
+	symcache__free(c);
+
+	/* A byte of .debug_str changed: still a valid ELF, but not the file. */
+	ok(!elf_section_off(dbg, ".debug_str", &at) && !flip_byte(dbg, at + 1),
+	   "debuglink: corrupt one byte of the debug file's .debug_str");
+	not_named(prog, prog, off, fn, FR_DEBUG_LINK_CRC, "debuglink: CRC mismatch refused");
+	c = symcache__new();
+	n = live_name(c, prog, off);
+	ok(!n || strcmp(n, fn), "debuglink: a live process with the corrupt file is not named");
+	free(n);
+	symcache__stats(c, &st);
+	ok(st.loaded == 1 && st.debug_link_crc_mismatch == 1 && !st.debug_link,
+	   "debuglink: counted as debug_link_crc_mismatch (%llu)",
+	   (unsigned long long)st.debug_link_crc_mismatch);
+	symcache__free(c);
+	flip_byte(dbg, at + 1);
+	debuginfo__set_root(NULL);
+}
+
+/* -------------------------------------------- debug info: MiniDebugInfo */
+
+/*
+ * build_mini() - Fedora's MiniDebugInfo recipe (gdb manual, "MiniDebugInfo"):
+ * the function symbols not in .dynsym, as a symbols-only ELF, xz'ed into
+ * .gnu_debugdata of the stripped binary prog.mini. Also prog.badmini (the
+ * section holds no xz stream) and prog.bigmini (the same ELF, zero-padded
+ * to inflate past the bound: only the bound refuses it).
+ */
+static bool build_mini(const char *work)
+{
+	return sh("cd '%s' && "
+		  "nm -D prog.full --format=posix --defined-only | awk '{ print $1 }' | sort > dynsyms && "
+		  "nm prog.full --format=posix --defined-only | "
+		  "awk '{ if ($2 == \"T\" || $2 == \"t\" || $2 == \"D\") print $1 }' | sort > funcsyms && "
+		  "comm -13 dynsyms funcsyms > keep_symbols && "
+		  "objcopy --only-keep-debug prog.full mini.debug && "
+		  "objcopy -S --remove-section .gdb_index --remove-section .comment "
+		  "--keep-symbols=keep_symbols mini.debug mini_debuginfo && "
+		  "strip --strip-all -R .comment -o prog.mini prog.full && "
+		  "{ cat mini_debuginfo && head -c %llu /dev/zero; } | xz -0 > big.xz && "
+		  "xz -f mini_debuginfo && "
+		  "objcopy --add-section .gnu_debugdata=mini_debuginfo.xz prog.mini && "
+		  "printf 'not an xz stream' > garbage && "
+		  "strip --strip-all -o prog.badmini prog.full && "
+		  "objcopy --add-section .gnu_debugdata=garbage prog.badmini && "
+		  "strip --strip-all -o prog.bigmini prog.full && "
+		  "objcopy --add-section .gnu_debugdata=big.xz prog.bigmini",
+		  work, (unsigned long long)FR_MINIDEBUG_MAX_BYTES + 1);
+}
+
+static void test_minidebuginfo(const char *work)
+{
+	static const char fn[] = "fr_dl_static";
+	char full[PATH_MAX + 32], mini[PATH_MAX + 32], bad[PATH_MAX + 32], big[PATH_MAX + 32];
+	uint64_t off;
+
+	snprintf(full, sizeof(full), "%s/prog.full", work);
+	snprintf(mini, sizeof(mini), "%s/prog.mini", work);
+	snprintf(bad, sizeof(bad), "%s/prog.badmini", work);
+	snprintf(big, sizeof(big), "%s/prog.bigmini", work);
+	if (!ok(build_mini(work), "minidebuginfo: built with nm, objcopy, strip, xz")) {
+		tap_diag("binutils and xz-utils are installed by tools/bootstrap.sh");
+		return;
+	}
+	off = func_off(full, mini, fn);
+	debuginfo__set_root("");
+	is_named(mini, NULL, off, fn, FR_DEBUG_MINI, "minidebuginfo: static function named");
+	is_named(mini, NULL, func_off(full, mini, "main"), "main", FR_DEBUG_MINI,
+		 "minidebuginfo: main named");
+	not_named(bad, NULL, off, fn, FR_DEBUG_BAD, "minidebuginfo: not an xz stream, refused");
+	not_named(big, NULL, off, fn, FR_DEBUG_BAD, "minidebuginfo: inflating past 64 MiB, refused");
+	debuginfo__set_root(NULL);
+}
+
+/* ---------------------------------------------------------- demangling */
+
+static void test_demangle_strings(void)
+{
+	/* Expected outputs derived by hand from the mangling rules. */
+	static const struct { const char *in, *out; } cases[] = {
+		/* Rust v0: C = crate root (s<base62>_ disambiguator), N v/t = value/type ns */
+		{ "_RNvCs1234_7mycrate3foo", "mycrate::foo" },
+		{ "_RNvNtCs1234_7mycrate3bar3baz", "mycrate::bar::baz" },
+		/* I...E generic args, l = i32; a value path takes a turbofish */
+		{ "_RINvCs1234_7mycrate3foolE", "mycrate::foo::<i32>" },
+		/* Rust legacy: Itanium-like nested name, hash segment dropped */
+		{ "_ZN7mycrate3foo17h0123456789abcdefE", "mycrate::foo" },
+		{ "_ZN4core3ptr13drop_in_place17h0123456789abcdefE", "core::ptr::drop_in_place" },
+		/* $LT$ $GT$ $u20$ escapes, ".." for "::", leading "_$" */
+		{ "_ZN66_$LT$alloc..vec..Vec$LT$T$GT$$u20$as$u20$core..ops..drop..Drop$GT$"
+		  "4drop17h0123456789abcdefE",
+		  "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop" },
+		/* Itanium C++: nested name, parameters; K const; eq operator==; S0_ */
+		{ "_ZN3foo3barEi", "foo::bar(int)" },
+		{ "_ZNK3foo3BazeqERKS0_", "foo::Baz::operator==(foo::Baz const&) const" },
+		{ "_Z5twiceIiET_S0_", "int twice<int>(int)" },
+	};
+	char buf[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r = demangle__name(cases[i].in, buf, sizeof(buf));
+
+		ok(!r && !strcmp(buf, cases[i].out), "demangle: %s -> %s", cases[i].in, cases[i].out);
+		if (r || strcmp(buf, cases[i].out))
+			tap_diag("got %d '%s'", r, buf);
+	}
+	is_int(demangle__name("main", buf, sizeof(buf)), -EINVAL, "demangle: plain C name: -EINVAL");
+	is_int(demangle__name("_Zfoo", buf, sizeof(buf)), -EINVAL, "demangle: bad C++ name: -EINVAL");
+	ok(demangle__name("_RNvC", buf, sizeof(buf)) == -EINVAL && !buf[0],
+	   "demangle: truncated Rust v0 name: -EINVAL, empty output");
+	ok(!demangle__name("_ZN3foo3barEi", buf, 6) && !strcmp(buf, "foo::"),
+	   "demangle: output cut at the buffer");
+}
+
+static const char cxx_src[] =
+	"namespace frt {\n"
+	"template <typename T> struct box {\n"
+	"\tT v;\n"
+	"\t__attribute__((noinline)) T get() const { return v; }\n"
+	"};\n"
+	"struct pt {\n"
+	"\tint x;\n"
+	"\t__attribute__((noinline)) bool operator==(const pt &o) const { return x == o.x; }\n"
+	"};\n"
+	"template <typename T> __attribute__((noinline)) T twice(T a) { return a + a; }\n"
+	"}\n"
+	"extern \"C\" __attribute__((noinline)) int rs_v0(int x) __asm__(\"_RNvCs1234_7mycrate3foo\");\n"
+	"int rs_v0(int x) { return x + 1; }\n"
+	"extern \"C\" __attribute__((noinline)) int rs_legacy(int x)\n"
+	"\t__asm__(\"_ZN7mycrate3bar17h0123456789abcdefE\");\n"
+	"int rs_legacy(int x) { return x + 2; }\n"
+	"int main(int argc, char **argv)\n"
+	"{\n"
+	"\tfrt::box<long> b{argc};\n"
+	"\tfrt::pt p{argc}, q{1};\n"
+	"\treturn (int)(frt::twice<int>(argc) + b.get() + (p == q) + rs_v0(argc) + rs_legacy(argc));\n"
+	"}\n";
+
+/*
+ * find_demangled() - whether some function of @path's .symtab looks up in
+ * @s as @want at its start, with the symtab's own name as the mangled one.
+ */
+static bool find_demangled(const struct elfsyms *s, const char *path, const char *want)
+{
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	int fd;
+	Elf *e;
+
+	e = elf_open_path(path, &fd);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		GElf_Shdr sh;
+		GElf_Sym sym;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !d)
+			continue;
+		for (int i = 0; !found && gelf_getsym(d, i, &sym); i++) {
+			const char *raw = elf_strptr(e, sh.sh_link, sym.st_name), *n, *m;
+			uint64_t off, so = 1;
+
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_value || !raw ||
+			    elf_vaddr_off(path, sym.st_value, &off))
+				continue;
+			n = elfsyms__lookup_full(s, off, &so, &m);
+			found = n && !so && !strcmp(n, want) && m && !strcmp(m, raw);
+		}
+	}
+	if (e) {
+		elf_end(e);
+		close(fd);
+	}
+	return found;
+}
+
+static void test_demangle_binary(const char *work)
+{
+	static const char *const want[] = {
+		"int frt::twice<int>(int)",
+		"frt::box<long>::get() const",
+		"frt::pt::operator==(frt::pt const&) const",
+		"mycrate::foo",
+		"mycrate::bar",
+	};
+	char bin[PATH_MAX + 32];
+	const char *m = "unset", *n;
+	struct elfsyms *s;
+
+	snprintf(bin, sizeof(bin), "%s/cxx", work);
+	if (!ok(sh("cd '%s' && printf '%%s' '%s' > cxx.cc && g++ -O0 -g -o cxx cxx.cc",
+		   work, cxx_src), "demangle: g++ builds a C++ program")) {
+		tap_diag("g++ is installed by tools/bootstrap.sh");
+		return;
+	}
+	s = elfsyms__open(bin);
+	ok(s != NULL, "demangle: its symbols load");
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		ok(s && find_demangled(s, bin, want[i]),
+		   "demangle: '%s' found, mangled name kept", want[i]);
+	n = elfsyms__lookup_full(s, func_off(bin, bin, "main"), NULL, &m);
+	ok(n && !strcmp(n, "main") && !m, "demangle: main is not mangled: *mangled is NULL");
+	ok(!elfsyms__lookup_full(s, UINT64_MAX, NULL, &m) && !m,
+	   "demangle: nothing found: NULL, *mangled NULL");
+	elfsyms__free(s);
+}
+
+/* test_debuginfo() - the separate debug information tests, in one work dir. */
+static void test_debuginfo(void)
+{
+	char work[PATH_MAX], other[PATH_MAX + 32];
+
+	if (!ok(!make_workdir(work), "debug: a work directory"))
+		return;
+	if (ok(build_prog(work), "debug: gcc, objcopy and strip build a stripped program with a debuglink")) {
+		snprintf(other, sizeof(other), "%s/prog.debug", work);
+		test_debug_buildid(work, other);
+		test_debuglink(work);
+		test_minidebuginfo(work);
+	} else {
+		tap_diag("gcc and binutils are installed by tools/bootstrap.sh");
+	}
+	test_demangle_strings();
+	test_demangle_binary(work);
+	sh("rm -rf '%s'", work);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "--spin"))
@@ -1216,5 +1858,6 @@ int main(int argc, char **argv)
 	test_kallsyms_real();
 	test_perfmap();
 	test_robustness();
+	test_debuginfo();
 	return tap_done_testing();
 }

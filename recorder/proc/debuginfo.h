@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * debuginfo.h - ELF objects as the symbol loader reads them, and the
+ * separate debug information of stripped binaries.
+ *
+ * A stripped binary keeps only .dynsym; its other function symbols may be
+ * found, in this order (the first that is found and valid is used):
+ *
+ *   1. <root>/.build-id/xx/yyyy.debug, by the binary's GNU build-id (xx its
+ *      first byte in hex, yyyy the rest), which must carry the same
+ *      build-id. <root> is FR_DEBUG_ROOT of the daemon's own file system.
+ *      The file may be a symlink (Fedora's are): <root> is root's tree, so
+ *      it is followed, but only to a file inside <root>.
+ *   2. the file named by the binary's .gnu_debuglink section (a base name
+ *      and the CRC-32 of the whole debug file, checked before use), looked
+ *      for as <dir>/<name>, <dir>/.debug/<name> and <root><dir>/<name>,
+ *      <dir> being the directory of the binary's path. That path is where a
+ *      process mapped the binary, inside its mount namespace; the search
+ *      reads the daemon's own file system under the same path (for a
+ *      process in a container the CRC check refuses what is not its file).
+ *      If both files carry a build-id they must be equal.
+ *   3. MiniDebugInfo: the binary's .gnu_debugdata section, an xz stream of
+ *      an ELF object with a .symtab (Fedora's recipe), decompressed to at
+ *      most FR_MINIDEBUG_MAX_BYTES.
+ *
+ * Debug files are opened as untrusted files (untrusted.h): no symlink in
+ * the path (but the one of 1), regular, at most FR_ELF_MAX_BYTES, owned by
+ * root (under <root>) or by the binary's owner or root (next to the
+ * binary). Every debug object is validated as the binary is (same ELF
+ * class, machine and type, header tables inside the file). A debug object
+ * is linked like the binary, so its symbols are at the binary's virtual
+ * addresses.
+ */
+#ifndef FR_DEBUGINFO_H
+#define FR_DEBUGINFO_H
+
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbols.h"
+
+#define FR_DEBUG_ROOT		"/usr/lib/debug"
+/* Largest decompressed MiniDebugInfo (Fedora's are a few MiB at most). */
+#define FR_MINIDEBUG_MAX_BYTES	(64ULL << 20)
+/* Memory the xz decoder may use: enough for "xz -9" (a 64 MiB dictionary). */
+#define FR_XZ_MEMLIMIT		(80ULL << 20)
+/* Longest .gnu_debuglink file name. */
+#define FR_DEBUGLINK_NAME_MAX	255
+
+/*
+ * fr_elf_begin() - open @fd read-only with libelf. Returns 0 and the handle
+ * in *@out, -ENOEXEC if the file is not a readable ELF object, -ENOSYS if
+ * libelf cannot be initialized.
+ */
+int fr_elf_begin(int fd, Elf **out);
+
+/*
+ * fr_elf_memory() - the same for the ELF image of @len bytes at @buf,
+ * which must outlive the handle. Also checks the header tables
+ * (fr_elf_check_tables()). Returns 0, -ENOEXEC or -ENOSYS.
+ */
+int fr_elf_memory(char *buf, size_t len, Elf **out);
+
+/*
+ * fr_elf_check_tables() - whether the program and section header tables
+ * of @e lie within its @fsize bytes. libelf reads them lazily and hides a
+ * section header table past EOF as "no sections", so check up front.
+ */
+bool fr_elf_check_tables(Elf *e, uint64_t fsize);
+
+/*
+ * fr_elf_buildid() - find the build-id of @e in its PT_NOTE segments, then
+ * in its SHT_NOTE sections. Returns 0 or -ENOENT; unreadable notes count as
+ * absent.
+ */
+int fr_elf_buildid(Elf *e, struct fr_buildid *out);
+
+/* The debug object found for one binary, and what the search met. */
+struct debuginfo;
+
+/*
+ * debuginfo__open() - look for the debug information of the binary open
+ * at @fd as @bin, whose build-id is @id (len 0: none), mapped at
+ * @path_hint (NULL: no debuglink search). Not finding any, or refusing
+ * what was found, is no error: *@out is then an object without ELF handle
+ * whose flags say why. Returns 0 with *@out set, or -ENOMEM.
+ */
+int debuginfo__open(int fd, Elf *bin, const struct fr_buildid *id,
+		    const char *path_hint, struct debuginfo **out);
+
+/* debuginfo__elf() - the debug object's ELF handle (owned by @d), or NULL. */
+Elf *debuginfo__elf(const struct debuginfo *d);
+
+/*
+ * debuginfo__flags() - FR_DEBUG_* (symbols.h): the source of the handle,
+ * if any, and the refusals met on the way.
+ */
+unsigned int debuginfo__flags(const struct debuginfo *d);
+
+void debuginfo__free(struct debuginfo *d);
+
+/*
+ * debuginfo__set_root() - look for debug files under @root instead of
+ * FR_DEBUG_ROOT (NULL: back to it; "": not at all, debuglinks next to the
+ * binary only). For tests; applies to loads that start afterwards.
+ * Returns 0 or -ENAMETOOLONG.
+ */
+int debuginfo__set_root(const char *root);
+
+#endif /* FR_DEBUGINFO_H */
