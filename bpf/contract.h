@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	1
+#define FR_CONTRACT_VERSION	2
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -41,6 +41,25 @@ enum fr_rec_type {
 #define FR_SAMPLE_UERR		0x8	/* bpf_get_stack failed for the user stack */
 #define FR_SAMPLE_KTHREAD	0x10	/* sampled task is a kernel thread */
 #define FR_SAMPLE_IDLE		0x20	/* the idle task (pid 0) */
+#define FR_SAMPLE_UEND_SHIFT	8	/* bits 8..10: how the user stack ended */
+#define FR_SAMPLE_UEND_MASK	(0x7 << FR_SAMPLE_UEND_SHIFT)
+
+/*
+ * How a sample's user stack ended (enum fr_uend in sample flags). The
+ * walk with unwind rows (bpf/unwind.bpf.h) gives the first seven; a
+ * process without rows yet is walked by frame pointers (NO_TABLE).
+ */
+enum fr_uend {
+	FR_UEND_NONE	= 0,	/* no user stack: a kernel thread */
+	FR_UEND_OUTERMOST = 1,	/* reached the outermost frame (_start, clone) */
+	FR_UEND_NO_INFO	= 2,	/* code without rows whose frame pointers broke */
+	FR_UEND_READ	= 3,	/* reading the user stack failed */
+	FR_UEND_DEPTH	= 4,	/* FR_MAX_STACK user frames */
+	FR_UEND_NO_TABLE = 5,	/* the process had no rows yet: frame pointers */
+	FR_UEND_BAD_PC	= 6,	/* a return address in no executable mapping */
+	FR_UEND_INVALID	= 7,	/* a rule the walker does not follow */
+	FR_UEND_NR,
+};
 
 struct fr_rec_hdr {
 	__u64 ts;		/* CLOCK_BOOTTIME ns */
@@ -117,11 +136,85 @@ struct fr_rec_task {
 	__u64 leader_start;	/* == h.start; kept for clarity of the record */
 };
 
+/*
+ * Unwind rows (recorder/unwind/ builds them from .eh_frame, the walk is in
+ * bpf/unwind.bpf.h). One row says, from its pc up to the next row's, how
+ * to find the caller: CFA = rsp or rbp + cfa_off, the return address at
+ * CFA - 8, rbp restored from CFA + 8 * rbp_off when FR_UROW_RBP_CFA is set
+ * (x86-64 saves registers in 8-byte slots), else unchanged. The pc is the
+ * file's virtual address (ELF p_vaddr space); files are below 4 GiB.
+ */
+enum fr_urow_kind {
+	FR_UROW_RSP	= 0,	/* CFA = rsp + cfa_off */
+	FR_UROW_RBP	= 1,	/* CFA = rbp + cfa_off */
+	FR_UROW_PLT	= 2,	/* CFA = rsp + cfa_off, + 8 if (pc & 15) >= rbp_off */
+	FR_UROW_SIGNAL	= 3,	/* rt_sigreturn trampoline: registers in the ucontext at rsp */
+	FR_UROW_STOP	= 4,	/* the return address is undefined: outermost frame */
+	FR_UROW_NONE	= 5,	/* no CFI here (a gap): walk by frame pointer */
+	FR_UROW_INVALID	= 6,	/* CFI the walker cannot follow */
+};
+#define FR_UROW_KIND_MASK	0x7
+#define FR_UROW_RBP_CFA		0x8
+
+struct fr_urow {
+	__u32 pc;
+	__u16 cfa_off;
+	__u8 kind;		/* enum fr_urow_kind | FR_UROW_RBP_CFA */
+	__s8 rbp_off;		/* in 8-byte slots; FR_UROW_PLT: the pc & 15 threshold */
+};
+
+/* A file's rows: [row_start, row_start + nrows) of the row pool, sorted by pc. */
+struct fr_ufile {
+	__u32 row_start;
+	__u32 nrows;
+	__u32 gen;		/* bumped when the slot is reused */
+	__u32 pad;
+};
+
+#define FR_UFILE_NONE		0xffffffffu	/* a mapping walked by frame pointer */
+/* Executable mappings per process: 96 keeps a struct fr_uproc, with the
+ * hash map's own header, inside one 4 KiB allocation. */
+#define FR_UMAPS_MAX		96
+#define FR_UMAPS_STEPS		8	/* binary search steps: 2^7 >= FR_UMAPS_MAX, + 1 */
+#define FR_UROWS_STEPS		25	/* row search steps: pools below 2^24 rows */
+#define FR_UROWS_MAX		(1u << 24)
+
+/*
+ * One executable mapping: pc - bias is the file's virtual address. The
+ * walker checks once per sample that the VMA at begin still maps inode
+ * ino before it uses the file's rows (a dlclose + dlopen may reuse it).
+ */
+struct fr_umap {
+	__u64 begin;
+	__u64 end;
+	__u64 bias;
+	__u64 ino;
+	__u32 file;		/* slot in the file table, or FR_UFILE_NONE */
+	__u32 file_gen;		/* the slot's gen when this was written */
+};
+
+/*
+ * A process's executable mappings, sorted by begin. Valid while start is
+ * the incarnation's and gen equals the process's maps generation, which
+ * the BPF side bumps on exec and when a mapping's VMA no longer maps its
+ * file (munmap, or a MAP_FIXED mmap over it).
+ */
+struct fr_uproc {
+	__u64 start;
+	__u32 gen;
+	__u32 n;
+	struct fr_umap maps[FR_UMAPS_MAX];
+};
+
 /* Per-CPU counters: indexes into the 'counters' per-CPU array map. */
 enum fr_counter {
 	FR_CNT_RESERVE = 0,	/* ring buffer full: record dropped (a loss) */
 	FR_CNT_SCRATCH,		/* per-CPU scratch unavailable (a loss) */
 	FR_CNT_IDLE,		/* samples of the idle task, not recorded */
+	FR_CNT_UNWIND_ROWS,	/* user frames found with unwind rows */
+	FR_CNT_UNWIND_FP,	/* user frames found by frame pointer in a process with rows */
+	FR_CNT_UNWIND_STALE,	/* walks that found their process's rows stale (munmap) */
+	FR_CNT_UNWIND_VMA_BUSY,	/* walks cut: the mmap lock was busy, a VMA could not be checked */
 	FR_CNT_NR,
 };
 
@@ -135,6 +228,11 @@ _Static_assert(sizeof(struct fr_rec_fork) == 64, "fr_rec_fork size");
 _Static_assert(sizeof(struct fr_rec_exec) == 56 + FR_PATH_LEN, "fr_rec_exec size");
 _Static_assert(sizeof(struct fr_rec_oom) == 96, "fr_rec_oom size");
 _Static_assert(sizeof(struct fr_rec_task) == 72, "fr_rec_task size");
+_Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
+_Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
+_Static_assert(sizeof(struct fr_umap) == 40, "fr_umap size");
+_Static_assert(sizeof(struct fr_uproc) == 16 + 40 * FR_UMAPS_MAX, "fr_uproc size");
+_Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
 
 #endif /* FR_CONTRACT_H */

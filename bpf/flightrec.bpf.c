@@ -3,7 +3,9 @@
  * flightrec.bpf.c - the kernel half of flightrec.
  *
  * A perf_event program samples every CPU and writes the interrupted task's
- * kernel and user stacks into the ring buffer. Tracepoint programs record
+ * kernel and user stacks into the ring buffer: the user stack is walked
+ * with unwind rows where the daemon loaded them (unwind.bpf.h), by frame
+ * pointers otherwise. Tracepoint programs record
  * process lifecycle events: group exit with counters at death, process
  * fork, exec and OOM victim selection. A task iterator lists live tasks for
  * the snapshot. Records follow bpf/contract.h. Nothing is aggregated here:
@@ -58,6 +60,14 @@ static __always_inline void count(__u32 idx)
 		*c += 1;
 }
 
+static __always_inline void count_n(__u32 idx, __u64 n)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &idx);
+
+	if (c)
+		*c += n;
+}
+
 static __always_inline __u64 wakeup_flag(void)
 {
 	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
@@ -69,6 +79,8 @@ static __always_inline __u64 leader_start(struct task_struct *t)
 {
 	return BPF_CORE_READ(t, group_leader, start_boottime);
 }
+
+#include "unwind.bpf.h"
 
 static __always_inline void fill_hdr(struct fr_rec_hdr *h, struct task_struct *t,
 				     __u16 type, __u32 size)
@@ -95,7 +107,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct fr_rec_sample *s;
-	__u32 zero = 0, size, flags = 0;
+	__u32 zero = 0, size, flags = 0, uend = FR_UEND_NONE;
+	struct fr_uproc *p;
 	long kb, ub = 0;
 	__u32 kn, un;
 
@@ -120,8 +133,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		flags |= FR_SAMPLE_KTRUNC;
 	}
 
+	un = 0;
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD) {
 		flags |= FR_SAMPLE_KTHREAD;
+	} else if ((p = unwind_on ? uproc_get(t->tgid, leader_start(t)) : NULL)) {
+		un = unwind_user(ctx, t, p, s, kn, &uend);
+		if (uend == FR_UEND_DEPTH)
+			flags |= FR_SAMPLE_UTRUNC;
 	} else {
 		ub = bpf_get_stack(ctx, &s->ips[kn], FR_MAX_STACK * sizeof(__u64),
 				   BPF_F_USER_STACK);
@@ -129,12 +147,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			flags |= FR_SAMPLE_UERR;
 			ub = 0;
 		}
+		un = (__u32)ub / sizeof(__u64);
+		if (un >= FR_MAX_STACK) {
+			un = FR_MAX_STACK;
+			flags |= FR_SAMPLE_UTRUNC;
+		}
+		uend = FR_UEND_NO_TABLE;
 	}
-	un = (__u32)ub / sizeof(__u64);
-	if (un >= FR_MAX_STACK) {
+	if (un > FR_MAX_STACK)
 		un = FR_MAX_STACK;
-		flags |= FR_SAMPLE_UTRUNC;
-	}
+	flags |= uend << FR_SAMPLE_UEND_SHIFT;
 
 	size = sizeof(*s) + (kn + un) * sizeof(__u64);
 	if (size > FR_SAMPLE_MAX_SIZE)
@@ -165,6 +187,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		group_dead = BPF_CORE_READ(sig, live.counter) == 0;
 	if (!group_dead)
 		return 0;
+	if (unwind_on)
+		unwind_forget(p);
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -222,6 +246,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	struct fr_rec_exec *x;
 
+	if (unwind_on)
+		ugen_bump(p->tgid);	/* a new image: the old rows no longer apply */
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
 	if (!x) {
 		count(FR_CNT_RESERVE);

@@ -243,6 +243,7 @@ enum conf_row {
 	CONF_RECORDER_MEMORY,
 	CONF_RECORDER_FREQUENCY,
 	CONF_RECORDER_RING,
+	CONF_RECORDER_UNWIND_MEMORY,
 	CONF_OUTPUT_DIRECTORY,
 	CONF_OUTPUT_MAX_DUMPS,
 	CONF_OUTPUT_MAX_BYTES,
@@ -284,6 +285,11 @@ static const struct conf_key conf_keys[] = {
 		    16 * FR_CONF_KIB, FR_CONF_GIB, "0", ring_bytes,
 		    "BPF ring buffer the kernel hands events over in; a power of two; 0 = sized from frequency and CPU count",
 		    .zero = "automatic", .pow2 = true, .example = "64K, 4M"),
+	[CONF_RECORDER_UNWIND_MEMORY] =
+	FR_CONF_KEY("recorder", "unwind_memory", CONF_SIZE,
+		    FR_CONF_MIB, FR_CONF_GIB, "40M", unwind_bytes,
+		    "kernel memory for the unwind rows that walk user stacks without frame pointers (8 bytes a row); 0 = off, frame pointers only",
+		    .zero = "off", .example = "16M, 64M"),
 	[CONF_OUTPUT_DIRECTORY] =
 	FR_CONF_KEY("output", "directory", CONF_PATH,
 		    1, PATH_MAX - 1, "/var/lib/flightrec", directory,

@@ -25,12 +25,14 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "tables.h"
 #include "log.h"
 #include "outdir.h"
 #include "privs.h"
 #include "util.h"
 
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
+#define FR_UNWIND_FILES		4096	/* files with rows at once */
 #define FR_PROCINFO_QUEUE	8192
 
 
@@ -121,6 +123,24 @@ static int setup_loop(struct daemon *dm)
 	if (!err)
 		err = daemon_epoll_add(dm, control__fd(dm->control), EPOLLIN, FR_EV_TAG_CONTROL);
 	return err;
+}
+
+/* The unwind tables' owner, when the sampler loaded a row pool. */
+static int setup_unwinder(struct daemon *dm)
+{
+	struct sampler_unwind_maps m;
+	int e;
+
+	if (sampler__unwind_maps(dm->sampler, &m))
+		return 0;
+	dm->unwinder = unwinder__new(&m);
+	if (!dm->unwinder) {
+		e = -errno;
+		fr_err("failed to map %u unwind rows: %s", m.nrows, strerror(-e));
+		return e;
+	}
+	procinfo__set_unwinder(dm->procinfo, dm->unwinder);
+	return 0;
 }
 
 /* Drain hooks: ask the procinfo worker to read what a new incarnation is. */
@@ -302,7 +322,12 @@ static int setup_triggers(struct daemon *dm)
  */
 int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_config *cfg)
 {
-	struct sampler_opts so = { .frequency = cfg->frequency, .ring_bytes = cfg->ring_bytes };
+	struct sampler_opts so = {
+		.frequency = cfg->frequency, .ring_bytes = cfg->ring_bytes,
+		.unwind_rows = (uint32_t)FR_MIN(cfg->unwind_bytes / sizeof(struct fr_urow),
+						 FR_UROWS_MAX),
+		.unwind_files = FR_UNWIND_FILES,
+	};
 	char err[512];
 	sigset_t mask;
 	int e;
@@ -370,6 +395,9 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("failed to start the /proc reader: %s", strerror(-e));
 		return e;
 	}
+	e = setup_unwinder(dm);
+	if (e)
+		return e;
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
 		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
 		.oom = hook_oom });
@@ -435,8 +463,10 @@ void daemon__fini(struct daemon *dm)
 	hooks__kill_all(&dm->hooks);
 	dumper__free(dm->dumper);
 	ringbuf__free(dm->rb);
-	sampler__close(dm->sampler);
+	/* The worker uses the unwinder, which uses the sampler's maps. */
 	procinfo__free(dm->procinfo);
+	unwinder__free(dm->unwinder);
+	sampler__close(dm->sampler);
 	control__free(dm->control);
 	pressure__fini(&dm->pressure);
 	trigger__fini(&dm->oom_trig);
@@ -528,6 +558,11 @@ static void reload(struct daemon *dm)
 	if (!triggers_same(dm->cfg, n) || strcmp(n->control_socket, dm->cfg->control_socket))
 		fr_warn("changes to psi triggers (type, resource, kind, stall, window, cgroup) "
 			"and to the control socket need a restart; the running ones stay, ignoring");
+	if (n->unwind_bytes != dm->cfg->unwind_bytes) {
+		fr_warn("unwind_memory = %" PRIu64 " needs a restart; keeping the running rows, ignoring",
+			n->unwind_bytes);
+		n->unwind_bytes = dm->cfg->unwind_bytes;
+	}
 	if (n->ring_bytes != dm->cfg->ring_bytes) {
 		fr_warn("ring = %" PRIu64 " needs a restart; keeping the running ring, ignoring",
 			n->ring_bytes);
@@ -615,6 +650,8 @@ static void on_tick(struct daemon *dm)
 	control__expire(dm->control, fr_boottime_ns());
 	hooks__expire(&dm->hooks, fr_boottime_ns());
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());
+	if (dm->unwinder)
+		unwinder__gc(dm->unwinder);
 }
 
 static void on_freeze(struct daemon *dm)

@@ -57,6 +57,7 @@ struct daemon {
 	struct dumper *dumper;
 	struct symcache *symcache;
 	struct procinfo *procinfo;
+	struct unwinder *unwinder;	/* NULL: unwind_memory = 0 */
 	struct control *control;
 	int epfd;
 	int sigfd;

@@ -219,6 +219,18 @@ const char *dump__event_type_name(unsigned type)
 	return type < FR_ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
 }
 
+const char *dump__uend_name(unsigned uend)
+{
+	static const char *const names[FR_DUEND_NR] = {
+		[FR_DUEND_NONE] = "none", [FR_DUEND_OUTERMOST] = "outermost",
+		[FR_DUEND_NO_INFO] = "no_info", [FR_DUEND_READ] = "read_error",
+		[FR_DUEND_DEPTH] = "depth", [FR_DUEND_NO_TABLE] = "no_table",
+		[FR_DUEND_BAD_PC] = "bad_pc", [FR_DUEND_INVALID] = "invalid",
+	};
+
+	return uend < FR_ARRAY_SIZE(names) && names[uend] ? names[uend] : "none";
+}
+
 /* --------------------------------------------------------------- writer */
 
 struct buf {

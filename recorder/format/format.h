@@ -23,7 +23,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		2
+#define FR_DUMP_MINOR		3
 #define FR_DUMP_HDR_SIZE	32
 #define FR_SECTION_HDR_SIZE	16
 #define FR_DUMP_SUFFIX		".frd"
@@ -179,6 +179,33 @@ enum fr_dump_event_type {
 	FR_DEV_NTYPES		/* one past the last type this version knows */
 };
 
+/*
+ * Sample flags (fr_dump_event.flags of FR_DEV_SAMPLE): the truncation and
+ * error bits, and in bits 5..7 (1.3) how the user stack ended.
+ */
+#define FR_DSAMPLE_KTRUNC	0x01
+#define FR_DSAMPLE_UTRUNC	0x02
+#define FR_DSAMPLE_KERR		0x04
+#define FR_DSAMPLE_UERR		0x08
+#define FR_DSAMPLE_KTHREAD	0x10
+#define FR_DSAMPLE_UEND_SHIFT	5
+#define FR_DSAMPLE_UEND_MASK	0xe0
+
+enum fr_dump_uend {
+	FR_DUEND_NONE	= 0,	/* no user stack, or a dump before 1.3 */
+	FR_DUEND_OUTERMOST = 1,	/* reached the outermost frame */
+	FR_DUEND_NO_INFO = 2,	/* stopped in code without unwind info */
+	FR_DUEND_READ	= 3,	/* a stack read failed */
+	FR_DUEND_DEPTH	= 4,	/* 127 user frames */
+	FR_DUEND_NO_TABLE = 5,	/* walked by frame pointers: no rows yet */
+	FR_DUEND_BAD_PC	= 6,	/* the next return address was in no mapping */
+	FR_DUEND_INVALID = 7,	/* a rule the walker does not follow */
+	FR_DUEND_NR
+};
+
+/* dump__uend_name() - "outermost", "no_info", ...; "none" for 0 or unknown. */
+const char *dump__uend_name(unsigned uend);
+
 struct fr_dump_event {
 	uint64_t ts;		/* ns, CLOCK_BOOTTIME */
 	uint32_t proc;		/* process index */
@@ -196,6 +223,12 @@ struct fr_dump_event {
 		struct fr_dump_pressure psi;
 	};
 };
+
+/* dump__uend() - how sample @ev's user stack ended. */
+static inline unsigned dump__uend(const struct fr_dump_event *ev)
+{
+	return (ev->flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT;
+}
 
 struct fr_dump {
 	uint16_t major;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "procinfo.h"
+#include "tables.h"
 #include "util.h"
 
 #define FR_READ_TRIES		3
@@ -363,6 +364,7 @@ struct procinfo {
 	struct symcache *sc;
 	_Atomic unsigned what;	/* FR_META_* for every read (changes on reload) */
 	_Atomic uint64_t timeout_ns;	/* each read's deadline: resolve_timeout */
+	struct unwinder *_Atomic uw;	/* unwind tables for sampled processes, or NULL */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t more;
@@ -381,12 +383,46 @@ struct procinfo {
 	struct procinfo_stats st;
 };
 
+/*
+ * Give (@pid, @start) an unwind table from @m's maps, read while maps
+ * generation m->ugen was current. Returns 0 or -errno (-ESTALE: the maps
+ * changed since; read them again).
+ */
+static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
+		       const struct proc_meta *m)
+{
+	struct unwinder *uw = atomic_load(&pi->uw);
+	char dir[32];
+	int err;
+
+	if (!uw || !m->img)
+		return 0;
+	snprintf(dir, sizeof(dir), "/proc/%u", pid);
+	err = unwinder__attach(uw, pid, start, m->ugen, dir, m->img->maps);
+	pthread_mutex_lock(&pi->lock);
+	if (!err)
+		pi->st.unwind_attached++;
+	else if (err == -ESTALE)
+		pi->st.unwind_stale++;
+	pthread_mutex_unlock(&pi->lock);
+	return err;
+}
+
 static void do_read(struct procinfo *pi, const struct req *r)
 {
 	uint64_t timeout = atomic_load(&pi->timeout_ns);
+	struct unwinder *uw = atomic_load(&pi->uw);
+	uint32_t ugen = uw ? unwinder__gen(uw, r->pid) : 0;
 	struct proc_meta *m;
 	int err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | atomic_load(&pi->what),
 				  timeout ? fr_boottime_ns() + timeout : 0, &m);
+
+	if (!err) {
+		m->ugen = ugen;
+		/* The start-up scan reads everyone: rows wait for a first sample. */
+		if (r->kind != FR_INFO_READ_LATER)
+			attach_rows(pi, r->pid, r->start, m);
+	}
 
 	pthread_mutex_lock(&pi->lock);
 	if (err)
@@ -439,6 +475,7 @@ static void do_check(struct procinfo *pi, const struct req *r)
 {
 	struct proc_meta *m = proctable__meta(pi->pt, r->slot, r->pid, r->start);
 	uint64_t now = fr_boottime_ns(), stamp;
+	struct unwinder *uw;
 	bool unknown = false;
 
 	if (!m || !m->img) {
@@ -451,6 +488,10 @@ static void do_check(struct procinfo *pi, const struct req *r)
 	unknown = m->img->skipped > 0;
 	for (unsigned i = 0; i < r->n && !unknown; i++)
 		unknown = !procmaps__find(m->img->maps, r->ips[i]);
+	/* A sampled process walks with rows once it has a current table. */
+	uw = atomic_load(&pi->uw);
+	if (!unknown && uw && !unwinder__current(uw, r->pid, r->start))
+		unknown = attach_rows(pi, r->pid, r->start, m) == -ESTALE;
 	stamp = m->stamp;
 	proc_meta__put(m);
 	if (!unknown)
@@ -699,6 +740,11 @@ void procinfo__set_timeout(struct procinfo *pi, uint64_t timeout_ns)
 }
 
 /* procinfo__set_what() - FR_META_* flags for the reads from now on. */
+void procinfo__set_unwinder(struct procinfo *pi, struct unwinder *uw)
+{
+	atomic_store(&pi->uw, uw);
+}
+
 void procinfo__set_what(struct procinfo *pi, unsigned what)
 {
 	atomic_store(&pi->what, what);

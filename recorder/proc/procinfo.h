@@ -24,6 +24,8 @@
 #include "proctable.h"
 #include "symbols.h"
 
+struct unwinder;
+
 #define FR_CMDLINE_MAX		4096
 #define FR_THREADS_MAX		4096
 #define FR_INFO_USER_IPS	4	/* user frames a CHECK request carries */
@@ -63,6 +65,8 @@ struct procinfo_stats {
 	uint64_t limited;	/* re-reads skipped by the rate limit */
 	uint64_t deadline;	/* reads cut short by resolve_timeout */
 	uint64_t deadline_maps;	/* mappings whose binaries were not loaded so */
+	uint64_t unwind_attached;	/* unwind tables written */
+	uint64_t unwind_stale;	/* tables refused: the maps changed while read */
 };
 
 struct procinfo;
@@ -78,6 +82,11 @@ void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);
 void procinfo__kick(struct procinfo *pi);
 void procinfo__set_what(struct procinfo *pi, unsigned what);
 void procinfo__set_timeout(struct procinfo *pi, uint64_t timeout_ns);
+/*
+ * procinfo__set_unwinder() - give every sampled process a table of unwind
+ * rows through @uw (NULL: none), built from the maps the worker reads.
+ */
+void procinfo__set_unwinder(struct procinfo *pi, struct unwinder *uw);
 int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns);
 
 #endif /* FR_PROCINFO_H */

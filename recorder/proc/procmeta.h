@@ -45,6 +45,7 @@ struct proc_meta {
 	struct fr_thread *threads;
 	uint32_t nthreads;
 	struct proc_image *img;		/* FR_META_MAPS only; NULL: none */
+	uint32_t ugen;			/* unwind maps generation before img was read */
 };
 
 /* proc_meta__get() - take a reference on @m; accepts NULL. */

@@ -222,7 +222,9 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 	if (err)
 		return err;
 	ev->type = FR_EV_SAMPLE;
-	ev->flags = s->flags & 0xff;
+	/* The dump's sample flags: the five low bits as they are, the end code above. */
+	ev->flags = (s->flags & 0x1f) |
+		    ((s->flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT) << FR_DSAMPLE_UEND_SHIFT;
 	inserted = intern__inserted(d->t.stacks);
 	err = get_stack(d, s->kn, s->un, ev->proc, s->ips, &ev->ref);
 	if (err) {

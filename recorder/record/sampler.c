@@ -31,6 +31,7 @@ struct sampler {
 	int nposs;
 	bool hw;
 	size_t ring_bytes;
+	uint32_t unwind_rows, unwind_files;
 	struct bpf_link *iter;
 };
 
@@ -93,6 +94,21 @@ static int perf_open(bool hw, uint32_t hz, int cpu)
 
 	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
+}
+
+/* The row pool and file table, or the smallest maps when unwinding is off. */
+static int size_unwind(struct sampler *s, const struct sampler_opts *o)
+{
+	uint32_t rows = FR_MIN(o->unwind_rows, FR_UROWS_MAX);
+	int e;
+
+	s->unwind_rows = rows;
+	s->unwind_files = rows ? FR_MAX(o->unwind_files, 1u) : 1;
+	s->skel->rodata->unwind_on = rows > 0;
+	e = bpf_map__set_max_entries(s->skel->maps.urows, rows ? rows : 1);
+	if (!e)
+		e = bpf_map__set_max_entries(s->skel->maps.ufiles, s->unwind_files);
+	return e;
 }
 
 /*
@@ -179,6 +195,12 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 			 s->ring_bytes, strerror(-e));
 		goto fail;
 	}
+	e = size_unwind(s, o);
+	if (e) {
+		snprintf(err, errlen, "failed to size unwind tables to %u rows: %s",
+			 o->unwind_rows, strerror(-e));
+		goto fail;
+	}
 	if (s->skel->rodata->contract_version != FR_CONTRACT_VERSION) {
 		e = -EPROTO;
 		snprintf(err, errlen, "BPF contract version %u, daemon expects %u",
@@ -248,6 +270,19 @@ const char *sampler__source(const struct sampler *s)
 int sampler__ncpus(const struct sampler *s)
 {
 	return s->ncpus;
+}
+
+int sampler__unwind_maps(const struct sampler *s, struct sampler_unwind_maps *out)
+{
+	if (!s->unwind_rows)
+		return -ENOENT;
+	out->rows = bpf_map__fd(s->skel->maps.urows);
+	out->files = bpf_map__fd(s->skel->maps.ufiles);
+	out->procs = bpf_map__fd(s->skel->maps.uprocs);
+	out->gen = bpf_map__fd(s->skel->maps.ugen);
+	out->nrows = s->unwind_rows;
+	out->nfiles = s->unwind_files;
+	return 0;
 }
 
 /*

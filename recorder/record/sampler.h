@@ -15,7 +15,16 @@
 struct sampler_opts {
 	uint32_t frequency;	/* Hz per CPU */
 	size_t ring_bytes;	/* 0: sized from frequency and CPUs */
+	uint32_t unwind_rows;	/* row pool for unwinding without frame pointers; 0: off */
+	uint32_t unwind_files;	/* file slots for the pool */
 };
+
+/* The BPF maps the unwinder (recorder/unwind/) writes; -1 when off. */
+struct sampler_unwind_maps {
+	int rows, files, procs, gen;
+	uint32_t nrows, nfiles;
+};
+
 
 struct sampler;
 
@@ -25,6 +34,8 @@ int sampler__ring_fd(const struct sampler *s);
 size_t sampler__ring_bytes(const struct sampler *s);
 const char *sampler__source(const struct sampler *s);
 int sampler__ncpus(const struct sampler *s);
+/* sampler__unwind_maps() - the unwind maps; 0, or -ENOENT when unwinding is off. */
+int sampler__unwind_maps(const struct sampler *s, struct sampler_unwind_maps *out);
 int sampler__set_frequency(struct sampler *s, uint32_t hz);
 int sampler__counters(const struct sampler *s, enum fr_counter which,
 		      uint64_t *per_cpu, int ncpus);

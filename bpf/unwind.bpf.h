@@ -1,0 +1,426 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * unwind.bpf.h - walk a user stack without frame pointers, in the kernel,
+ * at sampling time, with the unwind rows that recorder/unwind/ builds from
+ * each mapped file's .eh_frame (bpf/contract.h: struct fr_urow).
+ *
+ * Three maps, all written by the daemon:
+ *   urows   one pool of rows; each file owns a contiguous, sorted run
+ *   ufiles  file slot -> its run in the pool (struct fr_ufile)
+ *   uprocs  tgid -> the process's executable mappings (struct fr_uproc)
+ * and one the BPF side owns:
+ *   ugen    tgid -> maps generation, bumped on exec, and when the walk
+ *           finds that a mapping's VMA no longer maps its file (munmap or
+ *           a MAP_FIXED mmap over it: bpf_find_vma(), once per mapping per
+ *           sample). A process's entry is used only while its gen is
+ *           current, so a stack is never walked with the rows of a file
+ *           the process no longer maps. (No munmap hook works here:
+ *           syscall tracepoints need FTRACE_SYSCALLS, there are no
+ *           kprobes, and fentry on remove_vma() is refused with EPERM.)
+ *
+ * Per frame: a binary search of the process's mappings (at most
+ * FR_UMAPS_STEPS steps), then of the file's rows (FR_UROWS_STEPS). A pc
+ * in a mapping without rows (JIT, a file without .eh_frame, a gap in the
+ * CFI) takes one frame-pointer step, so mixed chains work both ways. The
+ * walk is a bpf_loop() callback (6.1+): the verifier checks one step, not
+ * FR_MAX_STACK copies of it, and each bounded search loop is unrolled at
+ * most 25 times, well inside the 1M-instruction verification limit.
+ */
+#ifndef FR_UNWIND_BPF_H
+#define FR_UNWIND_BPF_H
+
+const volatile __u32 unwind_on = 0;	/* the daemon loaded a row pool */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by the daemon before load */
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, struct fr_urow);
+} urows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized by the daemon before load */
+	__type(key, __u32);
+	__type(value, struct fr_ufile);
+} ufiles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct fr_uproc);
+} uprocs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, __u32);
+} ugen SEC(".maps");
+
+/* x86-64 struct sigcontext inside the ucontext at rsp in __restore_rt. */
+#define FR_UC_MCONTEXT	40
+#define FR_UC_RBP	(FR_UC_MCONTEXT + 10 * 8)
+#define FR_UC_RSP	(FR_UC_MCONTEXT + 15 * 8)
+#define FR_UC_RIP	(FR_UC_MCONTEXT + 16 * 8)
+
+#define FR_USER_TOP	0x0000800000000000ULL
+
+struct uwalk {
+	__u64 pc, sp, bp;
+	struct fr_rec_sample *s;	/* the per-CPU scratch record */
+	struct fr_uproc *p;
+	__u32 base;			/* ips index of the first user frame */
+	__u32 n;			/* user frames recorded */
+	__u32 end;			/* enum fr_uend; 0 while walking */
+	__u32 exact;			/* pc is not a return address */
+	__u32 by_rows, by_fp;
+	__u64 checked[2];		/* mappings whose VMA was checked this sample */
+};
+
+static __always_inline __u32 ugen_of(__u32 tgid)
+{
+	__u32 *g = bpf_map_lookup_elem(&ugen, &tgid);
+
+	return g ? *g : 0;
+}
+
+/* Bump @tgid's maps generation; its uprocs entry is stale from now on. */
+static __always_inline void ugen_bump(__u32 tgid)
+{
+	__u32 one = 1, *g = bpf_map_lookup_elem(&ugen, &tgid);
+
+	if (g)
+		__sync_fetch_and_add(g, 1);
+	else if (bpf_map_update_elem(&ugen, &tgid, &one, BPF_NOEXIST))
+		bpf_map_delete_elem(&uprocs, &tgid);	/* ugen full: drop the table */
+}
+
+/* The process's table, if it is current for incarnation @start. */
+static __always_inline struct fr_uproc *uproc_get(__u32 tgid, __u64 start)
+{
+	struct fr_uproc *p = bpf_map_lookup_elem(&uprocs, &tgid);
+
+	if (!p || p->start != start)
+		return NULL;
+	if (p->gen != ugen_of(tgid))
+		return NULL;
+	return p;
+}
+
+/*
+ * The searches are global functions: the verifier checks each once, on
+ * its own, with unknown arguments. Inlined into the walk, every step's
+ * outcomes multiplied the states it had to explore past the 1M
+ * instruction limit ("BPF program is too large").
+ */
+
+/* Index of @p's mapping with begin <= pc < end, or -1. */
+__noinline int fr_umap_find(const struct fr_uproc *p, __u64 pc)
+{
+	__u32 lo = 0, hi;
+
+	if (!p)
+		return -1;
+	hi = p->n;
+	if (hi > FR_UMAPS_MAX)
+		hi = FR_UMAPS_MAX;
+	for (int i = 0; i < FR_UMAPS_STEPS && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+
+		if (mid >= FR_UMAPS_MAX)
+			return -1;
+		if (pc < p->maps[mid].begin)
+			hi = mid;
+		else if (pc >= p->maps[mid].end)
+			lo = mid + 1;
+		else
+			return (int)mid;
+	}
+	return -1;
+}
+
+/* Pool index of @f's last row with pc <= @v, or -1 (before the first row). */
+__noinline int fr_urow_find(const struct fr_ufile *f, __u32 v)
+{
+	__u32 lo, hi;
+
+	if (!f)
+		return -1;
+	lo = f->row_start;
+	hi = f->row_start + f->nrows;
+	if (hi < lo || hi > FR_UROWS_MAX)
+		return -1;
+	for (int i = 0; i < FR_UROWS_STEPS && lo < hi; i++) {
+		__u32 mid = lo + (hi - lo) / 2;
+		struct fr_urow *r = bpf_map_lookup_elem(&urows, &mid);
+
+		if (!r)
+			return -1;
+		if (r->pc <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo != hi || lo == f->row_start)
+		return -1;
+	return (int)(lo - 1);
+}
+
+static __always_inline int read_u64(__u64 addr, __u64 *out)
+{
+	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
+}
+
+struct vma_check {
+	__u64 begin, ino;
+	int ok;
+};
+
+/* bpf_find_vma() callback: is @vma the mapping the table says it is? */
+static long vma_check_cb(struct task_struct *t, struct vm_area_struct *vma, void *arg)
+{
+	struct vma_check *c = arg;
+	struct file *f = vma->vm_file;
+
+	c->ok = vma->vm_start == c->begin && f && BPF_CORE_READ(f, f_inode, i_ino) == c->ino;
+	return 0;
+}
+
+/*
+ * Does mapping @mi of the walked process still map its file? Checked once
+ * per sample and mapping. A mapping that moved makes the whole table stale.
+ * Returns 0, or an end code.
+ */
+static __always_inline __u32 uwalk_check(struct uwalk *w, const struct fr_umap *um, __u32 mi)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct vma_check c = { .begin = um->begin, .ino = um->ino };
+	__u64 bit = 1ULL << (mi & 63);
+	__u32 word = mi >> 6 & 1;
+
+	if (w->checked[word] & bit)
+		return 0;
+	if (bpf_find_vma(t, um->begin, vma_check_cb, &c, 0)) {
+		count(FR_CNT_UNWIND_VMA_BUSY);
+		return FR_UEND_NO_TABLE;	/* mmap lock busy: cannot tell */
+	}
+	if (!c.ok) {
+		ugen_bump(t->tgid);
+		count(FR_CNT_UNWIND_STALE);
+		return FR_UEND_NO_TABLE;
+	}
+	w->checked[word] |= bit;
+	return 0;
+}
+
+/* One frame-pointer step: the caller's frame is at rbp. */
+static __always_inline void uwalk_fp(struct uwalk *w)
+{
+	__u64 bp = w->bp, next_bp, ra;
+
+	if (!bp || bp < w->sp || (bp & 7)) {
+		w->end = FR_UEND_NO_INFO;
+		return;
+	}
+	if (read_u64(bp, &next_bp) || read_u64(bp + 8, &ra)) {
+		w->end = FR_UEND_READ;
+		return;
+	}
+	if (!ra) {
+		w->end = FR_UEND_NO_INFO;
+		return;
+	}
+	w->sp = bp + 16;
+	w->bp = next_bp;
+	w->pc = ra;
+	w->exact = 0;
+	w->by_fp++;
+}
+
+/* Registers saved by the kernel in the signal frame's ucontext. */
+static __always_inline void uwalk_signal(struct uwalk *w)
+{
+	__u64 sp = w->sp, nbp, nsp, nip;
+
+	if (read_u64(sp + FR_UC_RBP, &nbp) || read_u64(sp + FR_UC_RSP, &nsp) ||
+	    read_u64(sp + FR_UC_RIP, &nip)) {
+		w->end = FR_UEND_READ;
+		return;
+	}
+	w->bp = nbp;
+	w->sp = nsp;
+	w->pc = nip;
+	w->exact = 1;		/* the interrupted pc, not a return address */
+	w->by_rows++;
+}
+
+/* One step with row @r: the caller's pc, sp and bp. */
+static __always_inline void uwalk_row(struct uwalk *w, const struct fr_urow *r)
+{
+	__u8 kind = r->kind & FR_UROW_KIND_MASK;
+	__u64 cfa, ra, bp;
+
+	switch (kind) {
+	case FR_UROW_RSP:
+		cfa = w->sp + r->cfa_off;
+		break;
+	case FR_UROW_RBP:
+		cfa = w->bp + r->cfa_off;
+		break;
+	case FR_UROW_PLT:
+		cfa = w->sp + r->cfa_off + ((w->pc & 15) >= (__u64)r->rbp_off ? 8 : 0);
+		break;
+	case FR_UROW_SIGNAL:
+		uwalk_signal(w);
+		return;
+	case FR_UROW_STOP:
+		w->end = FR_UEND_OUTERMOST;
+		return;
+	case FR_UROW_NONE:
+		uwalk_fp(w);
+		return;
+	default:
+		w->end = FR_UEND_INVALID;
+		return;
+	}
+	if (cfa <= w->sp) {
+		w->end = FR_UEND_INVALID;	/* the stack only grows up when unwinding */
+		return;
+	}
+	if (read_u64(cfa - 8, &ra)) {
+		w->end = FR_UEND_READ;
+		return;
+	}
+	if (r->kind & FR_UROW_RBP_CFA) {
+		if (read_u64(cfa + (__s64)r->rbp_off * 8, &bp)) {
+			w->end = FR_UEND_READ;
+			return;
+		}
+		w->bp = bp;
+	}
+	w->sp = cfa;
+	w->pc = ra;
+	w->exact = 0;
+	w->by_rows++;
+	if (!ra)
+		w->end = FR_UEND_OUTERMOST;	/* a thread's first frame pushes 0 */
+}
+
+/* bpf_loop() callback: record w->pc and step to its caller; 1 stops. */
+static long uwalk_step(__u32 i, void *arg)
+{
+	struct uwalk *w = arg;
+	struct fr_uproc *p = w->p;
+	struct fr_rec_sample *s = w->s;
+	const struct fr_ufile *f;
+	const struct fr_urow *r;
+	const struct fr_umap *um;
+	__u32 idx, file, at, mi;
+	__u64 v;
+	int m, ri;
+
+	if (!p || !s)
+		return 1;
+	m = fr_umap_find(p, w->pc);
+	if (m < 0 && w->n) {
+		w->end = FR_UEND_BAD_PC;	/* not recorded: no code is there */
+		return 1;
+	}
+	idx = w->base + w->n;
+	if (idx >= 2 * FR_MAX_STACK)
+		return 1;
+	s->ips[idx] = w->pc;
+	w->n++;
+	if (w->n >= FR_MAX_STACK) {
+		w->end = FR_UEND_DEPTH;
+		return 1;
+	}
+	mi = (__u32)m;
+	barrier_var(mi);	/* keep the bound check on the index itself */
+	if (m < 0 || mi >= FR_UMAPS_MAX) {
+		uwalk_fp(w);		/* the leaf is in code we have no mapping for */
+		return w->end ? 1 : 0;
+	}
+	um = &p->maps[mi];
+	file = um->file;
+	f = file == FR_UFILE_NONE ? NULL : bpf_map_lookup_elem(&ufiles, &file);
+	if (!f || f->gen != um->file_gen) {
+		uwalk_fp(w);
+		return w->end ? 1 : 0;
+	}
+	w->end = uwalk_check(w, um, mi);
+	if (w->end)
+		return 1;
+	v = w->pc - um->bias - (w->exact ? 0 : 1);
+	ri = v >> 32 ? -1 : fr_urow_find(f, (__u32)v);
+	at = (__u32)ri;
+	r = ri < 0 ? NULL : bpf_map_lookup_elem(&urows, &at);
+	if (!r)
+		uwalk_fp(w);
+	else
+		uwalk_row(w, r);
+	return w->end ? 1 : 0;
+}
+
+/*
+ * The user registers of the sampled task: the sample's own when it hit
+ * user mode, else those saved at kernel entry (a pc in a syscall is then
+ * the instruction after it, walked as exact: the CFA does not change
+ * across the syscall instruction).
+ */
+static __always_inline void uwalk_regs(struct bpf_perf_event_data *ctx,
+				       struct task_struct *t, struct uwalk *w)
+{
+	struct pt_regs *ur;
+
+	/* User mode: the perf context only reads whole words, not cs; a
+	 * canonical x86-64 user address has the top 17 bits clear. */
+	if (ctx->regs.ip < FR_USER_TOP) {
+		w->pc = ctx->regs.ip;
+		w->sp = ctx->regs.sp;
+		w->bp = ctx->regs.bp;
+		return;
+	}
+	ur = (struct pt_regs *)bpf_task_pt_regs(t);
+	w->pc = BPF_CORE_READ(ur, ip);
+	w->sp = BPF_CORE_READ(ur, sp);
+	w->bp = BPF_CORE_READ(ur, bp);
+}
+
+/*
+ * unwind_user() - walk @t's user stack with @p's rows into s->ips[@base..].
+ * Returns the number of frames; *@end says how the walk ended.
+ */
+static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
+					 struct task_struct *t, struct fr_uproc *p,
+					 struct fr_rec_sample *s, __u32 base, __u32 *end)
+{
+	struct uwalk w = { .s = s, .p = p, .base = base, .exact = 1 };
+
+	uwalk_regs(ctx, t, &w);
+	bpf_loop(FR_MAX_STACK, uwalk_step, &w, 0);
+	*end = w.end ? w.end : FR_UEND_DEPTH;
+	if (w.by_rows)
+		count_n(FR_CNT_UNWIND_ROWS, w.by_rows);
+	if (w.by_fp)
+		count_n(FR_CNT_UNWIND_FP, w.by_fp);
+	return w.n;
+}
+
+/* A group's death: its table and generation go (the daemon drops its refs). */
+static __always_inline void unwind_forget(struct task_struct *leader)
+{
+	__u32 tgid = BPF_CORE_READ(leader, tgid);
+	struct fr_uproc *p = bpf_map_lookup_elem(&uprocs, &tgid);
+
+	if (p && p->start == leader_start(leader))
+		bpf_map_delete_elem(&uprocs, &tgid);
+	bpf_map_delete_elem(&ugen, &tgid);
+}
+
+#endif /* FR_UNWIND_BPF_H */

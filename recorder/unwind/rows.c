@@ -1,0 +1,565 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * rows.c - unwind rows from an ELF file's CFI. See rows.h.
+ *
+ * libdw does the DWARF: it parses the CIEs and FDEs and interprets the
+ * call frame instructions (dwarf_cfi_addrframe). What it does not expose
+ * is the list of FDEs with their address ranges, so walk_fdes() reads the
+ * initial location and range of each FDE that dwarf_next_cfi() returns,
+ * with the CIE's pointer encoding: a dozen lines, hand-written for that
+ * reason only. Each FDE is then cut into rows by asking libdw for the
+ * frame state at its start and at the end of each state it returns.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <elfutils/libdw.h>
+#include <dwarf.h>
+
+#include "rows.h"
+#include "util.h"
+
+#define FR_DW_RSP	7
+#define FR_DW_RBP	6
+#define FR_DW_RA	16
+#define FR_DW_RIP	16
+
+/* A row being built: the rule and the order it sorts in at one pc. */
+struct row_tmp {
+	struct fr_urow r;
+	uint32_t prio;		/* 0: the gap after an FDE; 1: an FDE's own row */
+};
+
+struct builder {
+	struct row_tmp *v;
+	size_t n, cap;
+	struct urows_stats st;
+};
+
+struct cie_info {
+	uint64_t off;
+	uint8_t enc;		/* FDE pointer encoding ('R'), DW_EH_PE_absptr if none */
+	bool signal;		/* 'S' augmentation */
+};
+
+static int builder__add(struct builder *b, uint64_t pc, const struct fr_urow *r, uint32_t prio)
+{
+	if (pc >> 32)
+		return -E2BIG;
+	if (b->n == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 1024;
+		void *v = realloc(b->v, cap * sizeof(*b->v));
+
+		if (!v)
+			return -ENOMEM;
+		b->v = v;
+		b->cap = cap;
+	}
+	b->v[b->n].r = *r;
+	b->v[b->n].r.pc = (uint32_t)pc;
+	b->v[b->n++].prio = prio;
+	return 0;
+}
+
+/* Size in bytes of a pointer in encoding @enc, 0 if not supported. */
+static unsigned enc_size(uint8_t enc)
+{
+	switch (enc & 0x0f) {
+	case DW_EH_PE_absptr:
+	case DW_EH_PE_udata8:
+	case DW_EH_PE_sdata8:
+		return 8;
+	case DW_EH_PE_udata4:
+	case DW_EH_PE_sdata4:
+		return 4;
+	case DW_EH_PE_udata2:
+	case DW_EH_PE_sdata2:
+		return 2;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * Decode a pointer in encoding @enc at @p (bounded by @end). @pcrel_base
+ * is the virtual address of @p, for DW_EH_PE_pcrel. Returns 0 or -ENOEXEC.
+ */
+static int read_enc(const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t pcrel_base,
+		    bool apply, uint64_t *out)
+{
+	unsigned sz = enc_size(enc);
+	uint64_t v = 0;
+
+	if (!sz || end - p < sz)
+		return -ENOEXEC;
+	memcpy(&v, p, sz);	/* little-endian host and file, checked by the caller */
+	if (enc & 0x08) {	/* signed forms */
+		if (sz == 4)
+			v = (uint64_t)(int64_t)(int32_t)v;
+		else if (sz == 2)
+			v = (uint64_t)(int64_t)(int16_t)v;
+	}
+	if (apply) {
+		switch (enc & 0x70) {
+		case 0:
+			break;
+		case DW_EH_PE_pcrel:
+			v += pcrel_base;
+			break;
+		default:
+			return -ENOEXEC;	/* datarel, textrel, funcrel: not in .eh_frame */
+		}
+	}
+	*out = v;
+	return 0;
+}
+
+/* The 'R' encoding and the 'S' flag of a CIE's augmentation. */
+static void cie_parse(const Dwarf_CIE *c, struct cie_info *ci)
+{
+	const uint8_t *a = c->augmentation_data;
+	const uint8_t *aend = a ? a + c->augmentation_data_size : NULL;
+	const char *s = c->augmentation ? c->augmentation : "";
+
+	ci->enc = DW_EH_PE_absptr;
+	ci->signal = false;
+	if (*s != 'z')
+		return;
+	for (s++; *s; s++) {
+		switch (*s) {
+		case 'R':
+			if (a && a < aend)
+				ci->enc = *a++;
+			break;
+		case 'L':
+			if (a && a < aend)
+				a++;
+			break;
+		case 'P':
+			if (a && a < aend) {
+				unsigned sz = enc_size(*a);
+
+				a += 1 + sz;
+			}
+			break;
+		case 'S':
+			ci->signal = true;
+			break;
+		default:
+			return;
+		}
+	}
+}
+
+/* The Dwarf_Op list @ops is "CFA + k": store k. */
+static bool is_cfa_offset(const Dwarf_Op *ops, size_t n, int64_t *k)
+{
+	if (n < 1 || ops[0].atom != DW_OP_call_frame_cfa)
+		return false;
+	if (n == 1) {
+		*k = 0;
+		return true;
+	}
+	if (n == 2 && ops[1].atom == DW_OP_plus_uconst) {
+		*k = (int64_t)ops[1].number;
+		return true;
+	}
+	if (n == 3 && ops[1].atom == DW_OP_consts && ops[2].atom == DW_OP_plus) {
+		*k = (int64_t)ops[1].number;
+		return true;
+	}
+	return false;
+}
+
+/*
+ * GCC's PLT CFA: rsp + n, + 8 once past the push of a lazy-binding entry:
+ * breg7 n; breg16 0; lit15; and; litK; ge; lit3; shl; plus.
+ */
+static bool is_plt_expr(const Dwarf_Op *o, size_t n, struct fr_urow *r)
+{
+	if (n != 9 || o[0].atom != DW_OP_breg7 || o[1].atom != DW_OP_breg16 || o[1].number ||
+	    o[2].atom != DW_OP_lit15 || o[3].atom != DW_OP_and ||
+	    o[4].atom < DW_OP_lit0 || o[4].atom > DW_OP_lit31 || o[5].atom != DW_OP_ge ||
+	    o[6].atom != DW_OP_lit3 || o[7].atom != DW_OP_shl || o[8].atom != DW_OP_plus)
+		return false;
+	if ((int64_t)o[0].number < 0 || o[0].number > UINT16_MAX)
+		return false;
+	r->kind = FR_UROW_PLT;
+	r->cfa_off = (uint16_t)o[0].number;
+	r->rbp_off = (int8_t)(o[4].atom - DW_OP_lit0);
+	return true;
+}
+
+/* The CFA rule of @fr into @r; false if the walker cannot follow it. */
+static bool cfa_rule(Dwarf_Frame *fr, struct fr_urow *r)
+{
+	Dwarf_Op *ops;
+	size_t n;
+
+	if (dwarf_frame_cfa(fr, &ops, &n) || n == 0)
+		return false;
+	if (n == 1) {
+		uint64_t reg = ops[0].atom == DW_OP_bregx ? ops[0].number :
+			       (uint64_t)(ops[0].atom - DW_OP_breg0);
+		int64_t off = (int64_t)(ops[0].atom == DW_OP_bregx ? ops[0].number2 :
+					ops[0].number);
+
+		/* libdw gives "reg + off" as DW_OP_bregx, an expression as DW_OP_bregN. */
+		if (ops[0].atom != DW_OP_bregx &&
+		    (ops[0].atom < DW_OP_breg0 || ops[0].atom > DW_OP_breg31))
+			return false;
+		if ((reg != FR_DW_RSP && reg != FR_DW_RBP) || off < 0 || off > UINT16_MAX)
+			return false;
+		r->kind = reg == FR_DW_RSP ? FR_UROW_RSP : FR_UROW_RBP;
+		r->cfa_off = (uint16_t)off;
+		return true;
+	}
+	return is_plt_expr(ops, n, r);
+}
+
+/* The rule of @fr at one address, as a row (pc not set). */
+static void frame_rule(Dwarf_Frame *fr, bool signal, struct fr_urow *r, struct urows_stats *st)
+{
+	Dwarf_Op mem[3], *ops;
+	size_t n;
+	int64_t k;
+
+	memset(r, 0, sizeof(*r));
+	if (signal) {
+		r->kind = FR_UROW_SIGNAL;
+		return;
+	}
+	r->kind = FR_UROW_INVALID;
+	if (dwarf_frame_register(fr, FR_DW_RA, mem, &ops, &n))
+		goto invalid;
+	if (n == 0 && ops == mem) {
+		r->kind = FR_UROW_STOP;		/* DW_CFA_undefined rip: outermost */
+		st->stop++;
+		return;
+	}
+	if (!is_cfa_offset(ops, n, &k) || k != -8)
+		goto invalid;
+	if (!cfa_rule(fr, r))
+		goto invalid;
+	if (r->kind == FR_UROW_PLT)
+		st->plt++;
+	if (dwarf_frame_register(fr, FR_DW_RBP, mem, &ops, &n))
+		goto invalid;
+	if (n == 0)
+		return;			/* same value, or undefined: rbp is kept */
+	if (!is_cfa_offset(ops, n, &k) || (k & 7) || k / 8 < INT8_MIN || k / 8 > INT8_MAX)
+		goto invalid;
+	if (r->kind == FR_UROW_PLT)
+		goto invalid;		/* rbp_off holds the PLT threshold */
+	r->kind |= FR_UROW_RBP_CFA;
+	r->rbp_off = (int8_t)(k / 8);
+	return;
+invalid:
+	memset(r, 0, sizeof(*r));
+	r->kind = FR_UROW_INVALID;
+	st->invalid++;
+}
+
+/* The rows of one FDE covering [lo, hi), then a gap row at hi. */
+static int fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, bool signal, struct builder *b)
+{
+	const struct fr_urow gap = { .kind = FR_UROW_NONE };
+	uint64_t addr = lo;
+	int err;
+
+	while (addr < hi) {
+		Dwarf_Frame *fr = NULL;
+		Dwarf_Addr start, end;
+		bool sig = false;
+		struct fr_urow r;
+
+		if (dwarf_cfi_addrframe(cfi, addr, &fr) || !fr)
+			break;
+		if (dwarf_frame_info(fr, &start, &end, &sig) < 0)
+			end = hi;
+		frame_rule(fr, signal || sig, &r, &b->st);
+		free(fr);
+		/* A return address - 1 must find a signal trampoline's row. */
+		err = builder__add(b, addr == lo && (signal || sig) && addr ? addr - 1 : addr, &r, 1);
+		if (err)
+			return err;
+		if (end <= addr || end > hi)
+			break;
+		addr = end;
+	}
+	return builder__add(b, hi, &gap, 0);
+}
+
+/* Every FDE of CFI section @scn (.eh_frame if @eh), cut into rows. */
+static int walk_fdes(Elf *e, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, struct builder *b)
+{
+	struct cie_info *cies = NULL;
+	size_t ncies = 0, cap = 0;
+	Dwarf_Off off = 0, next;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	int err = 0;
+
+	if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		return -ENOEXEC;
+	for (;;) {
+		Dwarf_CFI_Entry ent;
+		struct cie_info *ci = NULL;
+		uint64_t lo, len, cur = off;
+		int r = dwarf_next_cfi((const unsigned char *)elf_getident(e, NULL), d, eh,
+				       off, &next, &ent);
+
+		if (r > 0)
+			break;
+		if (r < 0) {
+			err = -ENOEXEC;
+			break;
+		}
+		off = next;
+		if (dwarf_cfi_cie_p(&ent)) {
+			if (ncies == cap) {
+				void *v = realloc(cies, (cap = cap ? cap * 2 : 16) * sizeof(*cies));
+
+				if (!v) {
+					err = -ENOMEM;
+					break;
+				}
+				cies = v;
+			}
+			cies[ncies].off = cur;
+			cie_parse(&ent.cie, &cies[ncies]);
+			ncies++;
+			if (next == (Dwarf_Off)-1)
+				break;
+			continue;
+		}
+		for (size_t i = ncies; i-- > 0 && !ci;)
+			if (cies[i].off == ent.fde.CIE_pointer)
+				ci = &cies[i];
+		if (!ci) {
+			err = -ENOEXEC;
+			break;
+		}
+		{
+			uint8_t enc = eh ? ci->enc : DW_EH_PE_absptr;
+			const uint8_t *p = ent.fde.start;
+			uint64_t field = sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+
+			if (read_enc(p, ent.fde.end, enc, field, true, &lo) ||
+			    read_enc(p + enc_size(enc), ent.fde.end, enc, 0, false, &len)) {
+				err = -ENOEXEC;
+				break;
+			}
+		}
+		b->st.fdes++;
+		if (ci->signal)
+			b->st.signal++;
+		if (!len)
+			continue;
+		err = fde_rows(cfi, lo, lo + len, ci->signal, b);
+		if (err)
+			break;
+		if (next == (Dwarf_Off)-1)
+			break;
+	}
+	free(cies);
+	return err;
+}
+
+static int row_tmp__cmp(const void *a, const void *b)
+{
+	const struct row_tmp *x = a, *y = b;
+
+	if (x->r.pc != y->r.pc)
+		return x->r.pc < y->r.pc ? -1 : 1;
+	return (int)x->prio - (int)y->prio;
+}
+
+static bool same_rule(const struct fr_urow *a, const struct fr_urow *b)
+{
+	return a->kind == b->kind && a->cfa_off == b->cfa_off && a->rbp_off == b->rbp_off;
+}
+
+/*
+ * Sort, keep one row per pc (an FDE's own row over the gap an earlier FDE
+ * ends with there), and drop each row whose rule is its predecessor's.
+ */
+static int builder__finish(struct builder *b, struct urows *u)
+{
+	size_t n = 0;
+
+	qsort(b->v, b->n, sizeof(*b->v), row_tmp__cmp);
+	u->row = malloc((b->n ? b->n : 1) * sizeof(*u->row));
+	if (!u->row)
+		return -ENOMEM;
+	for (size_t i = 0; i < b->n; i++) {
+		const struct fr_urow *r = &b->v[i].r;
+
+		if (i + 1 < b->n && b->v[i + 1].r.pc == r->pc)
+			continue;	/* the last one at a pc wins: highest prio */
+		if (n && same_rule(&u->row[n - 1], r))
+			continue;
+		if (!n && (r->kind & FR_UROW_KIND_MASK) == FR_UROW_NONE)
+			continue;
+		u->row[n++] = *r;
+	}
+	if (n > FR_UROWS_MAX)
+		return -E2BIG;
+	u->n = (uint32_t)n;
+	u->st = b->st;
+	return 0;
+}
+
+static void read_loads(Elf *e, struct urows *u)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(e, &phnum))
+		return;
+	for (size_t i = 0; i < phnum && u->nload < FR_UROWS_LOADS; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		u->load[u->nload++] = (struct urows_load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
+	}
+}
+
+static Elf_Scn *find_section(Elf *e, const char *name)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		n = elf_strptr(e, shstrndx, sh.sh_name);
+		if (n && !strcmp(n, name))
+			return scn;
+	}
+	return NULL;
+}
+
+/*
+ * The rows of @e: .eh_frame through libdw's EH CFI, else .debug_frame.
+ * Returns 0 or -errno.
+ */
+static int build_elf(Elf *e, struct urows *u)
+{
+	struct builder b = { 0 };
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dw = NULL;
+	GElf_Ehdr eh;
+	Elf_Scn *scn;
+	int err = 0;
+
+	memset(u, 0, sizeof(*u));
+	if (elf_kind(e) != ELF_K_ELF || !gelf_getehdr(e, &eh) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_machine != EM_X86_64)
+		return -ENOEXEC;
+	read_loads(e, u);
+	if ((scn = find_section(e, ".eh_frame"))) {
+		cfi = dwarf_getcfi_elf(e);
+		if (cfi)
+			err = walk_fdes(e, scn, true, cfi, &b);
+	} else if ((scn = find_section(e, ".debug_frame"))) {
+		dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
+		cfi = dw ? dwarf_getcfi(dw) : NULL;
+		if (cfi)
+			err = walk_fdes(e, scn, false, cfi, &b);
+	}
+	if (!err)
+		err = builder__finish(&b, u);
+	if (dw)
+		dwarf_end(dw);
+	else if (cfi)
+		dwarf_cfi_end(cfi);
+	free(b.v);
+	if (err)
+		urows__fini(u);
+	return err;
+}
+
+int urows__build_fd(int fd, struct urows *out)
+{
+	Elf *e;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOEXEC;
+	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!e)
+		return -ENOEXEC;
+	err = build_elf(e, out);
+	elf_end(e);
+	return err;
+}
+
+int urows__build_mem(const void *image, size_t len, struct urows *out)
+{
+	void *copy = malloc(len ? len : 1);
+	Elf *e;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, image, len);	/* libelf may want to write to its image */
+	if (elf_version(EV_CURRENT) == EV_NONE || !(e = elf_memory(copy, len))) {
+		free(copy);
+		return -ENOEXEC;
+	}
+	err = build_elf(e, out);
+	elf_end(e);
+	free(copy);
+	return err;
+}
+
+void urows__fini(struct urows *u)
+{
+	if (!u)
+		return;
+	free(u->row);
+	u->row = NULL;
+	u->n = 0;
+}
+
+const struct fr_urow *urows__find(const struct urows *u, uint32_t v)
+{
+	uint32_t lo = 0, hi = u->n;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (u->row[mid].pc <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &u->row[lo - 1] : NULL;
+}
+
+int fr_load_bias(const struct urows_load *load, uint32_t n, uint64_t start, uint64_t pgoff,
+		 uint64_t *bias)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		const struct urows_load *l = &load[i];
+		uint64_t page_off = l->offset & ~(uint64_t)0xfff;
+
+		if (pgoff >= page_off && pgoff < l->offset + FR_MAX(l->filesz, 1)) {
+			*bias = start - pgoff + l->offset - l->vaddr;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * tables.c - the unwind maps' owner. See tables.h.
+ *
+ * The row pool is one BPF array mapped into the daemon: a file's rows are
+ * copied in with memcpy, then its slot in the file table is written, then
+ * process tables that name the slot. Freed runs go back to a first-fit
+ * free list that merges neighbours. A slot's gen changes on every reuse,
+ * and a process table records the gen it was written with, so a table
+ * the daemon is about to replace never reaches another file's rows.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <elf.h>
+#include <bpf/bpf.h>
+
+#include "hashmap.h"
+#include "rows.h"
+#include "sampler.h"
+#include "tables.h"
+#include "util.h"
+
+#define FR_UKEY_FILE	1
+#define FR_UKEY_BUILDID	2
+#define FR_UKEY_VDSO	3
+
+struct ukey {
+	uint64_t w[4];
+};
+
+struct ufile {
+	uint32_t slot, gen;		/* FR_UFILE_NONE: walked by frame pointer */
+	uint32_t row_start, nrows;
+	uint32_t refs;			/* mappings of process tables naming it */
+	uint32_t nkeys;
+	struct ukey keys[2];
+	struct urows_load load[FR_UROWS_LOADS];
+	uint32_t nload;
+};
+
+struct uproc_rec {
+	uint64_t start;
+	uint32_t gen;
+	uint32_t nfiles;
+	struct ufile **files;
+};
+
+struct extent {
+	uint32_t start, len;
+};
+
+struct unwinder {
+	pthread_mutex_t lock;
+	int rows_fd, files_fd, procs_fd, gen_fd;
+	struct fr_urow *pool;		/* the mmap'd row array */
+	size_t pool_len;
+	uint32_t nrows, nfiles;
+	struct extent *free_ext;	/* sorted by start, never adjacent */
+	size_t nfree, free_cap;
+	uint32_t *slot_free;		/* stack of free file slots */
+	uint32_t nslot_free;
+	uint32_t *slot_gen;
+	struct fr_hashmap files;	/* struct ukey -> struct ufile * */
+	struct fr_hashmap procs;	/* uint32_t pid -> struct uproc_rec * */
+	struct unwinder_stats st;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* First fit from the free list; returns the start or -ENOSPC. */
+static int64_t pool_alloc(struct unwinder *u, uint32_t n)
+{
+	for (size_t i = 0; i < u->nfree; i++) {
+		struct extent *e = &u->free_ext[i];
+		uint32_t at = e->start;
+
+		if (e->len < n)
+			continue;
+		e->start += n;
+		e->len -= n;
+		if (!e->len) {
+			memmove(e, e + 1, (u->nfree - i - 1) * sizeof(*e));
+			u->nfree--;
+		}
+		u->st.rows_used += n;
+		return at;
+	}
+	return -ENOSPC;
+}
+
+/* Give [start, start + n) back, merging with its neighbours. */
+static int pool_free(struct unwinder *u, uint32_t start, uint32_t n)
+{
+	size_t i = 0;
+
+	while (i < u->nfree && u->free_ext[i].start < start)
+		i++;
+	u->st.rows_used -= n;
+	if (i > 0 && u->free_ext[i - 1].start + u->free_ext[i - 1].len == start) {
+		u->free_ext[i - 1].len += n;
+		if (i < u->nfree && start + n == u->free_ext[i].start) {
+			u->free_ext[i - 1].len += u->free_ext[i].len;
+			memmove(&u->free_ext[i], &u->free_ext[i + 1],
+				(u->nfree - i - 1) * sizeof(*u->free_ext));
+			u->nfree--;
+		}
+		return 0;
+	}
+	if (i < u->nfree && start + n == u->free_ext[i].start) {
+		u->free_ext[i].start = start;
+		u->free_ext[i].len += n;
+		return 0;
+	}
+	if (u->nfree == u->free_cap) {
+		size_t cap = u->free_cap ? u->free_cap * 2 : 64;
+		void *v = realloc(u->free_ext, cap * sizeof(*u->free_ext));
+
+		if (!v)
+			return -ENOMEM;	/* the run is lost to the pool, not corrupted */
+		u->free_ext = v;
+		u->free_cap = cap;
+	}
+	memmove(&u->free_ext[i + 1], &u->free_ext[i], (u->nfree - i) * sizeof(*u->free_ext));
+	u->free_ext[i] = (struct extent){ start, n };
+	u->nfree++;
+	return 0;
+}
+
+struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+	int err = -ENOMEM;
+
+	if (!u)
+		goto fail;
+	u->rows_fd = m->rows;
+	u->files_fd = m->files;
+	u->procs_fd = m->procs;
+	u->gen_fd = m->gen;
+	u->nrows = m->nrows;
+	u->nfiles = m->nfiles;
+	u->pool_len = FR_ALIGN((size_t)m->nrows * sizeof(struct fr_urow),
+			       (size_t)sysconf(_SC_PAGESIZE));
+	u->pool = mmap(NULL, u->pool_len, PROT_READ | PROT_WRITE, MAP_SHARED, m->rows, 0);
+	if (u->pool == MAP_FAILED) {
+		err = -errno;
+		u->pool = NULL;
+		goto fail;
+	}
+	u->slot_free = malloc(m->nfiles * sizeof(*u->slot_free));
+	u->slot_gen = calloc(m->nfiles, sizeof(*u->slot_gen));
+	u->free_ext = malloc(64 * sizeof(*u->free_ext));
+	if (!u->slot_free || !u->slot_gen || !u->free_ext)
+		goto fail;
+	for (uint32_t i = 0; i < m->nfiles; i++)
+		u->slot_free[i] = m->nfiles - 1 - i;
+	u->nslot_free = m->nfiles;
+	u->free_ext[0] = (struct extent){ 0, m->nrows };
+	u->nfree = 1;
+	u->free_cap = 64;
+	fr_hashmap__init(&u->files, sizeof(struct ukey), sizeof(struct ufile *), NULL, NULL, NULL);
+	fr_hashmap__init(&u->procs, sizeof(uint32_t), sizeof(struct uproc_rec *), NULL, NULL, NULL);
+	pthread_mutex_init(&u->lock, NULL);
+	u->st.rows_cap = m->nrows;
+	u->st.files_cap = m->nfiles;
+	return u;
+fail:
+	if (u) {
+		free(u->free_ext);
+		free(u->slot_gen);
+		free(u->slot_free);
+		if (u->pool)
+			munmap(u->pool, u->pool_len);
+		free(u);
+	}
+	errno = -err;
+	return NULL;
+}
+
+static void ufile__free(struct ufile *f)
+{
+	free(f);
+}
+
+void unwinder__free(struct unwinder *u)
+{
+	const void *k;
+	void *v;
+
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->procs.cap; i++)
+		if (fr_hashmap__at(&u->procs, i, &k, &v)) {
+			struct uproc_rec *r = *(struct uproc_rec **)v;
+
+			free(r->files);
+			free(r);
+		}
+	/* A file is stored under one or two keys: free it at its first key. */
+	for (size_t i = 0; i < u->files.cap; i++)
+		if (fr_hashmap__at(&u->files, i, &k, &v)) {
+			struct ufile *f = *(struct ufile **)v;
+
+			if (!memcmp(k, &f->keys[0], sizeof(struct ukey)))
+				ufile__free(f);
+		}
+	fr_hashmap__fini(&u->procs);
+	fr_hashmap__fini(&u->files);
+	pthread_mutex_destroy(&u->lock);
+	free(u->free_ext);
+	free(u->slot_gen);
+	free(u->slot_free);
+	munmap(u->pool, u->pool_len);
+	free(u);
+}
+
+static uint32_t gen_locked(struct unwinder *u, uint32_t pid)
+{
+	uint32_t g = 0;
+
+	if (bpf_map_lookup_elem(u->gen_fd, &pid, &g))
+		return 0;
+	return g;
+}
+
+uint32_t unwinder__gen(struct unwinder *u, uint32_t pid)
+{
+	return gen_locked(u, pid);
+}
+
+/* Drop one reference; the last frees the rows, the slot and the keys. */
+static void file_put(struct unwinder *u, struct ufile *f)
+{
+	if (!f || --f->refs)
+		return;
+	if (f->slot != FR_UFILE_NONE) {
+		struct fr_ufile dead = { 0 };
+
+		bpf_map_update_elem(u->files_fd, &f->slot, &dead, BPF_ANY);
+		u->slot_gen[f->slot]++;
+		u->slot_free[u->nslot_free++] = f->slot;
+		pool_free(u, f->row_start, f->nrows);
+		u->st.files--;
+		u->st.freed++;
+	}
+	for (uint32_t i = 0; i < f->nkeys; i++)
+		fr_hashmap__remove(&u->files, &f->keys[i]);
+	ufile__free(f);
+}
+
+static int file_index(struct unwinder *u, struct ufile *f, const struct ukey *k)
+{
+	int err = fr_hashmap__insert(&u->files, k, &f);
+
+	if (!err)
+		f->keys[f->nkeys++] = *k;
+	return err;
+}
+
+/* Copy @r into the pool and publish it in a file slot of @f. */
+static int file_publish(struct unwinder *u, struct ufile *f, const struct urows *r)
+{
+	struct fr_ufile ent;
+	int64_t at;
+	uint32_t slot;
+
+	if (!r->n || !u->nslot_free)
+		return r->n ? -ENOSPC : -ENODATA;
+	at = pool_alloc(u, r->n);
+	if (at < 0)
+		return (int)at;
+	slot = u->slot_free[--u->nslot_free];
+	memcpy(&u->pool[at], r->row, (size_t)r->n * sizeof(*r->row));
+	ent = (struct fr_ufile){ .row_start = (uint32_t)at, .nrows = r->n,
+				 .gen = u->slot_gen[slot] };
+	if (bpf_map_update_elem(u->files_fd, &slot, &ent, BPF_ANY)) {
+		int err = -errno;
+
+		u->slot_free[u->nslot_free++] = slot;
+		pool_free(u, (uint32_t)at, r->n);
+		return err;
+	}
+	f->slot = slot;
+	f->gen = ent.gen;
+	f->row_start = ent.row_start;
+	f->nrows = ent.nrows;
+	u->st.files++;
+	return 0;
+}
+
+/* The vDSO is the same image in every process: build it from our own. */
+static int build_vdso(struct urows *r)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	size_t len;
+
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG))
+		return -ENOENT;
+	len = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (len < sizeof(*eh) || len > (1u << 20))
+		return -ENOEXEC;
+	return urows__build_mem(eh, len, r);
+}
+
+/*
+ * Build @f's rows from @fd (or the vDSO when @fd < 0) and publish them.
+ * A file without rows stays cached as FR_UFILE_NONE: walked by frame
+ * pointer, not rebuilt while mapped.
+ */
+static void file_build(struct unwinder *u, struct ufile *f, int fd)
+{
+	uint64_t t0 = now_ns();
+	struct urows r;
+	int err = fd >= 0 ? urows__build_fd(fd, &r) : build_vdso(&r);
+
+	u->st.build_ns += now_ns() - t0;
+	f->slot = FR_UFILE_NONE;
+	if (err) {
+		u->st.failed++;
+		return;
+	}
+	memcpy(f->load, r.load, sizeof(f->load));
+	f->nload = r.nload;
+	u->st.built++;
+	err = file_publish(u, f, &r);
+	if (err == -ENODATA)
+		u->st.no_cfi++;
+	else if (err)
+		u->st.full++;
+	urows__fini(&r);
+}
+
+static struct ufile *file_find(struct unwinder *u, const struct ukey *k)
+{
+	struct ufile **f = fr_hashmap__find(&u->files, k);
+
+	return f ? *f : NULL;
+}
+
+/* A new file entry under @k, built from @fd; NULL on -ENOMEM. */
+static struct ufile *file_new(struct unwinder *u, const struct ukey *k, int fd)
+{
+	struct ufile *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (file_index(u, f, k)) {
+		free(f);
+		return NULL;
+	}
+	file_build(u, f, fd);
+	return f;
+}
+
+/*
+ * The file behind mapping @m, with a reference taken: found by its
+ * (device, inode), else opened and found by build-id, else built. NULL
+ * for anonymous code and files that cannot be opened (frame pointers).
+ */
+static struct ufile *file_get(struct unwinder *u, const char *procdir,
+			      const struct fr_mapping *m)
+{
+	struct ukey fk = { { FR_UKEY_FILE, m->dev, m->inode } }, bk = { { FR_UKEY_BUILDID } };
+	struct fr_buildid id;
+	struct ufile *f;
+	int fd;
+
+	if (!m->path)
+		return NULL;
+	if (!strcmp(m->path, "[vdso]")) {
+		fk.w[0] = FR_UKEY_VDSO;
+		fk.w[1] = fk.w[2] = 0;
+		f = file_find(u, &fk);
+		if (!f)
+			f = file_new(u, &fk, -1);
+		goto found;
+	}
+	if (m->path[0] != '/')
+		return NULL;
+	f = file_find(u, &fk);
+	if (f)
+		goto found;
+	fd = fr_mapping__open(procdir, m);
+	if (fd < 0) {
+		u->st.failed++;
+		return NULL;
+	}
+	if (!elf_read_buildid(fd, &id)) {
+		bk.w[1] = id.len;
+		memcpy(&bk.w[2], id.id, FR_MIN((size_t)id.len, 2 * sizeof(uint64_t)));
+		f = file_find(u, &bk);
+		if (f && f->nkeys < 2)
+			file_index(u, f, &fk);
+	}
+	if (!f) {
+		f = file_new(u, &fk, fd);
+		if (f && bk.w[1] && f->nkeys < 2)
+			file_index(u, f, &bk);
+	}
+	close(fd);
+found:
+	if (f)
+		f->refs++;
+	return f;
+}
+
+static void rec_free(struct unwinder *u, struct uproc_rec *r)
+{
+	if (!r)
+		return;
+	for (uint32_t i = 0; i < r->nfiles; i++)
+		file_put(u, r->files[i]);
+	free(r->files);
+	free(r);
+}
+
+/* Fill @v from @pm; the files referenced go to @rec. */
+static void fill_table(struct unwinder *u, const char *procdir, const struct procmaps *pm,
+		       struct fr_uproc *v, struct uproc_rec *rec)
+{
+	for (size_t i = 0; i < pm->n; i++) {
+		const struct fr_mapping *m = &pm->m[i];
+		struct fr_umap *um;
+		struct ufile *f;
+		uint64_t bias;
+
+		if (!(m->prot & PROT_EXEC))
+			continue;
+		if (v->n == FR_UMAPS_MAX) {
+			u->st.maps_over++;
+			continue;
+		}
+		um = &v->maps[v->n++];
+		um->begin = m->start;
+		um->end = m->end;
+		um->ino = m->inode;
+		um->file = FR_UFILE_NONE;
+		f = file_get(u, procdir, m);
+		if (!f)
+			continue;
+		rec->files[rec->nfiles++] = f;
+		if (f->slot == FR_UFILE_NONE ||
+		    fr_load_bias(f->load, f->nload, m->start, m->pgoff, &bias))
+			continue;
+		um->bias = bias;
+		um->file = f->slot;
+		um->file_gen = f->gen;
+	}
+}
+
+int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen,
+		     const char *procdir, const struct procmaps *pm)
+{
+	struct uproc_rec *rec = calloc(1, sizeof(*rec)), **old;
+	struct fr_uproc *v = calloc(1, sizeof(*v));
+	int err = -ENOMEM;
+
+	if (!rec || !v)
+		goto out;
+	rec->files = calloc(pm->n ? pm->n : 1, sizeof(*rec->files));
+	if (!rec->files)
+		goto out;
+	rec->start = start;
+	rec->gen = gen;
+	v->start = start;
+	v->gen = gen;
+	pthread_mutex_lock(&u->lock);
+	fill_table(u, procdir, pm, v, rec);
+	if (gen_locked(u, pid) != gen) {
+		err = -ESTALE;
+	} else if (bpf_map_update_elem(u->procs_fd, &pid, v, BPF_ANY)) {
+		err = -errno;
+	} else {
+		old = fr_hashmap__find(&u->procs, &pid);
+		if (old) {
+			rec_free(u, *old);
+			*old = rec;
+		} else if (fr_hashmap__insert(&u->procs, &pid, &rec)) {
+			bpf_map_delete_elem(u->procs_fd, &pid);
+			goto unlock;
+		} else {
+			u->st.procs++;
+		}
+		rec = NULL;
+		err = 0;
+	}
+unlock:
+	rec_free(u, rec);
+	rec = NULL;
+	pthread_mutex_unlock(&u->lock);
+out:
+	if (rec) {
+		free(rec->files);
+		free(rec);
+	}
+	free(v);
+	return err;
+}
+
+bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
+{
+	struct uproc_rec **r;
+	bool cur = false;
+
+	pthread_mutex_lock(&u->lock);
+	r = fr_hashmap__find(&u->procs, &pid);
+	if (r && (*r)->start == start)
+		cur = (*r)->gen == gen_locked(u, pid);
+	pthread_mutex_unlock(&u->lock);
+	return cur;
+}
+
+/* Is @rec's table still the one the BPF side uses for @pid? */
+static bool rec_live(struct unwinder *u, uint32_t pid, const struct uproc_rec *rec)
+{
+	struct fr_uproc *v = malloc(sizeof(*v));
+	bool live;
+
+	if (!v)
+		return true;
+	live = !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == rec->start &&
+	       v->gen == rec->gen && rec->gen == gen_locked(u, pid);
+	free(v);
+	return live;
+}
+
+unsigned unwinder__gc(struct unwinder *u)
+{
+	unsigned dropped = 0;
+	size_t i = 0;
+
+	pthread_mutex_lock(&u->lock);
+	while (i < u->procs.cap) {
+		struct uproc_rec **r;
+		const void *k;
+		uint32_t pid;
+
+		if (!fr_hashmap__at(&u->procs, i, &k, (void **)&r)) {
+			i++;
+			continue;
+		}
+		pid = *(const uint32_t *)k;
+		if (rec_live(u, pid, *r)) {
+			i++;
+			continue;
+		}
+		{
+			struct fr_uproc *v = malloc(sizeof(*v));
+
+			/* An outdated table of this incarnation goes; a newer one stays. */
+			if (v && !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == (*r)->start)
+				bpf_map_delete_elem(u->procs_fd, &pid);
+			free(v);
+		}
+		rec_free(u, *r);
+		fr_hashmap__remove(&u->procs, &pid);
+		u->st.procs--;
+		u->st.stale++;
+		dropped++;
+		/* The remove shifted entries back into slot i: look at it again. */
+	}
+	pthread_mutex_unlock(&u->lock);
+	return dropped;
+}
+
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
+{
+	pthread_mutex_lock(&u->lock);
+	*st = u->st;
+	pthread_mutex_unlock(&u->lock);
+	st->bytes = st->rows_cap * sizeof(struct fr_urow) + st->files_cap * sizeof(struct fr_ufile) +
+		    st->procs * 4096;
+}

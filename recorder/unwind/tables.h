@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * tables.h - the owner of the BPF unwind maps (bpf/unwind.bpf.h): the row
+ * pool, the file table and each sampled process's mappings.
+ *
+ * A file's rows are built once, when a sampled process first maps it, and
+ * shared by every process that maps the same file: keyed by build-id, and
+ * by (device, inode) of the mapping so that later processes find it
+ * without opening the file. A file's rows are freed when no process that
+ * has a table maps it any more. A process's table is dropped when the BPF
+ * side has dropped or outdated it (exit, exec, munmap of code):
+ * unwinder__gc() notices. Thread-safe: the /proc worker attaches, the
+ * daemon's tick collects, status reads the figures.
+ */
+#ifndef FR_UNWIND_TABLES_H
+#define FR_UNWIND_TABLES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "symbols.h"
+
+struct sampler_unwind_maps;
+
+struct unwinder_stats {
+	uint64_t rows_cap;	/* rows the pool holds */
+	uint64_t rows_used;	/* rows in use */
+	uint64_t bytes;		/* kernel memory of the pool, file table and process tables */
+	uint64_t files;		/* files with rows now */
+	uint64_t files_cap;
+	uint64_t procs;		/* processes with a table now */
+	uint64_t built;		/* files whose rows were built, in all */
+	uint64_t build_ns;	/* time spent building them */
+	uint64_t freed;		/* files whose rows were freed */
+	uint64_t no_cfi;	/* files without CFI: walked by frame pointer */
+	uint64_t failed;	/* files that could not be opened or parsed */
+	uint64_t full;		/* files left out: the pool or file table was full */
+	uint64_t maps_over;	/* executable mappings beyond FR_UMAPS_MAX, left out */
+	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */
+};
+
+struct unwinder;
+
+/*
+ * unwinder__new() - take over the unwind maps @m of a loaded sampler
+ * (their fds are borrowed: the sampler outlives the unwinder). Returns
+ * NULL with errno set.
+ */
+struct unwinder *unwinder__new(const struct sampler_unwind_maps *m);
+
+/* unwinder__free() - release everything; accepts NULL. */
+void unwinder__free(struct unwinder *u);
+
+/*
+ * unwinder__gen() - the maps generation of process @pid now. Read it
+ * BEFORE reading the maps that unwinder__attach() gets, so that an exec
+ * or munmap in between makes the table stale rather than wrong.
+ */
+uint32_t unwinder__gen(struct unwinder *u, uint32_t pid);
+
+/*
+ * unwinder__attach() - give incarnation (@pid, @start) a table for the
+ * executable mappings of @pm, read from @procdir while maps generation
+ * @gen was current: rows are built for files not seen yet. Replaces the
+ * process's previous table. Returns 0 or -errno (-ESTALE: @gen is no
+ * longer current, nothing was written).
+ */
+int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen,
+		     const char *procdir, const struct procmaps *pm);
+
+/* unwinder__current() - does (@pid, @start) have a table the BPF side uses? */
+bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start);
+
+/*
+ * unwinder__gc() - drop the tables the BPF side no longer uses (the
+ * process exited, exec'd or unmapped code) and free the rows no table
+ * references. Returns how many tables were dropped.
+ */
+unsigned unwinder__gc(struct unwinder *u);
+
+void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
+
+#endif /* FR_UNWIND_TABLES_H */
