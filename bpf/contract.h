@@ -172,35 +172,32 @@ struct fr_ufile {
 };
 
 #define FR_UFILE_NONE		0xffffffffu	/* a mapping walked by frame pointer */
-/* Executable mappings per process: 96 keeps a struct fr_uproc, with the
+/* Executable mappings per process: 112 keeps a struct fr_uproc, with the
  * hash map's own header, inside one 4 KiB allocation. */
-#define FR_UMAPS_MAX		96
+#define FR_UMAPS_MAX		112
 #define FR_UMAPS_STEPS		8	/* binary search steps: 2^7 >= FR_UMAPS_MAX, + 1 */
 #define FR_UROWS_STEPS		25	/* row search steps: pools below 2^24 rows */
 #define FR_UROWS_MAX		(1u << 24)
 
-/*
- * One executable mapping: pc - bias is the file's virtual address. The
- * walker checks once per sample that the VMA at begin still maps inode
- * ino before it uses the file's rows (a dlclose + dlopen may reuse it).
- */
+/* One executable mapping: pc - bias is the file's virtual address. */
 struct fr_umap {
 	__u64 begin;
 	__u64 end;
 	__u64 bias;
-	__u64 ino;
 	__u32 file;		/* slot in the file table, or FR_UFILE_NONE */
 	__u32 file_gen;		/* the slot's gen when this was written */
 };
 
 /*
  * A process's executable mappings, sorted by begin. Valid while start is
- * the incarnation's and gen equals the process's maps generation, which
- * the BPF side bumps on exec and when a mapping's VMA no longer maps its
- * file (munmap, or a MAP_FIXED mmap over it).
+ * the incarnation's, gen equals the process's maps generation (the BPF
+ * side bumps it on exec), and exec_vm equals the mm's exec_vm: the pages
+ * of its mappings that are executable and not writable, as the maps read
+ * counted them. Any munmap, MAP_FIXED mmap or mprotect of code changes it.
  */
 struct fr_uproc {
 	__u64 start;
+	__u64 exec_vm;		/* pages */
 	__u32 gen;
 	__u32 n;
 	struct fr_umap maps[FR_UMAPS_MAX];
@@ -213,8 +210,7 @@ enum fr_counter {
 	FR_CNT_IDLE,		/* samples of the idle task, not recorded */
 	FR_CNT_UNWIND_ROWS,	/* user frames found with unwind rows */
 	FR_CNT_UNWIND_FP,	/* user frames found by frame pointer in a process with rows */
-	FR_CNT_UNWIND_STALE,	/* walks that found their process's rows stale (munmap) */
-	FR_CNT_UNWIND_VMA_BUSY,	/* walks cut: the mmap lock was busy, a VMA could not be checked */
+	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
 	FR_CNT_NR,
 };
 
@@ -230,8 +226,8 @@ _Static_assert(sizeof(struct fr_rec_oom) == 96, "fr_rec_oom size");
 _Static_assert(sizeof(struct fr_rec_task) == 72, "fr_rec_task size");
 _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
-_Static_assert(sizeof(struct fr_umap) == 40, "fr_umap size");
-_Static_assert(sizeof(struct fr_uproc) == 16 + 40 * FR_UMAPS_MAX, "fr_uproc size");
+_Static_assert(sizeof(struct fr_umap) == 32, "fr_umap size");
+_Static_assert(sizeof(struct fr_uproc) == 24 + 32 * FR_UMAPS_MAX, "fr_uproc size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
 

@@ -136,7 +136,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	un = 0;
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD) {
 		flags |= FR_SAMPLE_KTHREAD;
-	} else if ((p = unwind_on ? uproc_get(t->tgid, leader_start(t)) : NULL)) {
+	} else if ((p = unwind_on ? uproc_get(t, leader_start(t)) : NULL)) {
 		un = unwind_user(ctx, t, p, s, kn, &uend);
 		if (uend == FR_UEND_DEPTH)
 			flags |= FR_SAMPLE_UTRUNC;

@@ -9,14 +9,16 @@
  *   ufiles  file slot -> its run in the pool (struct fr_ufile)
  *   uprocs  tgid -> the process's executable mappings (struct fr_uproc)
  * and one the BPF side owns:
- *   ugen    tgid -> maps generation, bumped on exec, and when the walk
- *           finds that a mapping's VMA no longer maps its file (munmap or
- *           a MAP_FIXED mmap over it: bpf_find_vma(), once per mapping per
- *           sample). A process's entry is used only while its gen is
- *           current, so a stack is never walked with the rows of a file
- *           the process no longer maps. (No munmap hook works here:
- *           syscall tracepoints need FTRACE_SYSCALLS, there are no
- *           kprobes, and fentry on remove_vma() is refused with EPERM.)
+ *   ugen    tgid -> maps generation, bumped on exec, and when a sample
+ *           finds that the mm's exec_vm (pages of code mapped) is no
+ *           longer the table's: a munmap, MAP_FIXED mmap or mprotect of
+ *           code. A process's entry is used only while both match, so a
+ *           stack is never walked with the rows of a file the process no
+ *           longer maps. Rejected ways to see an unmap, from this kernel:
+ *           syscall tracepoints need FTRACE_SYSCALLS, there are no kprobes,
+ *           fentry on remove_vma() is refused with EPERM, and
+ *           bpf_find_vma() returns -EBUSY for its second call within one
+ *           interrupt (its deferred mmap unlock is still pending).
  *
  * Per frame: a binary search of the process's mappings (at most
  * FR_UMAPS_STEPS steps), then of the file's rows (FR_UROWS_STEPS). A pc
@@ -79,7 +81,6 @@ struct uwalk {
 	__u32 end;			/* enum fr_uend; 0 while walking */
 	__u32 exact;			/* pc is not a return address */
 	__u32 by_rows, by_fp;
-	__u64 checked[2];		/* mappings whose VMA was checked this sample */
 };
 
 static __always_inline __u32 ugen_of(__u32 tgid)
@@ -100,15 +101,21 @@ static __always_inline void ugen_bump(__u32 tgid)
 		bpf_map_delete_elem(&uprocs, &tgid);	/* ugen full: drop the table */
 }
 
-/* The process's table, if it is current for incarnation @start. */
-static __always_inline struct fr_uproc *uproc_get(__u32 tgid, __u64 start)
+/* @t's table, if it is current for its incarnation and its code. */
+static __always_inline struct fr_uproc *uproc_get(struct task_struct *t, __u64 start)
 {
+	__u32 tgid = t->tgid;
 	struct fr_uproc *p = bpf_map_lookup_elem(&uprocs, &tgid);
 
 	if (!p || p->start != start)
 		return NULL;
 	if (p->gen != ugen_of(tgid))
 		return NULL;
+	if (p->exec_vm != BPF_CORE_READ(t, mm, exec_vm)) {
+		ugen_bump(tgid);	/* code mapped or unmapped since the read */
+		count(FR_CNT_UNWIND_STALE);
+		return NULL;
+	}
 	return p;
 }
 
@@ -174,48 +181,6 @@ __noinline int fr_urow_find(const struct fr_ufile *f, __u32 v)
 static __always_inline int read_u64(__u64 addr, __u64 *out)
 {
 	return bpf_probe_read_user(out, sizeof(*out), (const void *)addr);
-}
-
-struct vma_check {
-	__u64 begin, ino;
-	int ok;
-};
-
-/* bpf_find_vma() callback: is @vma the mapping the table says it is? */
-static long vma_check_cb(struct task_struct *t, struct vm_area_struct *vma, void *arg)
-{
-	struct vma_check *c = arg;
-	struct file *f = vma->vm_file;
-
-	c->ok = vma->vm_start == c->begin && f && BPF_CORE_READ(f, f_inode, i_ino) == c->ino;
-	return 0;
-}
-
-/*
- * Does mapping @mi of the walked process still map its file? Checked once
- * per sample and mapping. A mapping that moved makes the whole table stale.
- * Returns 0, or an end code.
- */
-static __always_inline __u32 uwalk_check(struct uwalk *w, const struct fr_umap *um, __u32 mi)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct vma_check c = { .begin = um->begin, .ino = um->ino };
-	__u64 bit = 1ULL << (mi & 63);
-	__u32 word = mi >> 6 & 1;
-
-	if (w->checked[word] & bit)
-		return 0;
-	if (bpf_find_vma(t, um->begin, vma_check_cb, &c, 0)) {
-		count(FR_CNT_UNWIND_VMA_BUSY);
-		return FR_UEND_NO_TABLE;	/* mmap lock busy: cannot tell */
-	}
-	if (!c.ok) {
-		ugen_bump(t->tgid);
-		count(FR_CNT_UNWIND_STALE);
-		return FR_UEND_NO_TABLE;
-	}
-	w->checked[word] |= bit;
-	return 0;
 }
 
 /* One frame-pointer step: the caller's frame is at rbp. */
@@ -353,9 +318,6 @@ static long uwalk_step(__u32 i, void *arg)
 		uwalk_fp(w);
 		return w->end ? 1 : 0;
 	}
-	w->end = uwalk_check(w, um, mi);
-	if (w->end)
-		return 1;
 	v = w->pc - um->bias - (w->exact ? 0 : 1);
 	ri = v >> 32 ? -1 : fr_urow_find(f, (__u32)v);
 	at = (__u32)ri;

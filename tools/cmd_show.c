@@ -15,6 +15,8 @@
 #define FR_TOP_DEFAULT	10
 #define FR_STACK_SHOWN	6	/* frames shown per top stack in text */
 
+#define FR_STOP_SHOWN	5	/* files listed where walks stopped short */
+
 static void usage(FILE *f)
 {
 	fprintf(f,
@@ -86,6 +88,37 @@ static void text_losses(const struct fr_dump *d)
 	printf("%s\n", any ? "" : "none");
 }
 
+/* How complete the user stacks are, and where walks stopped short. */
+static void text_completeness(const struct fr_dump *d, const struct view *v)
+{
+	uint64_t n = view_user_stacks(v);
+	uint32_t top[FR_STOP_SHOWN], nt;
+	char name[512];
+
+	if (!n) {
+		printf("stacks:    no user stack ends recorded%s\n",
+		       d->minor < 3 ? " (a dump before format 1.3)" : "");
+		return;
+	}
+	printf("stacks:    %.1f%% of %" PRIu64 " user stacks reached the outermost frame",
+	       100.0 * v->uend[FR_DUEND_OUTERMOST] / n, n);
+	for (unsigned k = FR_DUEND_NO_INFO; k < FR_DUEND_NR; k++)
+		if (v->uend[k])
+			printf(", %s %" PRIu64, dump__uend_name(k), v->uend[k]);
+	printf("\n");
+	nt = view_stop_top(v, top, FR_STOP_SHOWN);
+	if (!nt)
+		return;
+	printf("           stopped short in:");
+	for (uint32_t i = 0; i < nt; i++) {
+		const char *path = top[i] ? dump__str(d, d->bin[top[i] - 1].path) : "[no file]";
+
+		printf("%s %s (%" PRIu64 ")", i ? "," : "", view_text(path, name, sizeof(name)),
+		       v->stop_bin[top[i]]);
+	}
+	printf("\n");
+}
+
 static void text_stack(const struct fr_dump *d, uint32_t s)
 {
 	const struct fr_dump_stack *st = &d->stack[s];
@@ -144,6 +177,7 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	printf("processes: %u incarnations: %u live at the snapshot, %u exited in the window\n",
 	       d->nproc, live, exited);
 	text_losses(d);
+	text_completeness(d, v);
 	view_sparklines(d, stdout);
 
 	ntop = ntop > 256 ? 256 : ntop;
@@ -194,6 +228,25 @@ static void json_kvlist(struct json *j, const char *key, const struct fr_kvlist 
 			break;
 		}
 	}
+	json__end_obj(j);
+}
+
+static void json_completeness(struct json *j, const struct fr_dump *d, const struct view *v)
+{
+	uint32_t top[FR_STOP_SHOWN], nt = view_stop_top(v, top, FR_STOP_SHOWN);
+
+	json__obj(j, "user_stacks");
+	json__u64(j, "samples", view_user_stacks(v));
+	for (unsigned k = FR_DUEND_OUTERMOST; k < FR_DUEND_NR; k++)
+		json__u64(j, dump__uend_name(k), v->uend[k]);
+	json__arr(j, "stopped_in");
+	for (uint32_t i = 0; i < nt; i++) {
+		json__obj(j, NULL);
+		json__str(j, "file", top[i] ? dump__str(d, d->bin[top[i] - 1].path) : "");
+		json__u64(j, "samples", v->stop_bin[top[i]]);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
 	json__end_obj(j);
 }
 
@@ -258,6 +311,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 		if (view_is_loss(d->loss.kv[i].key))
 			losses += loss_total(&d->loss.kv[i]);
 	json__u64(&j, "losses_total", losses);
+	json_completeness(&j, d, v);
 
 	ntop = ntop > 256 ? 256 : ntop;
 	np = top(v->proc_samples, d->nproc, tp, ntop);

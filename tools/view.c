@@ -16,13 +16,65 @@
 #include "view.h"
 
 /* view__init() - count samples per process and per stack. 0 or -ENOMEM. */
+bool view_uend_stopped(unsigned uend)
+{
+	return uend == FR_DUEND_NO_INFO || uend == FR_DUEND_READ || uend == FR_DUEND_BAD_PC ||
+	       uend == FR_DUEND_INVALID || uend == FR_DUEND_DEPTH;
+}
+
+/* The binary (index + 1, 0: none) of sample @e's outermost user frame. */
+static uint32_t stop_bin_of(const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	const struct fr_dump_stack *st;
+	uint32_t f;
+
+	if (!e->stack || e->stack > d->nstack)
+		return 0;
+	st = &d->stack[e->stack - 1];
+	if (!st->un)
+		return 0;
+	f = st->frames[st->kn + st->un - 1];
+	return f < d->nframe && d->frame[f].bin <= d->nbin ? d->frame[f].bin : 0;
+}
+
+uint64_t view_user_stacks(const struct view *v)
+{
+	uint64_t n = 0;
+
+	for (unsigned k = FR_DUEND_OUTERMOST; k < FR_DUEND_NR; k++)
+		n += v->uend[k];
+	return n;
+}
+
+uint32_t view_stop_top(const struct view *v, uint32_t *out, uint32_t n)
+{
+	uint32_t got = 0;
+
+	for (uint32_t b = 0; b <= v->d->nbin; b++) {
+		uint32_t at;
+
+		if (!v->stop_bin[b])
+			continue;
+		/* Insertion into the top @n, most first. */
+		for (at = got; at > 0 && v->stop_bin[out[at - 1]] < v->stop_bin[b]; at--)
+			if (at < n)
+				out[at] = out[at - 1];
+		if (at < n) {
+			out[at] = b;
+			got += got < n;
+		}
+	}
+	return got;
+}
+
 int view__init(struct view *v, const struct fr_dump *d)
 {
 	memset(v, 0, sizeof(*v));
 	v->d = d;
 	v->proc_samples = calloc(d->nproc + 1, sizeof(uint64_t));
 	v->stack_samples = calloc(d->nstack + 1, sizeof(uint64_t));
-	if (!v->proc_samples || !v->stack_samples) {
+	v->stop_bin = calloc(d->nbin + 1, sizeof(uint64_t));
+	if (!v->proc_samples || !v->stack_samples || !v->stop_bin) {
 		view__fini(v);
 		return -ENOMEM;
 	}
@@ -37,6 +89,9 @@ int view__init(struct view *v, const struct fr_dump *d)
 		v->proc_samples[e->proc]++;
 		if (e->stack)
 			v->stack_samples[e->stack - 1]++;
+		v->uend[dump__uend(e)]++;
+		if (view_uend_stopped(dump__uend(e)))
+			v->stop_bin[stop_bin_of(d, e)]++;
 	}
 	return 0;
 }
@@ -45,7 +100,8 @@ void view__fini(struct view *v)
 {
 	free(v->proc_samples);
 	free(v->stack_samples);
-	v->proc_samples = v->stack_samples = NULL;
+	free(v->stop_bin);
+	v->proc_samples = v->stack_samples = v->stop_bin = NULL;
 }
 
 /* view_text() - fr_text_escape(): @s as text safe for a terminal. */
@@ -60,15 +116,26 @@ const char *view_str(const struct fr_dump *d, uint32_t idx, char *buf, size_t le
 	return view_text(dump__str(d, idx), buf, len);
 }
 
-/* view_frame() - "symbol" when resolved, else the address in hex. */
+/*
+ * view_frame() - "symbol" when resolved; else, for a user frame in a known
+ * file, "libname.so.5+0x1bc9" (file name, offset in the file); else the
+ * address in hex.
+ */
 const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
 {
 	const struct fr_dump_frame *f = &d->frame[frame];
 
-	if (f->sym)
+	if (f->sym) {
 		snprintf(buf, len, "%s", dump__str(d, f->sym));
-	else
+	} else if (f->kind == FR_FRAME_USER && f->bin && f->bin <= d->nbin) {
+		/* The file and the offset in it: what a debug file resolves later. */
+		const char *path = dump__str(d, d->bin[f->bin - 1].path);
+		const char *base = strrchr(path, '/');
+
+		snprintf(buf, len, "%s+0x%" PRIx64, base ? base + 1 : path, f->file_off);
+	} else {
 		snprintf(buf, len, "0x%" PRIx64, f->addr);
+	}
 	return buf;
 }
 
@@ -144,8 +211,10 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
  */
 bool view_is_loss(const char *key)
 {
+	/* How stacks ended, and bogus frames dropped: `show` reports them as completeness. */
 	return strcmp(key, "window_evicted_time") && strcmp(key, "drain_busy_passes") &&
-	       strcmp(key, "dump_user_frames_unresolved");
+	       strcmp(key, "dump_user_frames_unresolved") && strcmp(key, "dump_user_frames_bogus") &&
+	       strncmp(key, "user_stack_end_", 15) && strncmp(key, "unwind_", 7);
 }
 
 /* view_realtime() - a trace-clock time as CLOCK_REALTIME, from META's pair. */

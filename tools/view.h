@@ -19,7 +19,22 @@ struct view {
 	uint64_t *stack_samples;	/* per stack index */
 	uint64_t by_type[FR_DEV_NTYPES];
 	uint64_t samples;
+	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
+	uint64_t *stop_bin;		/* per binary index + 1 (0: no file): walks that stopped short there */
 };
+
+/* view_user_stacks() - samples with a user stack (an end code), of format 1.3+. */
+uint64_t view_user_stacks(const struct view *v);
+
+/* view_uend_stopped() - is @uend a walk that stopped short (not outermost, not rows missing)? */
+bool view_uend_stopped(unsigned uend);
+
+/*
+ * view_stop_top() - the binaries where most walks stopped short: up to @n
+ * binary indexes + 1 (0: code in no file) into @out, most first. Returns
+ * how many.
+ */
+uint32_t view_stop_top(const struct view *v, uint32_t *out, uint32_t n);
 
 int view__init(struct view *v, const struct fr_dump *d);
 void view__fini(struct view *v);

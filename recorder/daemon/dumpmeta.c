@@ -12,7 +12,26 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "tables.h"
 #include "util.h"
+
+/* The unwind tables as they stand: how many files, and their memory. */
+static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
+{
+	struct unwinder_stats us = { 0 };
+	int err = 0;
+
+	if (dm->unwinder)
+		unwinder__stats(dm->unwinder, &us);
+	err |= kvlist__add_u64(m, "unwind_bytes", us.bytes);
+	err |= kvlist__add_u64(m, "unwind_rows_cap", us.rows_cap);
+	err |= kvlist__add_u64(m, "unwind_rows_used", us.rows_used);
+	err |= kvlist__add_u64(m, "unwind_files", us.files);
+	err |= kvlist__add_u64(m, "unwind_procs", us.procs);
+	err |= kvlist__add_u64(m, "unwind_files_built", us.built);
+	err |= kvlist__add_u64(m, "unwind_build_ns", us.build_ns);
+	return err;
+}
 
 /* The process table and its /proc reader, as bookkeeping. */
 static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
@@ -31,6 +50,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
 	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
 	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
+	err |= add_unwind_meta(dm, m);
 	return err;
 }
 
@@ -76,6 +96,22 @@ static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *k
 	return kvlist__add_array(l, key, vals, n);
 }
 
+/* What the unwind tables could not cover (LOSS). */
+static int add_unwind_losses(struct daemon *dm, struct fr_kvlist *l)
+{
+	struct unwinder_stats us = { 0 };
+	int err = 0;
+
+	if (dm->unwinder)
+		unwinder__stats(dm->unwinder, &us);
+	err |= add_cpu_counter(dm, l, "unwind_stale_samples", FR_CNT_UNWIND_STALE);
+	err |= kvlist__add_u64(l, "unwind_files_full", us.full);
+	err |= kvlist__add_u64(l, "unwind_files_failed", us.failed);
+	err |= kvlist__add_u64(l, "unwind_files_no_cfi", us.no_cfi);
+	err |= kvlist__add_u64(l, "unwind_maps_over", us.maps_over);
+	return err;
+}
+
 static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 {
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
@@ -100,6 +136,7 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
 	err |= kvlist__add_u64(l, "procinfo_deadline", is.deadline);
 	err |= kvlist__add_u64(l, "procinfo_deadline_maps", is.deadline_maps);
+	err |= add_unwind_losses(dm, l);
 	return err ? -ENOMEM : 0;
 }
 

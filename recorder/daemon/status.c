@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "tables.h"
 #include "json.h"
 #include "text.h"
 #include "util.h"
@@ -88,6 +89,47 @@ static size_t triggers(struct daemon *dm, const struct trigger **out, size_t max
 	return n;
 }
 
+
+/* The unwind tables: files covered, memory, and what they left out. */
+static void text_unwind(struct daemon *dm, FILE *f)
+{
+	struct unwinder_stats us;
+
+	if (!dm->unwinder) {
+		fprintf(f, "unwind: off (unwind_memory = 0): user stacks by frame pointer only\n");
+		return;
+	}
+	unwinder__stats(dm->unwinder, &us);
+	fprintf(f, "unwind: %" PRIu64 " files, %" PRIu64 "/%" PRIu64 " rows, %.1f MiB, %" PRIu64
+		" processes; built %" PRIu64 " in %.0f ms; full %" PRIu64 ", failed %" PRIu64
+		", stale %" PRIu64 "\n", us.files, us.rows_used, us.rows_cap, us.bytes / 1048576.0,
+		us.procs, us.built, us.build_ns / 1e6, us.full, us.failed,
+		cpu_sum(dm, FR_CNT_UNWIND_STALE));
+}
+
+static void json_unwind(struct daemon *dm, struct json *j)
+{
+	struct unwinder_stats us = { 0 };
+
+	if (dm->unwinder)
+		unwinder__stats(dm->unwinder, &us);
+	json__obj(j, "unwind");
+	json__bool(j, "enabled", dm->unwinder != NULL);
+	json__u64(j, "files", us.files);
+	json__u64(j, "rows_used", us.rows_used);
+	json__u64(j, "rows_cap", us.rows_cap);
+	json__u64(j, "bytes", us.bytes);
+	json__u64(j, "processes", us.procs);
+	json__u64(j, "files_built", us.built);
+	json__u64(j, "build_ns", us.build_ns);
+	json__u64(j, "files_full", us.full);
+	json__u64(j, "files_failed", us.failed);
+	json__u64(j, "files_no_cfi", us.no_cfi);
+	json__u64(j, "maps_over", us.maps_over);
+	json__u64(j, "stale_samples", cpu_sum(dm, FR_CNT_UNWIND_STALE));
+	json__end_obj(j);
+}
+
 static void text(struct daemon *dm, FILE *f)
 {
 	const struct trigger *tr[64];
@@ -116,6 +158,7 @@ static void text(struct daemon *dm, FILE *f)
 	fprintf(f, "losses: bpf reserve failed %" PRIu64 ", window evicted for space %" PRIu64
 		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
 		ws->evicted_space, ds->dropped, ds->late);
+	text_unwind(dm, f);
 	fprintf(f, "triggers:\n");
 	for (size_t i = 0; i < nt; i++) {
 		fprintf(f, "  %-20s %-8s %-40s %-28s fired %" PRIu64 ", suppressed %" PRIu64,
@@ -182,6 +225,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "execs", ds->by_type[FR_EV_EXEC]);
 	json__u64(&j, "ooms", ds->by_type[FR_EV_OOM]);
 	json__end_obj(&j);
+	json_unwind(dm, &j);
 	json__obj(&j, "losses");
 	json__u64(&j, "bpf_reserve_failed", cpu_sum(dm, FR_CNT_RESERVE));
 	json__u64(&j, "window_evicted_space", ws->evicted_space);

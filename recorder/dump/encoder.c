@@ -503,6 +503,7 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 		return err;
 	switch (ev->type) {
 	case FR_EV_SAMPLE:
+		e->st.uend[(ev->flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT]++;
 		return ev->ref ? stack_of(e, ev->ref, ev->ts, &tmp) : 0;
 	case FR_EV_FORK:
 		return proc_of(e, ev->ref, &tmp);
@@ -546,6 +547,9 @@ static int collect(struct encoder *e)
 }
 
 /* ------------------------------------------------------------ symbolize */
+
+/* A user frame dropped: in no mapping (frame index never written). */
+#define FR_FRAME_BOGUS	UINT32_MAX
 
 /*
  * The address space of process @slot at @ts: the facts of the image it ran
@@ -770,6 +774,12 @@ static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t
 	return frame_of(e, &f, idx);
 }
 
+/* Does @sp know its mappings (so that an address outside them is no code)? */
+static bool space_has_maps(const struct space *sp)
+{
+	return (sp->meta && sp->meta->img) || (sp->fresh && sp->fresh->img);
+}
+
 static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 		      uint32_t pos, uint32_t *idx)
 {
@@ -783,6 +793,11 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	e->st.user_frames++;
 	if (sp)
 		m = mapping_of(e, sp, a, &es);
+	if (pos && !m && (!addr || (sp && space_has_maps(sp) && !perfmap_of(e, sp)))) {
+		e->st.user_bogus++;
+		*idx = FR_FRAME_BOGUS;	/* a return address where no code is */
+		return 0;
+	}
 	if (m && m->path && m->path[0] == '/') {
 		uint32_t b;
 
@@ -856,16 +871,21 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 
 		if (!user)
 			key.leaf |= 2;	/* a kernel address is not a user one */
-		if (cached_frame(e, &key, &s->frames[i]))
-			continue;
-		if (!user)
-			err = kernel_frame(e, ips[i], pos, &s->frames[i]);
-		else
-			err = user_frame(e, sp, ips[i], pos, &s->frames[i]);
-		if (!err)
-			err = cache_frame(e, &key, s->frames[i]);
-		if (err)
-			return err;
+		if (!cached_frame(e, &key, &s->frames[i])) {
+			if (!user)
+				err = kernel_frame(e, ips[i], pos, &s->frames[i]);
+			else
+				err = user_frame(e, sp, ips[i], pos, &s->frames[i]);
+			if (!err)
+				err = cache_frame(e, &key, s->frames[i]);
+			if (err)
+				return err;
+		}
+		if (s->frames[i] == FR_FRAME_BOGUS) {
+			/* What a broken chain gives past a bogus frame is noise too. */
+			s->un = pos;
+			break;
+		}
 		/* user_frame() may have grown spaces[]: find sp again. */
 		if (sp && key.space != FR_NO_SPACE)
 			sp = &e->spaces[key.space];
@@ -1091,6 +1111,11 @@ static int add_losses(struct encoder *e)
 	err |= kvlist__add_u64(l, "dump_perfmaps_refused", st->perfmaps_refused);
 	err |= kvlist__add_u64(l, "dump_user_frames_unresolved", st->user_frames - st->user_resolved);
 	err |= kvlist__add_u64(l, "dump_user_frames_no_symbols", st->user_no_symbols);
+	err |= kvlist__add_u64(l, "dump_user_frames_bogus", st->user_bogus);
+	for (int k = FR_DUEND_OUTERMOST; k < FR_DUEND_NR; k++) {
+		snprintf(key, sizeof(key), "user_stack_end_%s", dump__uend_name(k));
+		err |= kvlist__add_u64(l, key, st->uend[k]);
+	}
 	untrusted__stats(&us);
 	for (int r = 0; r < FR_REFUSED_NR; r++) {
 		snprintf(key, sizeof(key), "untrusted_refused_%s", untrusted__refusal_name(r));

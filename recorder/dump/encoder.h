@@ -51,6 +51,8 @@ struct encoder_stats {
 	uint64_t resolve_skipped;	/* per-process reads skipped: past the deadline */
 	uint64_t perfmaps_refused;	/* perf maps refused by the untrusted-file rules */
 	uint64_t user_no_symbols;	/* user addresses in a file whose symbols are unknown */
+	uint64_t user_bogus;		/* return addresses in no mapping (0x0 among them): dropped */
+	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
 };
 
 struct encoder;

@@ -439,6 +439,12 @@ static void fill_table(struct unwinder *u, const char *procdir, const struct pro
 
 		if (!(m->prot & PROT_EXEC))
 			continue;
+		/* What the kernel counts in mm->exec_vm: code that is not writable;
+		 * [vsyscall] is the gate area, not a VMA of the mm. */
+		if (m->path && !strcmp(m->path, "[vsyscall]"))
+			continue;
+		if (!(m->prot & PROT_WRITE))
+			v->exec_vm += (m->end - m->start) / (uint64_t)sysconf(_SC_PAGESIZE);
 		if (v->n == FR_UMAPS_MAX) {
 			u->st.maps_over++;
 			continue;
@@ -446,7 +452,6 @@ static void fill_table(struct unwinder *u, const char *procdir, const struct pro
 		um = &v->maps[v->n++];
 		um->begin = m->start;
 		um->end = m->end;
-		um->ino = m->inode;
 		um->file = FR_UFILE_NONE;
 		f = file_get(u, procdir, m);
 		if (!f)
