@@ -219,6 +219,26 @@ static void report__fini(struct report *r)
 	free(r->pmap);
 }
 
+/* "user_stacks": how complete the user stacks are, and where walks stopped. */
+static void json_user_stacks(struct json *j, const struct fr_dump *d)
+{
+	uint32_t top = 0;
+	struct view v;
+
+	if (view__init(&v, d))
+		return;
+	json__obj(j, "user_stacks");
+	json__u64(j, "samples", view_user_stacks(&v));
+	json__u64(j, "outermost", v.uend[FR_DUEND_OUTERMOST]);
+	json__u64(j, "no_table", v.uend[FR_DUEND_NO_TABLE]);
+	if (view_stop_top(&v, &top, 1)) {
+		json__str(j, "stopped_most_in", top ? dump__str(d, d->bin[top - 1].path) : "[no file]");
+		json__u64(j, "stopped_most_samples", v.stop_bin[top]);
+	}
+	json__end_obj(j);
+	view__fini(&v);
+}
+
 static void json_header(struct json *j, const struct report *r, const char *path)
 {
 	const struct fr_dump *d = r->d;
@@ -237,6 +257,7 @@ static void json_header(struct json *j, const struct report *r, const char *path
 	json__str(j, "origin_time", view_time(d, r->origin, buf, sizeof(buf)));
 	json__u64(j, "origin_boot_us", r->origin / 1000);
 	json__u64(j, "origin_wall_ms", view_realtime(d, r->origin) / 1000000);
+	json_user_stacks(j, d);
 	json__obj(j, "window");
 	json__i64(j, "start", rel_us(r, d->win.start));
 	json__i64(j, "end", rel_us(r, d->win.end));

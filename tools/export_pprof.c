@@ -157,6 +157,7 @@ struct pprof {
 	struct fr_hashmap loc_ids;		/* (mapping, address, function) -> location id */
 	struct fr_hashmap sample_ids;	/* (stack, proc, thread name id) -> sample index + 1 */
 	int64_t *func_name;		/* [function id - 1]: string id */
+	int64_t *func_sys;		/* [function id - 1]: string id of the mangled name */
 	uint32_t nfunc;
 	struct pp_location *loc;	/* [location id - 1] */
 	uint32_t nloc;
@@ -214,21 +215,26 @@ static int64_t frame_mapping(struct pprof *p, const struct fr_dump_frame *fr)
 	return p->bin_map[fr->bin - 1];
 }
 
-/* The function id named @name; -ENOMEM. */
-static int64_t function_id(struct pprof *p, const char *name)
+/*
+ * The function id named @name, whose name in the binary is @system (the
+ * mangled one; NULL: @name itself); -ENOMEM.
+ */
+static int64_t function_id(struct pprof *p, const char *name, const char *system)
 {
-	int64_t s = strtab__id(&p->st, name);
-	uint64_t k[3] = { (uint64_t)s, 0, 0 };
+	int64_t s = strtab__id(&p->st, name), sys = system ? strtab__id(&p->st, system) : s;
+	uint64_t k[3] = { (uint64_t)s, (uint64_t)sys, 0 };
 	uint32_t v;
 	int r;
 
-	if (s < 0)
-		return s;
+	if (s < 0 || sys < 0)
+		return s < 0 ? s : sys;
 	r = keymap__get(&p->func_ids, k, p->nfunc + 1, &v);
 	if (r < 0)
 		return r;
-	if (r == 1)
+	if (r == 1) {
+		p->func_sys[p->nfunc] = sys;
 		p->func_name[p->nfunc++] = s;
+	}
 	return v;
 }
 
@@ -267,7 +273,8 @@ static int64_t frame_location(struct pprof *p, uint32_t frame)
 	if (map < 0)
 		return map;
 	if (fr->sym) {
-		fn = function_id(p, view_frame(p->d, frame, name, sizeof(name)));
+		fn = function_id(p, view_frame(p->d, frame, name, sizeof(name)),
+				 fr->system_name ? dump__str(p->d, fr->system_name) : NULL);
 		if (fn < 0)
 			return fn;
 	}
@@ -293,7 +300,7 @@ static int stack_locations(struct pprof *p, uint32_t stack)
 	p->stack_locs[stack] = ids;
 	if (!n) {
 		/* As "flightrec folded" shows it: one frame named [no_stack]. */
-		id = function_id(p, "[no_stack]");
+		id = function_id(p, "[no_stack]", NULL);
 		id = id < 0 ? id : location_id(p, 0, 0, id);
 		if (id < 0)
 			return id;
@@ -349,13 +356,14 @@ static int pprof__init(struct pprof *p, const struct fr_dump *d, const struct fi
 	p->d = d;
 	p->flt = flt;
 	p->func_name = calloc(d->nframe + 2, sizeof(*p->func_name));
+	p->func_sys = calloc(d->nframe + 2, sizeof(*p->func_sys));
 	p->loc = calloc(d->nframe + 2, sizeof(*p->loc));
 	p->map = calloc(d->nbin + 2, sizeof(*p->map));
 	p->bin_map = calloc(d->nbin + 1, sizeof(*p->bin_map));
 	p->frame_loc = calloc(d->nframe + 1, sizeof(*p->frame_loc));
 	p->stack_locs = calloc(d->nstack + 1, sizeof(*p->stack_locs));
 	p->stack_nlocs = calloc(d->nstack + 1, sizeof(*p->stack_nlocs));
-	if (!p->func_name || !p->loc || !p->map || !p->bin_map || !p->frame_loc ||
+	if (!p->func_name || !p->func_sys || !p->loc || !p->map || !p->bin_map || !p->frame_loc ||
 	    !p->stack_locs || !p->stack_nlocs || strtab__id(&p->st, "") != 0)
 		return -ENOMEM;
 	return 0;
@@ -372,6 +380,7 @@ static void pprof__fini(struct pprof *p)
 	free(p->map);
 	free(p->loc);
 	free(p->func_name);
+	free(p->func_sys);
 	free(p->smp);
 	fr_hashmap__fini(&p->sample_ids);
 	fr_hashmap__fini(&p->loc_ids);
@@ -594,7 +603,8 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 
 		perftools__profiles__function__init(m);
 		m->id = i + 1;
-		m->name = m->system_name = p->func_name[i];
+		m->name = p->func_name[i];
+		m->system_name = p->func_sys[i];
 		t->fnp[i] = m;
 	}
 

@@ -786,7 +786,7 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
 	const struct fr_mapping *m = NULL;
 	const struct elfsyms *es = NULL;
-	const char *name = NULL;
+	const char *name = NULL, *mangled = NULL;
 	uint64_t a = lookup_addr(addr, pos), off = 0;
 	int err;
 
@@ -807,7 +807,7 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 			return err;
 		f.bin = b + 1;
 		if (es)
-			name = elfsyms__lookup(es, a - m->start + m->pgoff, &off);
+			name = elfsyms__lookup_full(es, a - m->start + m->pgoff, &off, &mangled);
 		else
 			e->st.user_no_symbols++;
 	} else if (sp && perfmap_of(e, sp)) {
@@ -816,6 +816,8 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	if (name) {
 		e->st.user_resolved++;
 		err = add_cstr(e, name, &f.sym);
+		if (!err && mangled)
+			err = add_cstr(e, mangled, &f.system_name);
 		if (err)
 			return err;
 		f.sym_off = off + (a != addr);

@@ -503,6 +503,20 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 	}
 	end(w);
 
+	/* Mangled names apart, so that a 1.2 reader skips them (unknown tag). */
+	begin(w, FR_SEC_FSYS);
+	for (uint32_t i = 0; i < d->nframe; i++) {
+		struct buf *b;
+
+		if (!d->frame[i].system_name)
+			continue;
+		b = item_begin(w);
+		put_varint(w, b, i);
+		put_varint(w, b, d->frame[i].system_name);
+		item_end(w);
+	}
+	end(w);
+
 	begin(w, FR_SEC_STAK);
 	for (uint32_t i = 0; i < d->nstack; i++) {
 		const struct fr_dump_stack *s = &d->stack[i];
@@ -955,7 +969,16 @@ static int parse_item(struct parse *ps, struct rd *r)
 		f->sym_off = get_varint(r);
 		f->bin = get_u32v(r);
 		f->file_off = get_varint(r);
+		f->system_name = 0;	/* FSYS, later, may name one */
 		return r->bad ? -EBADMSG : 0;
+	}
+	case FR_SEC_FSYS: {
+		uint32_t f = get_u32v(r), name = get_u32v(r);
+
+		if (r->bad || f >= d->nframe)
+			return -EBADMSG;	/* FSYS follows FRAM */
+		d->frame[f].system_name = name;
+		return 0;
 	}
 	case FR_SEC_STAK: {
 		struct fr_dump_stack *s = &d->stack[d->nstack++];
@@ -1165,6 +1188,7 @@ static bool known_tag(uint32_t tag)
 	case FR_SEC_META: case FR_SEC_TRIG: case FR_SEC_WIND: case FR_SEC_LOSS:
 	case FR_SEC_STRS: case FR_SEC_PROC: case FR_SEC_BINS: case FR_SEC_FRAM:
 	case FR_SEC_STAK: case FR_SEC_EVNT: case FR_SEC_END: case FR_SEC_THRD:
+	case FR_SEC_FSYS:
 		return true;
 	}
 	return false;
@@ -1196,7 +1220,7 @@ static int check_refs(struct parse *ps)
 			return fail(ps, off, "binary %u names string out of range", i);
 	for (uint32_t i = 0; i < d->nframe; i++)
 		if (d->frame[i].sym >= d->nstr || d->frame[i].bin > d->nbin ||
-		    d->frame[i].kind > FR_FRAME_USER)
+		    d->frame[i].kind > FR_FRAME_USER || d->frame[i].system_name >= d->nstr)
 			return fail(ps, off, "frame %u refers out of range", i);
 	for (uint32_t i = 0; i < d->nstack; i++)
 		for (uint32_t k = 0; k < d->stack[i].kn + d->stack[i].un; k++)

@@ -40,6 +40,7 @@ enum fr_section {
 	FR_SEC_PROC	= FR_TAG('P', 'R', 'O', 'C'),	/* process table (incarnations) */
 	FR_SEC_BINS	= FR_TAG('B', 'I', 'N', 'S'),	/* binaries: path, build-id */
 	FR_SEC_FRAM	= FR_TAG('F', 'R', 'A', 'M'),	/* symbolized frames */
+	FR_SEC_FSYS	= FR_TAG('F', 'S', 'Y', 'S'),	/* frames' mangled names (1.3) */
 	FR_SEC_STAK	= FR_TAG('S', 'T', 'A', 'K'),	/* stacks of frame indexes */
 	FR_SEC_THRD	= FR_TAG('T', 'H', 'R', 'D'),	/* threads: tid -> name (1.1) */
 	FR_SEC_EVNT	= FR_TAG('E', 'V', 'N', 'T'),	/* events, time ordered */
@@ -135,6 +136,7 @@ struct fr_dump_frame {
 	uint64_t sym_off;
 	uint32_t bin;		/* binary index + 1, 0: none (kernel: module name in sym) */
 	uint64_t file_off;	/* user: offset in the binary, for offline symbolization */
+	uint32_t system_name;	/* string index of the mangled name (FSYS, 1.3); 0: sym is it */
 };
 
 struct fr_dump_stack {

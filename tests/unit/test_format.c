@@ -154,7 +154,8 @@ static void build_model(struct fr_dump *d)
 	d->frame = calloc(3, sizeof(*d->frame));
 	d->frame[0] = (struct fr_dump_frame){ .addr = 0xffffffff81234567ULL, .kind = FR_FRAME_KERNEL, .sym = 6, .sym_off = 7 };
 	d->frame[1] = (struct fr_dump_frame){ .addr = 0x401234, .kind = FR_FRAME_USER, .sym = 5, .bin = 1, .file_off = 0x1234 };
-	d->frame[2] = (struct fr_dump_frame){ .addr = 0x401100, .kind = FR_FRAME_USER, .sym = 4, .bin = 1, .file_off = 0x1100 };
+	d->frame[2] = (struct fr_dump_frame){ .addr = 0x401100, .kind = FR_FRAME_USER, .sym = 4, .bin = 1, .file_off = 0x1100,
+					      .system_name = 3 };
 	d->nstack = 2;
 	d->stack = calloc(2, sizeof(*d->stack));
 	d->stack[0] = (struct fr_dump_stack){ .kn = 1, .un = 2, .frames = calloc(3, 4) };
@@ -221,8 +222,9 @@ static void test_round_trip(void)
 	for (uint32_t i = 0; i < 3; i++)
 		ok(out.frame[i].addr == in.frame[i].addr && out.frame[i].kind == in.frame[i].kind &&
 		   out.frame[i].sym == in.frame[i].sym && out.frame[i].sym_off == in.frame[i].sym_off &&
-		   out.frame[i].bin == in.frame[i].bin && out.frame[i].file_off == in.frame[i].file_off,
-		   "frame %u identical", i);
+		   out.frame[i].bin == in.frame[i].bin && out.frame[i].file_off == in.frame[i].file_off &&
+		   out.frame[i].system_name == in.frame[i].system_name,
+		   "frame %u identical (mangled name %u through FSYS)", i, in.frame[i].system_name);
 	ok(out.nstack == 2 && out.stack[0].kn == 1 && out.stack[0].un == 2 &&
 	   out.stack[0].frames[2] == 2, "stacks identical");
 	is_int(out.nev, NEV, "events read back");
