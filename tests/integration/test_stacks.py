@@ -105,9 +105,38 @@ class Frame(tuple):
         return self.sym if self.sym else f"[{self.dso or '?'}]"
 
 
+def strip_params(s):
+    """A demangled C++ name without its parameter list, cv-qualifiers and
+    return type: "void ns::f<int>(int) const" -> "ns::f<int>"."""
+    t = re.sub(r"(\s+(const|volatile|&&|&|noexcept))+$", "", s)
+    if t.endswith(")") and not t.endswith("(anonymous namespace)"):
+        depth = 0
+        for i in range(len(t) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(t[i], 0)
+            if depth == 0:
+                if i > 0 and not t[:i].endswith("operator"):
+                    t = t[:i]
+                break
+    # The return type of a template function: before the last space outside <> and ().
+    depth, cut = 0, -1
+    for i, ch in enumerate(t):
+        if ch in "<(":
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == " " and depth == 0 and not t[:i].endswith("operator"):
+            cut = i
+    return t[cut + 1:] if cut >= 0 else t
+
+
 def norm_sym(s):
-    """perf's versioned names (__libc_start_main@@GLIBC_2.34) as plain names."""
-    return re.sub(r"@@?[A-Za-z0-9_.]+$", "", s)
+    """One spelling of a name for both tools: perf drops C++ parameter lists,
+    return types and GCC clone suffixes ("[clone .isra.0]") and adds symbol
+    versions (__libc_start_main@@GLIBC_2.34); ours prints the full demangled
+    signature. Both become the qualified name alone."""
+    s = re.sub(r"@@?[A-Za-z0-9_.]+$", "", s)
+    s = re.sub(r"(\s*\[clone [^\]]*\])+$", "", s)
+    return strip_params(s) if ("::" in s or "(" in s or "<" in s) else s
 
 
 def reaches_entry(frames):
@@ -152,7 +181,7 @@ def our_frame(s, maps):
         return Frame(os.path.basename(m.group(1)), None)
     if re.fullmatch(r"0x[0-9a-f]+", s):
         return Frame(maps.find(int(s, 16)) or "?", None)
-    return Frame(None, s)
+    return Frame(None, norm_sym(s))
 
 
 class Sample:
@@ -301,7 +330,8 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
     w.wait()
     tap.ok(alive, f"{name}: the workload ran throughout the {RUN_S:.0f} s (pid {w.pid})",
            f"it exited early with status {w.returncode}")
-    tap.ok(perf.returncode == 0 and os.path.exists(pdata), f"{name}: perf record ran",
+    # perf record ends on SIGINT by raising it again once its data is written.
+    tap.ok(perf.returncode in (0, -signal.SIGINT) and os.path.exists(pdata), f"{name}: perf record ran",
            f"exit status {perf.returncode}: {perr}")
     tap.ok(dump is not None, f"{name}: flightrecd wrote a dump")
     if dump is None or not os.path.exists(pdata):
@@ -344,6 +374,8 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
     tap.diag(f"{name}: our end codes: " +
              ", ".join(f"{k} {v} ({pct(share(v, len(ours)))})" for k, v in ends.most_common()))
     tap.diag(f"{name}: leaf overlap {leaf_ov:.3f}, stack overlap {stack_ov:.3f}")
+    for line in worst(dist(leaf_key(s) for s in ours), dist(leaf_key(s) for s in theirs), 3):
+        tap.diag(f"{name}: leaf {line}")
 
     tap.ok(len(ours) >= MIN_SAMPLES and len(theirs) >= MIN_SAMPLES,
            f"{name}: >= {MIN_SAMPLES} samples each to compare (ours {len(ours)}, perf {len(theirs)})")
@@ -408,7 +440,8 @@ try:
             run_workload(d, "xz", ["/usr/bin/xz", "-6", "-T1", "-c", xzin])
             run_workload(d, "perl", ["/usr/bin/perl", "-e", PERL_SRC])
             run_workload(d, "cxx", [FRCXX],
-                         chain=[r"^work::level3\(", r"\bwork::level2<", r"^work::level1\(", r"^main$"],
+                         chain=[r"^work::level3$", r"^work::level2<unsigned int>$", r"^work::level1$",
+                                r"^main$"],
                          chain_what="work::level3 <- work::level2<> <- work::level1 <- main")
             r = run_workload(d, "mix", [FRMIX],
                              chain=[None, r"^mix_spin$", r"^mix_callback$", r"^mixlib_step$",
