@@ -272,7 +272,7 @@ def overlap(a, b):
 def worst(a, b, n=8):
     """The keys that differ most between distributions @a (ours) and @b (perf)."""
     ks = sorted(set(a) | set(b), key=lambda k: -abs(a.get(k, 0) - b.get(k, 0)))[:n]
-    return [f"ours {a.get(k, 0) * 100:5.1f}%  perf {b.get(k, 0) * 100:5.1f}%  {k}" for k in ks]
+    return "\n".join(f"ours {a.get(k, 0) * 100:5.1f}%  perf {b.get(k, 0) * 100:5.1f}%  {k}" for k in ks)
 
 
 def leaf_key(s):
@@ -374,7 +374,7 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
     tap.diag(f"{name}: our end codes: " +
              ", ".join(f"{k} {v} ({pct(share(v, len(ours)))})" for k, v in ends.most_common()))
     tap.diag(f"{name}: leaf overlap {leaf_ov:.3f}, stack overlap {stack_ov:.3f}")
-    for line in worst(dist(leaf_key(s) for s in ours), dist(leaf_key(s) for s in theirs), 3):
+    for line in worst(dist(leaf_key(s) for s in ours), dist(leaf_key(s) for s in theirs), 3).splitlines():
         tap.diag(f"{name}: leaf {line}")
 
     tap.ok(len(ours) >= MIN_SAMPLES and len(theirs) >= MIN_SAMPLES,
@@ -388,12 +388,12 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
             tap.ok(ours_end >= COMPLETE_OURS,
                    f"{name}: ours reach the outermost frame (end code) in >= {pct(COMPLETE_OURS)} "
                    f"({pct(ours_end)}; perf {pct(perf_done)})",
-                   [f"{s.end}: {stack_key(s)}" for s in not_out])
+                   "\n".join(f"{s.end}: {stack_key(s)}" for s in not_out))
         short = [s for s in ours if not reaches_entry(s.frames)][:5]
         tap.ok(ours_frames >= COMPLETE_OURS,
                f"{name}: ours end in an entry point (frames) in >= {pct(COMPLETE_OURS)} "
                f"({pct(ours_frames)}; perf {pct(perf_done)})",
-               [f"{s.end}: {stack_key(s)}" for s in short])
+               "\n".join(f"{s.end}: {stack_key(s)}" for s in short))
     else:
         tap.ok(True, f"{name}: outermost-frame bar # SKIP perf reaches the outermost frame in "
                      f"{pct(perf_done)} < {pct(COMPLETE_PERF)} of samples")
@@ -408,7 +408,7 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
         tap.ok(share(len(mine), len(ours)) >= CHAIN_MIN,
                f"{name}: {chain_what} in >= {pct(CHAIN_MIN)} of ours ({pct(share(len(mine), len(ours)))}; "
                f"perf {pct(perf_chain)})",
-               [f"{s.end}: {stack_key(s)}" for s in ours if not chain_at(s.frames, chain)][:6])
+               "\n".join(f"{s.end}: {stack_key(s)}" for s in ours if not chain_at(s.frames, chain)][:6]))
         return ours, mine
     return ours, None
 
