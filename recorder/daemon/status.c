@@ -100,11 +100,11 @@ static void text_unwind(struct daemon *dm, FILE *f)
 		return;
 	}
 	unwinder__stats(dm->unwinder, &us);
-	fprintf(f, "unwind: %" PRIu64 " files, %" PRIu64 "/%" PRIu64 " rows, %.1f MiB, %" PRIu64
-		" processes; built %" PRIu64 " in %.0f ms; full %" PRIu64 ", failed %" PRIu64
-		", stale %" PRIu64 "\n", us.files, us.rows_used, us.rows_cap, us.bytes / 1048576.0,
-		us.procs, us.built, us.build_ns / 1e6, us.full, us.failed,
-		cpu_sum(dm, FR_CNT_UNWIND_STALE));
+	fprintf(f, "unwind: %" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
+		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
+		", failed %" PRIu64 ", unopened %" PRIu64 ", stale %" PRIu64 "\n", us.files, us.idle,
+		us.rows_used, us.rows_cap, us.bytes / 1048576.0, us.procs, us.built,
+		us.build_ns / 1e6, us.full, us.failed, us.unopened, cpu_sum(dm, FR_CNT_UNWIND_STALE));
 }
 
 static void json_unwind(struct daemon *dm, struct json *j)
@@ -124,6 +124,8 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "build_ns", us.build_ns);
 	json__u64(j, "files_full", us.full);
 	json__u64(j, "files_failed", us.failed);
+	json__u64(j, "files_idle", us.idle);
+	json__u64(j, "mappings_unopened", us.unopened);
 	json__u64(j, "files_no_cfi", us.no_cfi);
 	json__u64(j, "maps_over", us.maps_over);
 	json__u64(j, "stale_samples", cpu_sum(dm, FR_CNT_UNWIND_STALE));

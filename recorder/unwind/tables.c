@@ -27,6 +27,8 @@
 #include "tables.h"
 #include "util.h"
 
+#define FR_UNWIND_IDLE_NS	(60 * 1000000000ULL)	/* rows kept after their last user */
+
 #define FR_UKEY_FILE	1
 #define FR_UKEY_BUILDID	2
 #define FR_UKEY_VDSO	3
@@ -39,6 +41,7 @@ struct ufile {
 	uint32_t slot, gen;		/* FR_UFILE_NONE: walked by frame pointer */
 	uint32_t row_start, nrows;
 	uint32_t refs;			/* mappings of process tables naming it */
+	uint64_t idle_since;		/* refs 0 since then (CLOCK_MONOTONIC ns); kept a while */
 	uint32_t nkeys;
 	struct ukey keys[2];
 	struct urows_load load[FR_UROWS_LOADS];
@@ -68,6 +71,7 @@ struct unwinder {
 	uint32_t nslot_free;
 	uint32_t *slot_gen;
 	struct fr_hashmap files;	/* struct ukey -> struct ufile * */
+	uint32_t nidle;			/* files no table names, kept for reuse */
 	struct fr_hashmap procs;	/* uint32_t pid -> struct uproc_rec * */
 	struct unwinder_stats st;
 };
@@ -99,6 +103,15 @@ static int64_t pool_alloc(struct unwinder *u, uint32_t n)
 		return at;
 	}
 	return -ENOSPC;
+}
+
+/* Is there a free run of @n rows? */
+static bool pool_fits(const struct unwinder *u, uint32_t n)
+{
+	for (size_t i = 0; i < u->nfree; i++)
+		if (u->free_ext[i].len >= n)
+			return true;
+	return false;
 }
 
 /* Give [start, start + n) back, merging with its neighbours. */
@@ -241,11 +254,9 @@ uint32_t unwinder__gen(struct unwinder *u, uint32_t pid)
 	return gen_locked(u, pid);
 }
 
-/* Drop one reference; the last frees the rows, the slot and the keys. */
-static void file_put(struct unwinder *u, struct ufile *f)
+/* Free @f now: its rows, its slot and its keys. */
+static void file_free(struct unwinder *u, struct ufile *f)
 {
-	if (!f || --f->refs)
-		return;
 	if (f->slot != FR_UFILE_NONE) {
 		struct fr_ufile dead = { 0 };
 
@@ -258,7 +269,64 @@ static void file_put(struct unwinder *u, struct ufile *f)
 	}
 	for (uint32_t i = 0; i < f->nkeys; i++)
 		fr_hashmap__remove(&u->files, &f->keys[i]);
+	u->nidle--;
 	ufile__free(f);
+}
+
+/*
+ * Drop one reference. A file no table names any more is kept for
+ * FR_UNWIND_IDLE_NS, so that short-lived processes (a build, a shell
+ * loop) do not rebuild libc's rows each time; the pool evicts idle files
+ * first when it is full.
+ */
+static void file_put(struct unwinder *u, struct ufile *f)
+{
+	if (!f || --f->refs)
+		return;
+	f->idle_since = now_ns();
+	u->nidle++;
+}
+
+/* A reference on @f, which may be idle. */
+static void file_ref(struct unwinder *u, struct ufile *f)
+{
+	if (!f->refs++)
+		u->nidle--;
+}
+
+/*
+ * Free idle files: those idle longer than @older_ns, or, with @need, the
+ * oldest ones until @need rows are free in one run. Returns how many.
+ */
+static unsigned evict_idle(struct unwinder *u, uint64_t older_ns, uint32_t need)
+{
+	uint64_t now = now_ns();
+	unsigned freed = 0;
+
+	for (;;) {
+		struct ufile *oldest = NULL;
+
+		for (size_t i = 0; i < u->files.cap; i++) {
+			struct ufile **f;
+			const void *k;
+
+			if (!fr_hashmap__at(&u->files, i, &k, (void **)&f) || (*f)->refs ||
+			    memcmp(k, &(*f)->keys[0], sizeof(struct ukey)))
+				continue;
+			if (!need && now - (*f)->idle_since > older_ns) {
+				oldest = *f;
+				break;
+			}
+			if (need && (!oldest || (*f)->idle_since < oldest->idle_since))
+				oldest = *f;
+		}
+		if (!oldest)
+			return freed;
+		file_free(u, oldest);
+		freed++;
+		if (need && pool_fits(u, need) && u->nslot_free)
+			return freed;
+	}
 }
 
 static int file_index(struct unwinder *u, struct ufile *f, const struct ukey *k)
@@ -277,8 +345,12 @@ static int file_publish(struct unwinder *u, struct ufile *f, const struct urows 
 	int64_t at;
 	uint32_t slot;
 
-	if (!r->n || !u->nslot_free)
-		return r->n ? -ENOSPC : -ENODATA;
+	if (!r->n)
+		return -ENODATA;
+	if ((!u->nslot_free || !pool_fits(u, r->n)) && u->nidle)
+		evict_idle(u, 0, r->n);
+	if (!u->nslot_free)
+		return -ENOSPC;
 	at = pool_alloc(u, r->n);
 	if (at < 0)
 		return (int)at;
@@ -350,7 +422,7 @@ static struct ufile *file_find(struct unwinder *u, const struct ukey *k)
 	return f ? *f : NULL;
 }
 
-/* A new file entry under @k, built from @fd; NULL on -ENOMEM. */
+/* A new file entry under @k, built from @fd, one reference taken; NULL on -ENOMEM. */
 static struct ufile *file_new(struct unwinder *u, const struct ukey *k, int fd)
 {
 	struct ufile *f = calloc(1, sizeof(*f));
@@ -361,6 +433,7 @@ static struct ufile *file_new(struct unwinder *u, const struct ukey *k, int fd)
 		free(f);
 		return NULL;
 	}
+	f->refs = 1;		/* the caller's: not idle, so not evicted while built */
 	file_build(u, f, fd);
 	return f;
 }
@@ -385,7 +458,7 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		fk.w[1] = fk.w[2] = 0;
 		f = file_find(u, &fk);
 		if (!f)
-			f = file_new(u, &fk, -1);
+			return file_new(u, &fk, -1);
 		goto found;
 	}
 	if (m->path[0] != '/')
@@ -395,7 +468,7 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		goto found;
 	fd = fr_mapping__open(procdir, m);
 	if (fd < 0) {
-		u->st.failed++;
+		u->st.unopened++;
 		return NULL;
 	}
 	if (!elf_read_buildid(fd, &id)) {
@@ -409,11 +482,13 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		f = file_new(u, &fk, fd);
 		if (f && bk.w[1] && f->nkeys < 2)
 			file_index(u, f, &bk);
+		close(fd);
+		return f;
 	}
 	close(fd);
 found:
 	if (f)
-		f->refs++;
+		file_ref(u, f);
 	return f;
 }
 
@@ -577,6 +652,8 @@ unsigned unwinder__gc(struct unwinder *u)
 		dropped++;
 		/* The remove shifted entries back into slot i: look at it again. */
 	}
+	if (u->nidle)
+		evict_idle(u, FR_UNWIND_IDLE_NS, 0);
 	pthread_mutex_unlock(&u->lock);
 	return dropped;
 }
@@ -585,6 +662,7 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 {
 	pthread_mutex_lock(&u->lock);
 	*st = u->st;
+	st->idle = u->nidle;
 	pthread_mutex_unlock(&u->lock);
 	st->bytes = st->rows_cap * sizeof(struct fr_urow) + st->files_cap * sizeof(struct fr_ufile) +
 		    st->procs * 4096;

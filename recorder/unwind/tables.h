@@ -6,8 +6,9 @@
  * A file's rows are built once, when a sampled process first maps it, and
  * shared by every process that maps the same file: keyed by build-id, and
  * by (device, inode) of the mapping so that later processes find it
- * without opening the file. A file's rows are freed when no process that
- * has a table maps it any more. A process's table is dropped when the BPF
+ * without opening the file. A file's rows are freed a minute after no
+ * process that has a table maps it any more, or sooner when the pool
+ * needs the room. A process's table is dropped when the BPF
  * side has dropped or outdated it (exit, exec, munmap of code):
  * unwinder__gc() notices. Thread-safe: the /proc worker attaches, the
  * daemon's tick collects, status reads the figures.
@@ -33,7 +34,9 @@ struct unwinder_stats {
 	uint64_t build_ns;	/* time spent building them */
 	uint64_t freed;		/* files whose rows were freed */
 	uint64_t no_cfi;	/* files without CFI: walked by frame pointer */
-	uint64_t failed;	/* files that could not be opened or parsed */
+	uint64_t failed;	/* files whose CFI could not be read (not x86-64 ELF, malformed) */
+	uint64_t unopened;	/* mappings whose file could not be opened (often: the process exited) */
+	uint64_t idle;		/* files no table names now, kept FR_UNWIND_IDLE_NS for reuse */
 	uint64_t full;		/* files left out: the pool or file table was full */
 	uint64_t maps_over;	/* executable mappings beyond FR_UMAPS_MAX, left out */
 	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */

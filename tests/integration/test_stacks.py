@@ -25,9 +25,13 @@ A frame is compared as its symbol when it has one, else as the basename of
 the file it is in (perf: "[unknown] (/usr/bin/python3.11)"; ours:
 "python3.11+0x1bc9", or a bare address placed with the process's maps read
 while it ran). Named frames are compared by name alone because `events
---json` names no file for them. perf's symbol version suffix (@@GLIBC_2.34)
-is dropped; nothing else is renamed. Neither side shows inlined frames
-(perf script --no-inline), so whole stacks are compared exactly.
+--json` names no file for them. The two print names differently, so both
+are brought to one spelling (norm_sym): perf's symbol version suffix
+(@@GLIBC_2.34) is dropped, and C++ names become the qualified name alone,
+as perf prints them: without return type, parameters, qualifiers and GCC's
+"[clone .isra.0]" (ours print the full signature, cut at NAME_MAX_OURS
+bytes). Nothing else is renamed. Neither side shows inlined frames (perf
+script --no-inline), so whole stacks are compared exactly.
 
 The workloads: the stock Debian /usr/bin/python3, /usr/bin/xz and
 /usr/bin/perl (no frame pointers, stripped: partly unnamed), frcxx
@@ -35,6 +39,7 @@ The workloads: the stock Debian /usr/bin/python3, /usr/bin/xz and
 (tests/workloads/mixmain.c with frame pointers calling mixlib.c without,
 which calls back)."""
 import collections
+import json
 import os
 import re
 import shutil
@@ -60,6 +65,7 @@ LEAF_OVERLAP = 0.95
 STACK_OVERLAP = 0.90
 CHAIN_MIN = 0.90
 MIN_SAMPLES = 300	# per side, in the compared window
+NAME_MAX_OURS = 511	# the longest frame name flightrec prints: longer ones are cut
 
 UEND = ["none", "outermost", "no_info", "read_error", "depth", "no_table", "bad_pc", "invalid"]
 # Roots that are the outermost frame: the program's entry, a thread's start.
@@ -106,27 +112,33 @@ class Frame(tuple):
 
 
 def strip_params(s):
-    """A demangled C++ name without its parameter list, cv-qualifiers and
-    return type: "void ns::f<int>(int) const" -> "ns::f<int>"."""
-    t = re.sub(r"(\s+(const|volatile|&&|&|noexcept))+$", "", s)
-    if t.endswith(")") and not t.endswith("(anonymous namespace)"):
-        depth = 0
-        for i in range(len(t) - 1, -1, -1):
-            depth += {")": 1, "(": -1}.get(t[i], 0)
-            if depth == 0:
-                if i > 0 and not t[:i].endswith("operator"):
-                    t = t[:i]
-                break
-    # The return type of a template function: before the last space outside <> and ().
-    depth, cut = 0, -1
-    for i, ch in enumerate(t):
-        if ch in "<(":
+    """A demangled C++ name without its return type, parameter list and
+    qualifiers: "void ns::f<int>(int) const" -> "ns::f<int>". Read left to
+    right, so that a name cut short inside its parameters (ours are bounded,
+    see NAME_MAX_OURS) keeps its qualified name."""
+    depth, i, cut = 0, 0, -1
+    while i < len(s):
+        ch = s[i]
+        if s.startswith("operator", i) and (i == 0 or not (s[i - 1].isalnum() or s[i - 1] == "_")):
+            i += len("operator")
+            m = re.match(r"\(\)|\[\]|[<>=!+\-*/%&|^~,]+| (new|delete)(\[\])?", s[i:])
+            i += m.end() if m else 0
+            i += s.startswith(" <", i)	# "operator< <int>": the template's arguments follow
+            continue
+        if s.startswith("(anonymous namespace)", i):
+            i += len("(anonymous namespace)")
+            continue
+        if ch in "<{[":
             depth += 1
-        elif ch in ">)":
+        elif ch in ">}]":
             depth -= 1
-        elif ch == " " and depth == 0 and not t[:i].endswith("operator"):
+        elif ch == "(" and depth == 0:
+            s = s[:i]
+            break
+        elif ch == " " and depth == 0:
             cut = i
-    return t[cut + 1:] if cut >= 0 else t
+        i += 1
+    return s[cut + 1:] if cut >= 0 else s
 
 
 def norm_sym(s):
@@ -192,13 +204,13 @@ class Sample:
 
 
 def our_samples(dump, pid, maps):
-    """The dump's samples of @pid: (samples, process start, how ends were read)."""
-    import json
+    """The dump's samples of @pid: (samples, process start, how ends were read,
+    the names that reached NAME_MAX_OURS)."""
     p = subprocess.run([FLIGHTREC, "events", "--json", "--pid", str(pid), "--type", "sample", dump],
                        capture_output=True, text=True)
     if p.returncode:
         raise RuntimeError(f"flightrec events failed ({p.returncode}): {p.stderr}")
-    out, start, source = [], None, set()
+    out, start, source, cut = [], None, set(), set()
     for line in p.stdout.splitlines():
         if not line.strip():
             continue
@@ -207,6 +219,7 @@ def our_samples(dump, pid, maps):
             continue
         start = e["start"] if start is None else min(start, e["start"])
         user = e["stack"][e.get("kernel_frames", 0):]
+        cut.update(f for f in user if len(f.encode()) >= NAME_MAX_OURS)
         frames = [our_frame(s, maps) for s in user]
         if "user_stack_end" in e:
             end = e["user_stack_end"]
@@ -219,7 +232,7 @@ def our_samples(dump, pid, maps):
             end = None
             source.add("frames")
         out.append(Sample(e["ts"], e["tid"], frames, end))
-    return out, start, source
+    return out, start, source, cut
 
 
 PERF_HEAD = re.compile(r"\s(\d+)/(\d+)\s+(\d+)\.(\d+):\s*$")
@@ -336,7 +349,7 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
     tap.ok(dump is not None, f"{name}: flightrecd wrote a dump")
     if dump is None or not os.path.exists(pdata):
         return
-    ours_all, start, source = our_samples(dump, w.pid, maps)
+    ours_all, start, source, cut = our_samples(dump, w.pid, maps)
     try:
         theirs_all = perf_samples(pdata, w.pid)
     except RuntimeError as e:
@@ -374,6 +387,9 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
     tap.diag(f"{name}: our end codes: " +
              ", ".join(f"{k} {v} ({pct(share(v, len(ours)))})" for k, v in ends.most_common()))
     tap.diag(f"{name}: leaf overlap {leaf_ov:.3f}, stack overlap {stack_ov:.3f}")
+    if cut:
+        tap.diag(f"{name}: {len(cut)} of our frame names are {NAME_MAX_OURS} bytes long, cut short "
+                 f"(compared by the qualified name before the cut), e.g. {min(cut)[:100]}...")
     for line in worst(dist(leaf_key(s) for s in ours), dist(leaf_key(s) for s in theirs), 3).splitlines():
         tap.diag(f"{name}: leaf {line}")
 
@@ -408,7 +424,7 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
         tap.ok(share(len(mine), len(ours)) >= CHAIN_MIN,
                f"{name}: {chain_what} in >= {pct(CHAIN_MIN)} of ours ({pct(share(len(mine), len(ours)))}; "
                f"perf {pct(perf_chain)})",
-               "\n".join(f"{s.end}: {stack_key(s)}" for s in ours if not chain_at(s.frames, chain)][:6]))
+               "\n".join([f"{s.end}: {stack_key(s)}" for s in ours if not chain_at(s.frames, chain)][:6]))
         return ours, mine
     return ours, None
 

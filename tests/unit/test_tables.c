@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * test_tables.c - the unwind maps' owner (recorder/unwind/tables.c) on
+ * real BPF maps shaped as bpf/unwind.bpf.h declares them, with this test's
+ * own mappings: what a process table holds (every executable mapping, the
+ * bias that turns an address into the file's virtual address, the rows
+ * that file's CFI gives), one set of rows per file however many processes
+ * map it, staleness (a generation moved on), collection when the BPF side
+ * dropped a table, and eviction of idle files when the pool is full.
+ * Needs root (BPF maps); CI runs as root.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <bpf/bpf.h>
+
+#include "rows.h"
+#include "sampler.h"
+#include "symbols.h"
+#include "tables.h"
+#include "tap.h"
+#include "util.h"
+
+struct maps {
+	struct sampler_unwind_maps m;
+};
+
+/* The four maps, as the BPF object declares them; false if BPF is refused. */
+static bool maps__create(struct maps *mp, uint32_t nrows, uint32_t nfiles)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, np, .map_flags = BPF_F_NO_PREALLOC);
+
+	mp->m.rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_urows", 4, sizeof(struct fr_urow),
+				    nrows, &mm);
+	mp->m.files = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_ufiles", 4, sizeof(struct fr_ufile),
+				     nfiles, NULL);
+	mp->m.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_uprocs", 4, sizeof(struct fr_uproc),
+				     64, &np);
+	mp->m.gen = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ugen", 4, 4, 64, &np);
+	mp->m.nrows = nrows;
+	mp->m.nfiles = nfiles;
+	return mp->m.rows >= 0 && mp->m.files >= 0 && mp->m.procs >= 0 && mp->m.gen >= 0;
+}
+
+static void maps__close(struct maps *mp)
+{
+	close(mp->m.rows);
+	close(mp->m.files);
+	close(mp->m.procs);
+	close(mp->m.gen);
+}
+
+/* The mapping of @addr in our own maps. */
+static const struct fr_mapping *self_mapping(const struct procmaps *pm, const void *addr)
+{
+	return procmaps__find(pm, (uint64_t)(uintptr_t)addr);
+}
+
+/*
+ * Our table as the BPF side sees it: the entry for getpid() maps getpid's
+ * address to libc's file slot, and the row found there for the address
+ * minus the bias is the row urows__find gives for getpid's virtual address.
+ */
+static void test_attach(struct unwinder *u, const struct maps *mp, const struct procmaps *pm)
+{
+	uint32_t pid = getpid(), slot;
+	void *fn = dlsym(RTLD_DEFAULT, "getpid");
+	const struct fr_mapping *lm = self_mapping(pm, fn);
+	struct fr_uproc *v = calloc(1, sizeof(*v));
+	struct fr_ufile ent;
+	struct fr_urow row;
+	struct urows ref = { 0 };
+	const struct fr_urow *want;
+	uint64_t addr = (uint64_t)(uintptr_t)fn;
+	int found = -1, fd;
+	uint32_t nexec = 0;
+
+	ok(lm && lm->path, "getpid is in a file mapping (%s)", lm && lm->path ? lm->path : "?");
+	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm), 0, "attach our own maps");
+	ok(unwinder__current(u, pid, 12345), "the table is current");
+	ok(!unwinder__current(u, pid, 999), "not for another incarnation of the pid");
+	is_int(bpf_map_lookup_elem(mp->m.procs, &pid, v), 0, "the BPF map has our entry");
+	for (size_t i = 0; i < pm->n; i++)
+		nexec += (pm->m[i].prot & PROT_EXEC) && !(pm->m[i].path && !strcmp(pm->m[i].path, "[vsyscall]"));
+	ok(v->start == 12345 && v->gen == 0 && v->n == FR_MIN(nexec, (uint32_t)FR_UMAPS_MAX),
+	   "start, gen and %u executable mappings (got %u)", nexec, v->n);
+	for (uint32_t i = 0; i < v->n; i++) {
+		if (i && v->maps[i].begin < v->maps[i - 1].end)
+			ok(0, "mappings %u and %u overlap or are unsorted", i - 1, i);
+		if (addr >= v->maps[i].begin && addr < v->maps[i].end)
+			found = (int)i;
+	}
+	ok(found >= 0, "getpid's address is in mapping %d", found);
+	if (found < 0 || !lm)
+		goto out;
+	slot = v->maps[found].file;
+	ok(slot != FR_UFILE_NONE, "libc has rows (slot %u)", slot);
+	is_int(bpf_map_lookup_elem(mp->m.files, &slot, &ent), 0, "its file slot is written");
+	ok(ent.gen == v->maps[found].file_gen && ent.nrows > 1000, "gen matches, %u rows", ent.nrows);
+	fd = open(lm->path, O_RDONLY | O_CLOEXEC);
+	is_int(urows__build_fd(fd, &ref), 0, "libc's rows built directly");
+	close(fd);
+	is_int(ent.nrows, ref.n, "the pool holds all of them");
+	{
+		/* The BPF walker's arithmetic: vaddr = pc - bias. */
+		uint64_t vaddr = addr - v->maps[found].bias;
+		uint32_t lo = ent.row_start, hi = ent.row_start + ent.nrows, k;
+
+		want = urows__find(&ref, (uint32_t)vaddr);
+		while (lo < hi) {
+			uint32_t mid = lo + (hi - lo) / 2;
+
+			bpf_map_lookup_elem(mp->m.rows, &mid, &row);
+			if (row.pc <= vaddr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		k = lo - 1;
+		bpf_map_lookup_elem(mp->m.rows, &k, &row);
+		ok(want && row.pc == want->pc && row.kind == want->kind &&
+		   row.cfa_off == want->cfa_off, "getpid (vaddr %#llx) finds the same row in the pool",
+		   (unsigned long long)vaddr);
+	}
+	{
+		/* The mm's exec_vm as the BPF side will compare it. */
+		uint64_t pages = 0;
+
+		for (size_t i = 0; i < pm->n; i++)
+			if ((pm->m[i].prot & PROT_EXEC) && !(pm->m[i].prot & PROT_WRITE) &&
+			    !(pm->m[i].path && !strcmp(pm->m[i].path, "[vsyscall]")))
+				pages += (pm->m[i].end - pm->m[i].start) / sysconf(_SC_PAGESIZE);
+		is_int(v->exec_vm, pages, "exec_vm counts the pages of code");
+	}
+out:
+	urows__fini(&ref);
+	free(v);
+}
+
+/* A second process with the same files shares their rows. */
+static void test_sharing(struct unwinder *u, const struct procmaps *pm)
+{
+	struct unwinder_stats a, b;
+
+	unwinder__stats(u, &a);
+	is_int(unwinder__attach(u, 777777, 1, 0, "/proc/self", pm), 0, "attach a second pid");
+	unwinder__stats(u, &b);
+	is_int(b.built, a.built, "no file built twice (%llu built)", (unsigned long long)a.built);
+	is_int(b.rows_used, a.rows_used, "no rows added");
+	is_int(b.procs, a.procs + 1, "two process tables");
+}
+
+/* A moved generation makes a table stale; gc drops tables the BPF side no longer has. */
+static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const struct procmaps *pm)
+{
+	uint32_t pid = 777777, gen = 1;
+	struct unwinder_stats st;
+
+	bpf_map_update_elem(mp->m.gen, &pid, &gen, BPF_ANY);
+	ok(!unwinder__current(u, pid, 1), "a bumped generation: stale");
+	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", pm), -ESTALE,
+	       "attaching maps read under the old generation is refused");
+	is_int(unwinder__gc(u), 1, "gc drops the stale table");
+	is_int(unwinder__attach(u, pid, 1, 1, "/proc/self", pm), 0, "maps read under gen 1 attach");
+	ok(unwinder__current(u, pid, 1), "and are current");
+	bpf_map_delete_elem(mp->m.procs, &pid);	/* what the exit program does */
+	is_int(unwinder__gc(u), 1, "gc drops the table of an exited process");
+	unwinder__stats(u, &st);
+	is_int(st.procs, 1, "one table left");
+	ok(st.idle == 0, "files still named by the other table are not idle (%llu)",
+	   (unsigned long long)st.idle);
+	pid = getpid();
+	bpf_map_delete_elem(mp->m.procs, &pid);
+	unwinder__gc(u);
+	unwinder__stats(u, &st);
+	ok(st.procs == 0 && st.idle == st.files && st.files > 0,
+	   "no table left: the %llu files are idle, kept for reuse", (unsigned long long)st.files);
+	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm), 0, "attach again");
+	{
+		struct unwinder_stats again;
+
+		unwinder__stats(u, &again);
+		ok(again.built == st.built && again.idle == 0, "idle files are reused, not rebuilt");
+	}
+}
+
+/* A pool too small for two large files evicts the idle one. */
+static void test_evict(const struct procmaps *pm)
+{
+	struct maps mp;
+	struct unwinder *u;
+	struct unwinder_stats st;
+	uint32_t pid = getpid();
+	struct fr_mapping lib[1];
+	struct procmaps one = { .n = 1, .m = lib };
+	const struct fr_mapping *lc = self_mapping(pm, dlsym(RTLD_DEFAULT, "getpid"));
+
+	if (!lc || !maps__create(&mp, 40000, 4)) {
+		ok(0, "a small pool and libc's mapping");
+		return;
+	}
+	u = unwinder__new(&mp.m);
+	lib[0] = *lc;
+	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", &one), 0, "libc alone fits 40000 rows");
+	unwinder__stats(u, &st);
+	ok(st.files == 1 && st.rows_used > 20000, "one file, %llu rows", (unsigned long long)st.rows_used);
+	bpf_map_delete_elem(mp.m.procs, &pid);
+	unwinder__gc(u);
+	unwinder__stats(u, &st);
+	ok(st.idle == 1 && st.procs == 0, "libc idle after its last table went");
+	{
+		/* libstdc++'s 34k rows do not fit beside libc's 28k: the idle file goes. */
+		void *h = dlopen("libstdc++.so.6", RTLD_NOW);
+		struct procmaps *pm2 = procmaps__read(getpid());
+		const struct fr_mapping *sm = h && pm2 ?
+			self_mapping(pm2, dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv")) : NULL;
+
+		ok(sm != NULL, "libstdc++ loaded and its code found");
+		if (sm) {
+			lib[0] = *sm;
+			is_int(unwinder__attach(u, pid, 2, 0, "/proc/self", &one), 0,
+			       "attach libstdc++ into the full pool");
+			unwinder__stats(u, &st);
+			ok(st.freed == 1 && st.files == 1 && st.full == 0 && st.idle == 0,
+			   "the idle libc was evicted for it (freed %llu, files %llu, full %llu)",
+			   (unsigned long long)st.freed, (unsigned long long)st.files,
+			   (unsigned long long)st.full);
+			bpf_map_delete_elem(mp.m.procs, &pid);
+			unwinder__gc(u);
+			lib[0] = *lc;
+			is_int(unwinder__attach(u, pid, 3, 1 - 1, "/proc/self", &one), 0,
+			       "attach libc again");
+			unwinder__stats(u, &st);
+			ok(st.freed == 2 && st.full == 0, "libstdc++ (idle) evicted for libc");
+		}
+		procmaps__free(pm2);
+	}
+	unwinder__free(u);
+	maps__close(&mp);
+}
+
+int main(void)
+{
+	struct procmaps *pm = procmaps__read(getpid());
+	struct unwinder *u;
+	struct maps mp;
+
+	if (geteuid()) {
+		tap_diag("needs root for BPF maps");
+		ok(0, "running as root");
+		return tap_done_testing();
+	}
+	ok(pm != NULL, "our own maps read");
+	if (!pm || !maps__create(&mp, 1 << 20, 256)) {
+		ok(0, "BPF maps created: %s", strerror(errno));
+		return tap_done_testing();
+	}
+	u = unwinder__new(&mp.m);
+	ok(u != NULL, "unwinder over a 1M-row pool");
+	if (u) {
+		test_attach(u, &mp, pm);
+		test_sharing(u, pm);
+		test_stale_and_gc(u, &mp, pm);
+	}
+	unwinder__free(u);
+	maps__close(&mp);
+	test_evict(pm);
+	procmaps__free(pm);
+	return tap_done_testing();
+}
