@@ -391,7 +391,8 @@ static int builder__finish(struct builder *b, struct urows *u)
 {
 	size_t n = 0;
 
-	qsort(b->v, b->n, sizeof(*b->v), row_tmp__cmp);
+	if (b->n)
+		qsort(b->v, b->n, sizeof(*b->v), row_tmp__cmp);
 	u->row = malloc((b->n ? b->n : 1) * sizeof(*u->row));
 	if (!u->row)
 		return -ENOMEM;

@@ -21,7 +21,7 @@ cd "$top" || exit 1
 B=${1:-build-fuzz}
 secs=${FR_FUZZ_SECONDS:-30}
 cc=${CLANG:-clang}
-fuzzers="fuzz_dump fuzz_config fuzz_elf fuzz_perfmap"
+fuzzers="fuzz_dump fuzz_config fuzz_elf fuzz_perfmap fuzz_cfi"
 
 mkdir -p "$B" || exit 1
 B=$(cd "$B" && pwd)
@@ -65,8 +65,8 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DFR_VERSION=\"fuzz\"
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 	-Irecorder/common -Irecorder/format -Irecorder/record -Irecorder/proc
-	-Irecorder/dump -Iconf"
-libs="-llz4 -luring -linih -lelf -llzma -liberty -lpthread -lm"
+	-Irecorder/dump -Irecorder/unwind -Iconf"
+libs="-llz4 -luring -linih -ldw -lelf -llzma -liberty -lpthread -lm"
 dump_src="recorder/format/format.c recorder/format/lz4read.c recorder/format/json.c
 	recorder/format/text.c recorder/common/hashmap.c"
 write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
@@ -77,6 +77,7 @@ sym_src="recorder/proc/symbols.c recorder/proc/debuginfo.c recorder/proc/demangl
 	recorder/proc/untrusted.c recorder/common/hashmap.c"
 src_fuzz_elf=$sym_src
 src_fuzz_perfmap=$sym_src
+src_fuzz_cfi="recorder/unwind/rows.c"
 
 # shellcheck disable=SC2086
 set -- $fuzzers
@@ -111,6 +112,8 @@ done
 for f in /usr/bin/true /usr/lib/x86_64-linux-gnu/libdl.so.2 /usr/lib/x86_64-linux-gnu/libpthread.so.0; do
 	[ -f "$f" ] && cp "$f" "$B/corpus/elf/real-$(basename "$f")"
 done
+# The CFI fuzzer starts from the same ELF files: crafted and real .eh_frame.
+cp -R "$B/corpus/elf" "$B/corpus/cfi" || exit 1
 mkdir -p "$B/corpus/dump/generated"
 if [ "$seeds_rc" -ne 0 ]; then
 	echo "# make_seeds did not build; fuzzing the committed seeds only:" | tee -a "$tap"

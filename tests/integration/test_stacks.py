@@ -55,7 +55,7 @@ from harness import FLIGHTREC, Daemon, Tap, require_root_bpf  # noqa: E402
 FRCXX = os.environ.get("FRCXX", "build/tests/integration/frcxx")
 FRMIX = os.environ.get("FRMIX", "build/tests/integration/frmix")
 FREQ = 499
-RUN_S = 7.0		# perf and the workload, per workload
+RUN_S = 8.0		# perf and the workload, per workload: ~2900 samples to compare
 WARMUP_NS = 10**9	# a process's first second: its table may not exist yet
 MAX_FRAMES = 20
 COMPLETE_PERF = 0.90	# where perf reaches the outermost frame this often,
@@ -386,7 +386,14 @@ def run_workload(d, name, argv, chain=None, chain_what=None):
              f"(from {'/'.join(sorted(source))}), {pct(ours_frames)} by frames; perf {pct(perf_done)}")
     tap.diag(f"{name}: our end codes: " +
              ", ".join(f"{k} {v} ({pct(share(v, len(ours)))})" for k, v in ends.most_common()))
-    tap.diag(f"{name}: leaf overlap {leaf_ov:.3f}, stack overlap {stack_ov:.3f}")
+    # Two samplers of one process never pick the same instants: even a perfect
+    # unwinder differs from perf by sampling noise. perf against itself (its
+    # alternate samples, each half the size) shows how much, for the record.
+    halves = theirs[0::2], theirs[1::2]
+    self_leaf = overlap(*(dist(leaf_key(s) for s in h) for h in halves))
+    self_stack = overlap(*(dist(stack_key(s) for s in h) for h in halves))
+    tap.diag(f"{name}: leaf overlap {leaf_ov:.3f}, stack overlap {stack_ov:.3f} "
+             f"(perf's alternate samples against each other: leaf {self_leaf:.3f}, stack {self_stack:.3f})")
     if cut:
         tap.diag(f"{name}: {len(cut)} of our frame names are {NAME_MAX_OURS} bytes long, cut short "
                  f"(compared by the qualified name before the cut), e.g. {min(cut)[:100]}...")
