@@ -282,8 +282,15 @@ static int fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, bool signal, struc
 			end = hi;
 		frame_rule(fr, signal || sig, &r, &b->st);
 		free(fr);
-		/* A return address - 1 must find a signal trampoline's row. */
-		err = builder__add(b, addr == lo && (signal || sig) && addr ? addr - 1 : addr, &r, 1);
+		/* A return address - 1 must find a signal trampoline's row: it
+		 * starts a byte early too, and at lo over the gap an FDE right
+		 * before may end with there. */
+		if (addr == lo && (signal || sig) && addr) {
+			err = builder__add(b, addr - 1, &r, 1);
+			if (err)
+				return err;
+		}
+		err = builder__add(b, addr, &r, 1);
 		if (err)
 			return err;
 		if (end <= addr || end > hi)
@@ -423,7 +430,9 @@ static void read_loads(Elf *e, struct urows *u)
 	for (size_t i = 0; i < phnum && u->nload < FR_UROWS_LOADS; i++) {
 		GElf_Phdr ph;
 
-		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD)
+		/* Code only: lld puts a read-only and the code segment in one
+		 * file page, and only executable mappings are walked. */
+		if (!gelf_getphdr(e, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X))
 			continue;
 		u->load[u->nload++] = (struct urows_load){ ph.p_offset, ph.p_vaddr, ph.p_filesz };
 	}
@@ -440,8 +449,8 @@ static Elf_Scn *find_section(Elf *e, const char *name)
 		GElf_Shdr sh;
 		const char *n;
 
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;	/* ld leaves an empty .eh_frame beside .debug_frame */
 		n = elf_strptr(e, shstrndx, sh.sh_name);
 		if (n && !strcmp(n, name))
 			return scn;

@@ -15,7 +15,7 @@
 
 #include "../../bpf/contract.h"
 
-#define FR_UROWS_LOADS	16	/* PT_LOAD segments remembered per file */
+#define FR_UROWS_LOADS	16	/* executable PT_LOAD segments remembered per file */
 
 struct urows_load {
 	uint64_t offset, vaddr, filesz;
