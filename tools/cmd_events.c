@@ -35,7 +35,7 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 {
 	const struct fr_dump_proc *p = &d->proc[e->proc];
 	struct json j;
-	char buf[512];
+	char buf[FR_VIEW_FRAME_MAX];
 
 	json__init(&j, stdout);
 	json__obj(&j, NULL);
@@ -100,7 +100,7 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 {
 	const struct fr_dump_proc *p = &d->proc[e->proc];
-	char buf[2048], b2[64], b3[64], comm[80];
+	char buf[FR_VIEW_TEXT_MAX], b2[64], b3[64], comm[80];
 
 	if (e->type == FR_DEV_PRESSURE) {
 		printf("%" PRIu64 ".%09" PRIu64 " %-8s %s %s some avg10=%u.%02u%% total=%" PRIu64 "us",

@@ -123,7 +123,7 @@ static void text_stack(const struct fr_dump *d, uint32_t s)
 {
 	const struct fr_dump_stack *st = &d->stack[s];
 	uint32_t n = st->kn + st->un;
-	char buf[2048];
+	char buf[FR_VIEW_TEXT_MAX];
 
 	for (uint32_t i = 0; i < n && i < FR_STACK_SHOWN; i++)
 		printf("%s%s", i ? " <- " : "", view_frame_text(d, st->frames[i], buf, sizeof(buf)));
@@ -256,7 +256,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	uint32_t tp[256], ts[256], np, ns;
 	uint64_t losses = 0;
 	struct json j;
-	char buf[512];
+	char buf[FR_VIEW_FRAME_MAX];
 
 	json__init(&j, stdout);
 	json__obj(&j, NULL);

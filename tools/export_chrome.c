@@ -254,7 +254,7 @@ static void write_sample(struct chrome *c, const struct fr_dump_event *e)
 {
 	const struct fr_dump *d = c->d;
 	const struct fr_dump_stack *s = e->stack ? &d->stack[e->stack - 1] : NULL;
-	char name[512];
+	char name[FR_VIEW_FRAME_MAX];
 	struct json j;
 
 	if (s && s->kn + s->un)

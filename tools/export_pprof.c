@@ -265,7 +265,7 @@ static int64_t frame_location(struct pprof *p, uint32_t frame)
 {
 	const struct fr_dump_frame *fr = &p->d->frame[frame];
 	int64_t map, fn = 0, id;
-	char name[512];
+	char name[FR_VIEW_FRAME_MAX];
 
 	if (p->frame_loc[frame])
 		return p->frame_loc[frame];

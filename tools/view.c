@@ -142,7 +142,7 @@ const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_
 /* view_frame_text() - view_frame() as safe text (view_text()). */
 const char *view_frame_text(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
 {
-	char raw[512];
+	char raw[FR_VIEW_FRAME_MAX];
 
 	return view_text(view_frame(d, frame, raw, sizeof(raw)), buf, len);
 }
@@ -151,7 +151,7 @@ const char *view_frame_text(const struct fr_dump *d, uint32_t frame, char *buf, 
 const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len)
 {
 	const struct fr_dump_frame *f = &d->frame[frame];
-	char name[2048];
+	char name[FR_VIEW_TEXT_MAX];
 
 	view_frame_text(d, frame, name, sizeof(name));
 	/* ';' separates frames in the folded format. */

@@ -41,6 +41,8 @@ void view__fini(struct view *v);
 
 const char *view_text(const char *s, char *buf, size_t len);
 const char *view_str(const struct fr_dump *d, uint32_t idx, char *buf, size_t len);
+/* FR_VIEW_FRAME_MAX - a buffer for view_frame(): long C++ signatures fit. */
+#define FR_VIEW_FRAME_MAX	4096
 /* FR_VIEW_TEXT_MAX - a buffer that holds any escaped cmdline (4 bytes a byte). */
 #define FR_VIEW_TEXT_MAX	(4 * 4096 + 1)
 const char *view_frame(const struct fr_dump *d, uint32_t frame, char *buf, size_t len);

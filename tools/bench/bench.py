@@ -4,6 +4,7 @@
 
     tools/bench/bench.py [--quick] [--out FILE] [--build DIR] [--json FILE]
                          [--only LIST] [--rounds N] [--dumps N] [--perf-dumps N]
+                         [--stacks-rounds N] [--stacks-seconds S]
 
 Runs, in one go and as root, with the binaries of a build directory:
 
@@ -17,6 +18,12 @@ Runs, in one go and as root, with the binaries of a build directory:
   memcap     RSS under the smallest memory cap (4 MiB) with the window full
   ingest     fr-bench-ingest: synthetic records through the real drain
   startup    exec of flightrecd to its "; ready" line with ~200 processes
+  stacks     user stacks of stock binaries without frame pointers (Debian's
+             /usr/bin/python3, xz, perl and a C++ program built with g++ -O2
+             -fomit-frame-pointer from cxxwork.cc): completeness for flightrecd
+             with unwind rows, with unwind_memory = 0, perf --call-graph fp and
+             dwarf; BPF time per sample (bpf_stats) rows vs frame pointers;
+             overhead at 99 and 999 Hz; unwind table memory; bytes per sample
 
 prints a table (metric, ours, perf, ratio, target, pass/miss) and, unless
 --quick without --out, writes the Markdown report (default
@@ -26,8 +33,10 @@ reads it). Exit status: 0 when every benchmark produced its numbers, 1 when
 one crashed, 2 on usage errors or when not root.
 """
 import argparse
+import collections
 import ctypes
 import datetime
+import itertools
 import json
 import os
 import platform
@@ -276,7 +285,7 @@ LIVE = set()
 
 
 class Daemon(LineProc):
-    def __init__(self, b, workdir, name, frequency, window="30s", memory="256M"):
+    def __init__(self, b, workdir, name, frequency, window="30s", memory="256M", unwind=None):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.out = os.path.join(self.dir, "dumps")
@@ -287,7 +296,9 @@ class Daemon(LineProc):
         self.b = b
         with open(self.conf, "w") as f:
             f.write(f"[recorder]\nwindow = {window}\nmemory = {memory}\n"
-                    f"frequency = {frequency}\n\n[output]\ndirectory = {self.out}\n"
+                    f"frequency = {frequency}\n" +
+                    (f"unwind_memory = {unwind}\n" if unwind is not None else "") +
+                    f"\n[output]\ndirectory = {self.out}\n"
                     f"max_dumps = 0\nmax_bytes = 0\n\n[control]\nsocket = {self.socket}\n")
         os.chmod(self.conf, 0o600)
         super().__init__([b.flightrecd, "--config", self.conf], "flightrecd")
@@ -307,13 +318,13 @@ class Daemon(LineProc):
 
 
 class Perf(LineProc):
-    def __init__(self, workdir, name, hz):
+    def __init__(self, workdir, name, hz, callgraph=("-g",), what=None):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.base = os.path.join(self.dir, "perf.data")
-        super().__init__(["perf", "record", "-F", str(hz), "-a", "-g", "-m", PERF_MMAP,
+        super().__init__(["perf", "record", "-F", str(hz), "-a", *callgraph, "-m", PERF_MMAP,
                           "--overwrite", "--switch-output=signal", "-o", self.base],
-                         f"perf record at {hz} Hz")
+                         what or f"perf record at {hz} Hz")
 
     def ready(self, timeout=30):
         """perf prints nothing when it starts: wait for its per-CPU events."""
@@ -1225,6 +1236,745 @@ def bench_startup(b, o, res):
     return {"startup_ms": med, "startup_runs": times, "startup_nproc": nproc}
 
 
+# ---------------------------------------------------------------- stacks (stock binaries)
+
+STACKS_HZ = 999             # profile runs: completeness, BPF time per sample, bytes
+STACKS_UNWIND = "40M"       # unwind_memory of the daemons with rows (the default)
+STACKS_HZS = (99, 999)      # overhead runs
+STACKS_KINDS = ("flightrec", "perf-fp", "perf-dwarf")
+PERF_CG = {"perf-fp": ("--call-graph", "fp"), "perf-dwarf": ("--call-graph", "dwarf,16384")}
+# A user stack is complete when its root-most frame is one of these (the program's
+# entry or a thread's start); or, where the root is unnamed (a stripped program's
+# _start), when the frame above it is __libc_start_main / __libc_start_call_main.
+STACK_ROOTS = {"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
+               "clone", "clone3", "__clone", "__clone3", "__clone_internal", "start_thread"}
+LIBC_START_RX = re.compile(r"^__libc_start_(main|call_main)")
+PERF_HEAD_RX = re.compile(r"\s(\d+)/(\d+)\s+(\d+)\.(\d+):\s*$")
+PERF_FRAME_RX = re.compile(r"^\s+([0-9a-f]+) (.*) \(([^()]*)\)$")
+UEND_NAMES = ["outermost", "no_info", "read_error", "depth", "no_table", "bad_pc", "invalid"]
+
+STACKS_PY = """import sys
+
+
+def leaf(n):
+    s = 0
+    for i in range(n):
+        s += i * i
+    return s
+
+
+def middle(n):
+    return leaf(n) + leaf(n // 3)
+
+
+def outer(n):
+    return middle(n) + middle(n // 2)
+
+
+def main(rounds):
+    t, i = 0, 0
+    while not rounds or i < rounds:
+        t += outer(3000)
+        i += 1
+    return t
+
+
+main(int(sys.argv[1]))
+"""
+STACKS_PERL = ("sub leaf { my $s = 0; $s += $_ * $_ for 1 .. $_[0]; $s } "
+               "sub middle { leaf($_[0]) + leaf(int($_[0] / 3)) } "
+               "sub outer { middle($_[0]) + middle(int($_[0] / 2)) } "
+               "my $n = $ARGV[0]; my $t = 0; "
+               "for (my $i = 0; !$n || $i < $n; $i++) { $t += outer(3000) }")
+
+
+class StackWork:
+    """One stock workload of the stacks case. spawn(n): one process doing n units of
+    work and exiting 0 (n = 0: until killed)."""
+
+    def __init__(self, name, label, argv, unit, stdin=None):
+        self.name, self.label, self.unit = name, label, unit
+        self._argv, self._stdin = argv, stdin
+        self.rate = None            # units per CPU-second (calibrated)
+        self.units = None           # units of one fixed-work run
+        self.warm_units = None      # units of a warm-up run
+        self.err = None             # stderr of the processes, a file
+
+    def spawn(self, n, what):
+        argv = self._argv(n)
+        stdin = self._stdin(n) if self._stdin else None
+        if what:
+            line = " ".join(shlex.quote(a) for a in argv) + (f" < {stdin}" if stdin else "")
+            if (what, line) not in COMMANDS:
+                COMMANDS.append((what, line))
+        fin = open(stdin, "rb") if stdin else subprocess.DEVNULL
+        ferr = open(self.err, "ab")
+        try:
+            return subprocess.Popen(argv, stdin=fin, stdout=subprocess.DEVNULL, stderr=ferr)
+        finally:
+            ferr.close()
+            if stdin:
+                fin.close()
+
+    def err_tail(self):
+        try:
+            return open(self.err, errors="replace").read()[-800:]
+        except OSError:
+            return ""
+
+
+def stop_procs(procs):
+    for p in procs:
+        if p.returncode is None and p.poll() is None:
+            p.kill()
+    for p in procs:
+        if p.returncode is None:
+            p.wait()
+
+
+def run_copies(w, n, copies, what):
+    """@copies processes of @w doing @n units each, at once: (their CPU s, wall s)."""
+    t0 = mono()
+    procs = []
+    try:
+        for _ in range(copies):
+            procs.append(w.spawn(n, what))
+        cpu, bad = 0.0, []
+        for p in procs:
+            _, status, ru = os.wait4(p.pid, 0)
+            p.returncode = os.waitstatus_to_exitcode(status)
+            cpu += ru.ru_utime + ru.ru_stime
+            if p.returncode:
+                bad.append(p.returncode)
+    finally:
+        stop_procs(procs)
+    wall = mono() - t0
+    if bad:
+        raise RuntimeError(f"{w.label} exited with {bad}: {w.err_tail()}")
+    return cpu, wall
+
+
+def stack_data(path, size):
+    """Compressible text for xz: lines of Zipf-distributed pseudo-words, the same
+    60000 lines reshuffled in every block (matches at all distances)."""
+    import random
+    rng = random.Random(1)
+    syl = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "xe", "zu", "an", "el", "or", "ut",
+           "ing", "ex"]
+    words = ["".join(rng.choice(syl) for _ in range(rng.randint(1, 4))) for _ in range(3000)]
+    cum = list(itertools.accumulate(1.0 / (i + 1) for i in range(len(words))))
+    lines = [f"{i:06d} {rng.randint(0, 99999):05d} " +
+             " ".join(rng.choices(words, cum_weights=cum, k=rng.randint(4, 14))) + "\n"
+             for i in range(60000)]
+    n = 0
+    with open(path, "wb") as f:
+        while n < size:
+            rng.shuffle(lines)
+            blk = "".join(lines).encode()[:size - n]
+            f.write(blk)
+            n += len(blk)
+
+
+def stack_workloads(b, o, sdir):
+    """The four workloads (Debian's binaries, and a C++ program built here)."""
+    for exe in ("/usr/bin/python3", "/usr/bin/xz", "/usr/bin/perl"):
+        if not os.access(exe, os.X_OK):
+            raise RuntimeError(f"{exe} is missing (tools/bootstrap.sh deps installs it)")
+    cxx = shutil.which("g++")
+    if not cxx:
+        raise RuntimeError("g++ is missing (tools/bootstrap.sh deps installs it)")
+    exe = os.path.join(sdir, "frb-cxx")
+    argv = [cxx, "-O2", "-fomit-frame-pointer", "-o", exe,
+            os.path.join(SRC, "tools", "bench", "cxxwork.cc")]
+    note_cmd("stacks: the C++ workload, built by the bench", argv)
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"g++ failed: {p.stderr[-1500:]}")
+    data = os.path.join(sdir, "xz-input.txt")
+    size = (8 if o.quick else 128) << 20
+    t0 = mono()
+    stack_data(data, size)
+    say(f"stacks: {size >> 20} MiB of xz input generated in {mono() - t0:.1f} s")
+    prefixes = {}
+
+    def xz_input(n):
+        """n bytes of the data (0: all of it), as a file of its own."""
+        if not n:
+            return data
+        if n not in prefixes:
+            path = os.path.join(sdir, f"xz-input-{n}.txt")
+            with open(data, "rb") as f, open(path, "wb") as g:
+                g.write(f.read(n))
+            prefixes[n] = path
+        return prefixes[n]
+
+    works = [
+        StackWork("python3", "python3 (/usr/bin/python3 -c, nested calls)",
+                  lambda n: ["/usr/bin/python3", "-c", STACKS_PY, str(n)], "calls"),
+        StackWork("xz", "xz (/usr/bin/xz -6 -T1)",
+                  lambda n: ["/usr/bin/xz", "-6", "-T1", "-c"], "bytes", stdin=xz_input),
+        StackWork("perl", "perl (/usr/bin/perl -e, nested subs)",
+                  lambda n: ["/usr/bin/perl", "-e", STACKS_PERL, str(n)], "calls"),
+        StackWork("cxx", "C++ (g++ -O2 -fomit-frame-pointer, std::sort, templates)",
+                  lambda n: [exe, str(n)], "batches"),
+    ]
+    for w in works:
+        w.err = os.path.join(sdir, f"{w.name}.stderr")
+    return works
+
+
+def calibrate_stack_work(w, probe, what):
+    """Units per CPU-second of one process, from a run of >= 0.25 CPU-s."""
+    for _ in range(4):
+        cpu, _ = run_copies(w, probe, 1, what)
+        if cpu >= 0.25:
+            break
+        probe = int(probe * min(20.0, 0.4 / max(cpu, 0.01))) + 1
+    w.rate = probe / max(cpu, 1e-3)
+    return w.rate
+
+
+class BpfStatsOn:
+    """kernel.bpf_stats_enabled = 1 inside the block, the old value restored after."""
+    PATH = "/proc/sys/kernel/bpf_stats_enabled"
+
+    def __enter__(self):
+        with open(self.PATH) as f:
+            self.old = f.read().strip()
+        with open(self.PATH, "w") as f:
+            f.write("1")
+        return self
+
+    def __exit__(self, *exc):
+        with open(self.PATH, "w") as f:
+            f.write(self.old)
+        return False
+
+
+def boottime_ns():
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+
+
+def stack_complete(syms):
+    """@syms: a user stack's frame names, leaf first, None where unnamed."""
+    if not syms:
+        return False
+    if syms[-1]:
+        return syms[-1] in STACK_ROOTS
+    return len(syms) >= 2 and bool(syms[-2]) and bool(LIBC_START_RX.match(syms[-2]))
+
+
+def root_name(s):
+    """A frame's name as a root is compared: no symbol version, no clone suffix."""
+    s = re.sub(r"@@?[A-Za-z0-9_.]+$", "", s.strip())
+    return re.sub(r"(\s*\[clone [^\]]*\])+$", "", s)
+
+
+def our_sym(s):
+    """None for our unnamed frames: "file+0x1bc9" or a bare "0x7f..."."""
+    if re.fullmatch(r"0x[0-9a-f]+", s):
+        return None
+    m = re.fullmatch(r"(.+)\+0x[0-9a-f]+", s)
+    if m and "(" not in m.group(1):
+        return None
+    return root_name(s)
+
+
+def our_stack_samples(b, dump, pids, lo, hi):
+    """The samples of @pids between boottime @lo and @hi in a dump: dicts with the
+    user frames' names (leaf first), frames in all and the end code."""
+    argv = [b.flightrec, "events", "--json", "--type", "sample", "--pid",
+            ",".join(map(str, pids)), dump]
+    note_cmd("stacks: the workload's samples in a dump",
+             [*argv[:-2], "PID,PID", "DUMP"])
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"flightrec events failed ({p.returncode}): {p.stderr[-800:]}")
+    out = []
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            continue
+        e = json.loads(line)
+        if e.get("type") != "sample" or not lo <= e["ts"] <= hi:
+            continue
+        user = e["stack"][e.get("kernel_frames", 0):]
+        out.append({"syms": [our_sym(x) for x in user], "frames": len(e["stack"]),
+                    "end": e.get("user_stack_end")})
+    return out
+
+
+def perf_stack_samples(path, pids):
+    """(samples in a perf.data, the user stacks of @pids' samples: frame names, leaf
+    first; perf script, kernel frames dropped, [unknown] is unnamed)."""
+    argv = ["perf", "script", "-i", path, "--no-inline", "-F", "comm,pid,tid,time,ip,sym,dso"]
+    note_cmd("stacks: perf's samples", argv[:3] + ["PERF.DATA"] + argv[4:])
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"perf script -i {path} failed ({p.returncode}): {p.stderr[-800:]}")
+    out, cur, total = [], None, 0
+    for line in p.stdout.splitlines():
+        if not line.strip():
+            cur = None
+            continue
+        if not line[0].isspace():
+            cur = None
+            m = PERF_HEAD_RX.search(line)
+            if m:
+                total += 1
+                if int(m.group(1)) in pids:
+                    cur = []
+                    out.append(cur)
+            continue
+        if cur is None:
+            continue
+        m = PERF_FRAME_RX.match(line)
+        if not m:
+            cur.append(None)
+            continue
+        ip, sym, dso = int(m.group(1), 16), m.group(2).strip(), m.group(3)
+        if dso.startswith("[kernel") or dso.startswith("[guest.kernel") or \
+           (dso == "[unknown]" and ip >= 0xffff800000000000):
+            continue
+        cur.append(None if sym == "[unknown]" else root_name(sym))
+    return total, out
+
+
+def share(n, d):
+    return n / d if d else None
+
+
+def bpf_delta(s0, s1):
+    """{program: (ns, runs)} run between two bpf_stats() snapshots."""
+    out = {}
+    for name, (ns, cnt) in s1.items():
+        ns0, cnt0 = s0.get(name, (0, 0))
+        if cnt - cnt0 > 0:
+            out[name] = (ns - ns0, cnt - cnt0)
+    return out
+
+
+def daemon_status(d):
+    """d.status(), or an error with the daemon's log if it is gone."""
+    try:
+        return d.status()
+    except RuntimeError as e:
+        time.sleep(0.5)
+        rc = d.proc.poll()
+        raise RuntimeError(f"{e}; flightrecd {'exited with ' + str(rc) if rc is not None else 'runs'}"
+                           f"; its log:\n{d.text()[-3000:]}") from None
+
+
+def stacks_profile_fr(b, o, w, rows, secs, warm):
+    """@w on every CPU under flightrecd at STACKS_HZ, with rows or with frame pointers
+    only: BPF time per program, the unwind tables, then a dump and its samples."""
+    tag = "rows" if rows else "fp"
+    d = Daemon(b, o.workdir, f"stacks-{w.name}-{tag}", STACKS_HZ,
+               unwind=STACKS_UNWIND if rows else "0")
+    procs = []
+    r = {}
+    try:
+        d.ready()
+        settle(d.pid)
+        r["unwind_before"] = daemon_status(d)["unwind"]
+        for _ in range(NCPU):
+            procs.append(w.spawn(0, f"stacks: {w.name} until killed"))
+        time.sleep(warm)
+        with BpfStatsOn():
+            s0, lo, t0 = bpf_stats(d.pid), boottime_ns(), mono()
+            time.sleep(secs)
+            s1, hi, t1 = bpf_stats(d.pid), boottime_ns(), mono()
+        r["bpf"], r["secs"] = bpf_delta(s0, s1), t1 - t0
+        st = daemon_status(d)
+        r["unwind"], r["losses"] = st["unwind"], st["losses"]
+        if any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"{w.label} exited early: {w.err_tail()}")
+        start = d.n()
+        os.kill(d.pid, signal.SIGUSR1)
+        m, _ = d.wait_line(r"dump written to '([^']+)' \((\d+) events, (\d+) processes, "
+                           r"(\d+) stacks, (\d+) bytes|failed to", 120, start)
+        if not m or not m.group(1):
+            raise RuntimeError(f"no dump after SIGUSR1:\n{d.text()[-2000:]}")
+        dump = m.group(1)
+    finally:
+        stop_procs(procs)
+        d.stop()
+    q = subprocess.run([b.flightrec, "show", "--json", dump], capture_output=True, text=True)
+    if q.returncode:
+        raise RuntimeError(f"flightrec show {dump}: {q.stderr}")
+    s = json.loads(q.stdout)
+    r["dump_bytes"] = os.path.getsize(dump)
+    r["dump_samples"] = s["counts"]["samples"]
+    r["bps"] = r["dump_bytes"] / max(1, r["dump_samples"])
+    r["meta_unwind"] = {k: v for k, v in s.get("meta", {}).items() if k.startswith("unwind_")}
+    smp = our_stack_samples(b, dump, [p.pid for p in procs], lo, hi)
+    r["samples"] = len(smp)
+    r["complete"] = share(sum(1 for x in smp if stack_complete(x["syms"])), len(smp))
+    r["ends"] = collections.Counter(x["end"] for x in smp)
+    r["outermost"] = share(r["ends"].get("outermost", 0), len(smp))
+    r["user_frames"] = share(sum(len(x["syms"]) for x in smp), len(smp))
+    r["frames"] = share(sum(x["frames"] for x in smp), len(smp))
+    r["ring_bytes"] = None if r["frames"] is None else 56 + 8 * r["frames"]
+    r["short"] = collections.Counter(
+        " <- ".join(y or "?" for y in x["syms"][-4:]) for x in smp
+        if not stack_complete(x["syms"])).most_common(3)
+    ns, cnt = r["bpf"].get("on_sample", (0, 0))
+    r["ns_per_sample"] = ns / cnt if cnt else None
+    return r
+
+
+def stacks_profile_perf(o, w, secs, warm):
+    """@w on every CPU, recorded by perf --call-graph fp and by perf --call-graph
+    dwarf,16384 at once (system-wide, each its own perf.data)."""
+    procs, perfs, r = [], {}, {}
+    try:
+        for _ in range(NCPU):
+            procs.append(w.spawn(0, f"stacks: {w.name} until killed"))
+        time.sleep(warm)
+        for kind in ("perf-fp", "perf-dwarf"):
+            path = os.path.join(o.workdir, f"stacks-{w.name}-{kind}.data")
+            argv = ["perf", "record", "-q", "-e", "cpu-clock", "-F", str(STACKS_HZ), "-a",
+                    *PERF_CG[kind], "-o", path]
+            note_cmd(f"stacks: {kind} while the workload runs", [*argv[:-1], "PERF.DATA"])
+            perfs[kind] = (subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                            text=True), path)
+        time.sleep(secs)
+        for p, _ in perfs.values():
+            p.send_signal(signal.SIGINT)
+        for kind, (p, path) in perfs.items():
+            try:
+                _, err = p.communicate(timeout=120)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                _, err = p.communicate()
+            if p.returncode not in (0, -signal.SIGINT) or not os.path.exists(path):
+                raise RuntimeError(f"perf record ({kind}) failed ({p.returncode}): {err[-800:]}")
+        if any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"{w.label} exited early: {w.err_tail()}")
+    finally:
+        for p, _ in perfs.values():
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        stop_procs(procs)
+    pids = {p.pid for p in procs}
+    for kind, (_, path) in perfs.items():
+        total, smp = perf_stack_samples(path, pids)
+        size = os.path.getsize(path)
+        r[kind] = {"samples": len(smp), "all_samples": total, "bytes": size,
+                   "bps": size / max(1, total),
+                   "complete": share(sum(1 for x in smp if stack_complete(x)), len(smp)),
+                   "user_frames": share(sum(len(x) for x in smp), len(smp))}
+        os.unlink(path)
+    return r
+
+
+def stacks_overhead(b, o, works, rounds):
+    """The fixed work of each workload (one process per CPU) with nothing, flightrecd
+    (rows), perf fp and perf dwarf at 99 and 999 Hz; one recorder start per round and
+    configuration, all four workloads under it, after a short warm-up run of each."""
+    configs = [("none", 0)] + [(k, hz) for hz in STACKS_HZS for k in STACKS_KINDS]
+    runs = {(c, w.name): [] for c in configs for w in works}   # (workload CPU, wall, rec CPU)
+    extra = {c: [] for c in configs}
+    for r in range(rounds):
+        for c in configs:
+            kind, hz = c
+            rec = None
+            if kind == "flightrec":
+                rec = Daemon(b, o.workdir, f"stacks-ovh-fr-{hz}-{r}", hz, unwind=STACKS_UNWIND)
+            elif kind != "none":
+                rec = Perf(o.workdir, f"stacks-ovh-{kind}-{hz}-{r}", hz, PERF_CG[kind],
+                           f"stacks: {kind} at {hz} Hz, system-wide, in-memory ring")
+            try:
+                if rec:
+                    rec.ready()
+                    settle(rec.pid)
+                for w in works:
+                    run_copies(w, w.warm_units, 1, f"stacks: {w.name} warm-up")
+                line = []
+                for w in works:
+                    c0 = tree_cpu_s(rec.pid) if rec else 0.0
+                    cpu, wall = run_copies(w, w.units, NCPU, f"stacks: {w.name} fixed work")
+                    c1 = tree_cpu_s(rec.pid) if rec else 0.0
+                    runs[(c, w.name)].append((cpu, wall, c1 - c0))
+                    line.append(f"{w.name} {cpu:.2f}+{c1 - c0:.2f} s")
+                if kind == "flightrec":
+                    st = rec.status()
+                    extra[c].append({"losses": st["losses"]["bpf_reserve_failed"] +
+                                     st["losses"]["drain_dropped"], "unwind": st["unwind"]})
+            finally:
+                if rec:
+                    rec.stop()
+                    if isinstance(rec, Perf):
+                        shutil.rmtree(rec.dir, ignore_errors=True)
+            say(f"  stacks round {r + 1} {kind:10} {hz or '':>4}: CPU " + ", ".join(line))
+    return configs, runs, extra
+
+
+def bench_stacks(b, o, res):
+    """8: user stacks of stock binaries without frame pointers: completeness, BPF time per
+    sample, overhead, unwind table memory and bytes per sample, against perf fp/dwarf."""
+    if not o.perf:
+        raise RuntimeError("the stacks case compares with perf, which is not usable here "
+                           "(tools/bootstrap.sh installs linux-perf)")
+    if not os.path.exists(BpfStatsOn.PATH):
+        raise RuntimeError(f"{BpfStatsOn.PATH} is missing: no BPF run-time statistics")
+    secs, warm = (1.0, 0.5) if o.quick else (4.0, 1.0)
+    run_s = 0.3 if o.quick else o.stacks_seconds
+    rounds = 1 if o.quick else o.stacks_rounds
+    t_case = mono()
+    sdir = os.path.join(o.workdir, "stacks")
+    os.makedirs(sdir, exist_ok=True)
+    works = stack_workloads(b, o, sdir)
+    probes = {"python3": 400, "xz": 512 << 10, "perl": 400, "cxx": 20}
+    for w in works:
+        calibrate_stack_work(w, probes[w.name], f"stacks: {w.name} calibration")
+        w.units = max(1, int(w.rate * run_s))
+        w.warm_units = max(1, int(w.rate * (0.1 if o.quick else 0.25)))
+        say(f"stacks: {w.name}: {w.rate:.0f} {w.unit} per CPU-second; {w.units} per run")
+    times = {"setup": mono() - t_case}
+    prof = {}
+    for w in works:
+        say(f"stacks: {w.name}: profiles at {STACKS_HZ} Hz ({secs:g} s each)")
+        prof[w.name] = {"rows": stacks_profile_fr(b, o, w, True, secs, warm),
+                        "fp": stacks_profile_fr(b, o, w, False, secs, warm),
+                        **stacks_profile_perf(o, w, secs, warm)}
+        p = prof[w.name]
+        say(f"  complete: rows {p['rows']['complete'] or 0:.1%}, fp {p['fp']['complete'] or 0:.1%}"
+            f", perf fp {p['perf-fp']['complete'] or 0:.1%}, perf dwarf "
+            f"{p['perf-dwarf']['complete'] or 0:.1%}; on_sample "
+            f"{(p['rows']['ns_per_sample'] or 0) / 1000:.1f} / "
+            f"{(p['fp']['ns_per_sample'] or 0) / 1000:.1f} µs")
+    say(f"stacks: overhead, {rounds} round(s) of {1 + len(STACKS_HZS) * len(STACKS_KINDS)} "
+        f"recorder runs, each of the 4 workloads ~{run_s:g} CPU-s per process")
+    times["profiles"] = mono() - t_case - times["setup"]
+    configs, runs, extra = stacks_overhead(b, o, works, rounds)
+    times["overhead"] = mono() - t_case - times["setup"] - times["profiles"]
+    say("stacks: " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
+    nums = stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs, warm,
+                         times)
+    nums["stacks_runtime_s"] = mono() - t_case
+    return nums
+
+
+def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs, warm, times):
+    med = statistics.median
+    none = ("none", 0)
+    nums = {}
+    pc = lambda v: f"{v * 100:.1f} %"
+    us = lambda v: f"{v / 1000:.1f} µs"
+    byt = lambda v: f"{v:.1f} B"
+
+    def cost(c, w):
+        """(workload CPU + recorder CPU) / workload CPU with nothing - 1, median of rounds."""
+        return med((a[0] + a[2]) / n[0] - 1 for a, n in zip(runs[(c, w)], runs[(none, w)]))
+
+    def wonly(c, w):
+        return med(a[0] / n[0] - 1 for a, n in zip(runs[(c, w)], runs[(none, w)]))
+
+    def wall(c, w):
+        return med(a[1] / n[1] - 1 for a, n in zip(runs[(c, w)], runs[(none, w)]))
+
+    def rec_share(c, w):
+        """The recorder's CPU per CPU-second of the workload with nothing."""
+        return med(a[2] / n[0] for a, n in zip(runs[(c, w)], runs[(none, w)]))
+
+    for w in works:
+        n, p = w.name, prof[w.name]
+        rows, fp, pfp, pdw = p["rows"], p["fp"], p["perf-fp"], p["perf-dwarf"]
+        nums.update({f"stacks_{n}_complete_rows": rows["complete"],
+                     f"stacks_{n}_complete_fp": fp["complete"],
+                     f"stacks_{n}_outermost_rows": rows["outermost"],
+                     f"perf_stacks_{n}_complete_fp": pfp["complete"],
+                     f"perf_stacks_{n}_complete_dwarf": pdw["complete"],
+                     f"stacks_{n}_bpf_ns_rows": rows["ns_per_sample"],
+                     f"stacks_{n}_bpf_ns_fp": fp["ns_per_sample"],
+                     f"stacks_{n}_unwind_bytes": rows["unwind"]["bytes"],
+                     f"stacks_{n}_unwind_rows_used": rows["unwind"]["rows_used"],
+                     f"stacks_{n}_unwind_files": rows["unwind"]["files"],
+                     f"stacks_{n}_bytes_per_sample": rows["bps"],
+                     f"stacks_{n}_ring_bytes_per_sample": rows["ring_bytes"],
+                     f"perf_stacks_{n}_bytes_per_sample_fp": pfp["bps"],
+                     f"perf_stacks_{n}_bytes_per_sample_dwarf": pdw["bps"]})
+        for hz in STACKS_HZS:
+            nums[f"stacks_{n}_cost_{hz}"] = cost(("flightrec", hz), n)
+            nums[f"perf_stacks_{n}_cost_fp_{hz}"] = cost(("perf-fp", hz), n)
+            nums[f"perf_stacks_{n}_cost_dwarf_{hz}"] = cost(("perf-dwarf", hz), n)
+        # the table
+        res.row(f"8. Stacks, {w.label}: samples whose user stack reaches the outermost frame, "
+                f"ours with unwind rows vs perf --call-graph dwarf (ours with unwind_memory=0: "
+                f"{pc(fp['complete'] or 0)}; perf fp: {pc(pfp['complete'] or 0)})",
+                rows["complete"], pdw["complete"], "(report)", "—", pc)
+        rn, fn = rows["ns_per_sample"], fp["ns_per_sample"]
+        ok = None if rn is None or fn is None else rn <= 2 * fn
+        res.row(f"8. Stacks, {w.label}: BPF on_sample time per sample with rows (frame "
+                f"pointers only, unwind_memory=0: {us(fn or 0)}, so "
+                f"{(rn / fn) if rn and fn else float('nan'):.2f}× for "
+                f"{rows['user_frames'] or 0:.1f} vs {fp['user_frames'] or 0:.1f} user frames)",
+                rn, None, f"≤ 2 × fp = {us(2 * (fn or 0))}", verdict(ok, o.quick), us,
+                ratio=False)
+        for hz in STACKS_HZS:
+            fr, pf, pd = (nums[f"stacks_{n}_cost_{hz}"], nums[f"perf_stacks_{n}_cost_fp_{hz}"],
+                          nums[f"perf_stacks_{n}_cost_dwarf_{hz}"])
+            if hz == 99:
+                ok, tgt = fr <= 0.01 and fr <= pf, "≤ +1 % and ≤ perf fp"
+            else:
+                ok, tgt = None, "(report)"
+            res.row(f"8. Stacks, {w.label}: overhead at {hz} Hz, CPU cost of its fixed work "
+                    f"(workload + recorder CPU vs nothing), median of {rounds}, vs perf fp "
+                    f"(perf dwarf: {pct(pd)})", fr, pf, tgt,
+                    verdict(ok, o.quick) if ok is not None else "—", pct)
+            res.rows[-1]["ratio"] = (1 + fr) / (1 + pf)
+        bps, pfb, pdb = rows["bps"], pfp["bps"], pdw["bps"]
+        ok = bps <= pfb / 10 and bps <= pdb / 100
+        res.row(f"8. Stacks, {w.label}: bytes per sample, our dump (bytes / samples in it) vs "
+                f"perf.data fp (perf dwarf: {pdb:.0f} B; our ring record 56 + 8 × frames: "
+                f"{rows['ring_bytes'] or 0:.0f} B)", bps, pfb,
+                "≤ 1/10 of perf fp, ≤ 1/100 of perf dwarf", verdict(ok, o.quick), byt)
+    res.row("8. Stacks: unwind tables while each workload runs (status \"unwind\": files, "
+            f"rows used × 8 B; kernel memory reserved {prof[works[0].name]['rows']['unwind']['bytes'] / 2**20:.1f} MiB at "
+            f"unwind_memory = {STACKS_UNWIND})",
+            ", ".join(f"{w.name} {prof[w.name]['rows']['unwind']['files']} files / "
+                      f"{prof[w.name]['rows']['unwind']['rows_used'] * 8 / 2**20:.1f} MiB"
+                      for w in works), None, "(report)", "—", str, ratio=False)
+
+    # ---- details
+    t = [f"Each workload runs as one process per CPU ({NCPU}), sampled at {STACKS_HZ} Hz for "
+         f"{secs:g} s, from {warm:g} s after it started, by: flightrecd "
+         f"with rows (unwind_memory = {STACKS_UNWIND}); flightrecd with unwind_memory = 0 "
+         "(frame pointers only, the old behaviour); perf record --call-graph fp and "
+         "--call-graph dwarf,16384 (system-wide, -a, both at once, like flightrecd). Ours: the "
+         "samples of the workload's processes in a dump taken at the end, within the "
+         "measured interval (`flightrec events --json`); perf: the samples of the workload's "
+         "processes in perf script. "
+         "A stack is complete when its root-most user frame is _start, __libc_start_main, "
+         "__libc_start_call_main, clone, clone3 or start_thread (or is unnamed with "
+         "__libc_start_main / __libc_start_call_main above it: a stripped program's _start).",
+         "", "| workload | ours, rows | ours, unwind_memory=0 | perf fp | perf dwarf | samples "
+         "(rows / =0 / fp / dwarf) | ours with rows by end code | user frames per sample "
+         "(rows / =0 / fp / dwarf) |", "|---|---|---|---|---|---|---|---|"]
+    for w in works:
+        p = prof[w.name]
+        ends = p["rows"]["ends"]
+        t.append(f"| {w.name} | {pc(p['rows']['complete'] or 0)} | {pc(p['fp']['complete'] or 0)}"
+                 f" | {pc(p['perf-fp']['complete'] or 0)} | {pc(p['perf-dwarf']['complete'] or 0)}"
+                 f" | {p['rows']['samples']} / {p['fp']['samples']} / {p['perf-fp']['samples']} / "
+                 f"{p['perf-dwarf']['samples']} | " +
+                 ", ".join(f"{k} {v}" for k, v in ends.most_common()) + " | " +
+                 " / ".join(f"{p[k]['user_frames'] or 0:.1f}"
+                            for k in ("rows", "fp", "perf-fp", "perf-dwarf")) + " |")
+    short = [f"- {w.name}: " + "; ".join(f"`{s}` ({c})" for s, c in prof[w.name]["rows"]["short"])
+             for w in works if prof[w.name]["rows"]["short"]]
+    if short:
+        t += ["", "Our incomplete stacks with rows, most frequent (the 4 root-most frames, "
+              "leaf to root; ? = unnamed):", ""] + short
+    t += ["", f"This case took {sum(times.values()):.0f} s: " +
+          ", ".join(f"{k} {v:.0f} s" for k, v in times.items()) + "."]
+    res.detail("Stacks of stock binaries: completeness", "\n".join(t))
+
+    t = ["BPF run time of flightrecd's programs over each profile interval "
+         "(kernel.bpf_stats_enabled = 1 for that interval only, restored after; "
+         "run_time_ns / run_cnt of the daemon's programs from bpftool), the same workload on "
+         "every CPU, with rows and with unwind_memory = 0:", "",
+         "| workload | on_sample with rows: runs, µs per run | unwind_memory=0: runs, µs per "
+         "run | ratio | ms of CPU per s (rows / =0) |", "|---|---|---|---|---|"]
+    for w in works:
+        p = prof[w.name]
+        cells = []
+        for k in ("rows", "fp"):
+            ns, cnt = p[k]["bpf"].get("on_sample", (0, 0))
+            cells.append(f"{cnt}, {ns / max(1, cnt) / 1000:.2f}")
+        rn, fn = p["rows"]["ns_per_sample"], p["fp"]["ns_per_sample"]
+        t.append(f"| {w.name} | {cells[0]} | {cells[1]} | "
+                 f"{(rn / fn) if rn and fn else float('nan'):.2f} | "
+                 f"{p['rows']['bpf'].get('on_sample', (0, 0))[0] / p['rows']['secs'] / 1e6:.2f}"
+                 f" / {p['fp']['bpf'].get('on_sample', (0, 0))[0] / p['fp']['secs'] / 1e6:.2f} |")
+    names = sorted({k for w in works for c in ("rows", "fp") for k in prof[w.name][c]["bpf"]})
+    t += ["", "Every program, summed over the four workloads' intervals:", "",
+          "| program | rows: runs | rows: ns per run | =0: runs | =0: ns per run |",
+          "|---|---|---|---|---|"]
+    for name in names:
+        cells = []
+        for c in ("rows", "fp"):
+            ns = sum(prof[w.name][c]["bpf"].get(name, (0, 0))[0] for w in works)
+            cnt = sum(prof[w.name][c]["bpf"].get(name, (0, 0))[1] for w in works)
+            cells += [str(cnt), f"{ns / cnt:.0f}" if cnt else "—"]
+        t.append(f"| {name} | " + " | ".join(cells) + " |")
+    res.detail("Stacks of stock binaries: BPF time per sample", "\n".join(t))
+
+    t = [f"Fixed work per process (calibrated to ~{run_s:g} CPU-s with nothing running), "
+         f"{NCPU} processes at once; every recorder started once per round and configuration "
+         "and left to settle, then each workload run once briefly (so that its unwind tables "
+         "exist, as for a program that has been running), then the timed run of each "
+         "workload. CPU cost = (the workload processes' user+sys from wait4 + the "
+         "recorder's user+sys during the run) / the workload's CPU with nothing in the same "
+         "round − 1; perf runs system-wide (-a) with an in-memory ring (--overwrite, "
+         f"-m {PERF_MMAP}), like the overhead case. Medians of {rounds} round(s):", "",
+         "| workload | recorder | CPU cost | workload CPU alone | wall | recorder CPU per "
+         "workload CPU-s |", "|---|---|---|---|---|---|"]
+    for w in works:
+        for c in configs[1:]:
+            t.append(f"| {w.name} | {c[0]} {c[1]} Hz | {pct(cost(c, w.name))} | "
+                     f"{pct(wonly(c, w.name))} | {pct(wall(c, w.name))} | "
+                     f"{rec_share(c, w.name) * 1000:.1f} ms |")
+    t += ["", "Workload CPU with nothing (s, per round): " + "; ".join(
+        f"{w.name} " + ", ".join(f"{x[0]:.2f}" for x in runs[(none, w.name)]) +
+        (f" (spread {(max(x[0] for x in runs[(none, w.name)]) / min(x[0] for x in runs[(none, w.name)]) - 1) * 100:.0f} %)"
+         if rounds > 1 else "") for w in works) + "."]
+    est = []
+    for w in works:
+        ns = prof[w.name]["rows"]["ns_per_sample"]
+        if ns:
+            parts = []
+            for hz in STACKS_HZS:
+                bpf = ns * hz / 1e9
+                dmn = rec_share(("flightrec", hz), w.name)
+                nums[f"stacks_{w.name}_direct_cost_{hz}"] = bpf + dmn
+                parts.append(f"{hz} Hz {bpf * 100:.2f} % + {dmn * 100:.2f} % = "
+                             f"{(bpf + dmn) * 100:.2f} %")
+            est.append(f"{w.name}: " + ", ".join(parts))
+    t += ["", "Direct cost estimate of flightrecd with rows, per workload (on_sample's µs per "
+          "sample above × frequency, as a share of each CPU-second of the workload, + the "
+          "daemon's CPU per workload CPU-second from these runs): " + "; ".join(est) + ". It "
+          "leaves out indirect costs (cache and TLB pollution, timer interrupts and their VM "
+          "exits), which perf's sampling pays as well."]
+    losses = [x["losses"] for c in configs if c[0] == "flightrec" for x in extra[c]]
+    t += ["", f"flightrecd ring losses + drain drops over these runs: {sum(losses)}."]
+    res.detail("Stacks of stock binaries: overhead", "\n".join(t))
+
+    t = [f"`flightrec status --json` \"unwind\" at the end of each profile interval with rows "
+         f"(unwind_memory = {STACKS_UNWIND}), and before the workload started (the rest of the "
+         "system: the bench's own Python, the daemon, other tenants):", "",
+         "| workload | files | rows used | rows × 8 B | reserved (bytes) | processes with a "
+         "table | files built, build ms | before the workload: files, rows |",
+         "|---|---|---|---|---|---|---|---|"]
+    for w in works:
+        u, u0 = prof[w.name]["rows"]["unwind"], prof[w.name]["rows"]["unwind_before"]
+        t.append(f"| {w.name} | {u['files']} | {u['rows_used']} | "
+                 f"{u['rows_used'] * 8 / 2**20:.2f} MiB | {u['bytes']} | {u['processes']} | "
+                 f"{u['files_built']}, {u['build_ns'] / 1e6:.0f} | {u0['files']}, "
+                 f"{u0['rows_used']} |")
+    res.detail("Stacks of stock binaries: unwind tables", "\n".join(t))
+
+    t = [f"Bytes per sample of each profile (at {STACKS_HZ} Hz, {secs:.0f} s): ours = the "
+         "dump's file size / the samples in it (all processes: the window since the daemon "
+         "started); the ring record a sample takes in the BPF ring is 56 + 8 × frames (kernel "
+         "+ user) of the workload's samples; perf = perf.data size / the samples in it (all "
+         "processes, -a, over the profile interval).", "",
+         "| workload | ours: dump bytes / samples | B/sample | ring B/sample | ours =0: "
+         "B/sample | perf fp: bytes / samples | B/sample | perf dwarf: bytes / samples | "
+         "B/sample |", "|---|---|---|---|---|---|---|---|---|"]
+    for w in works:
+        p = prof[w.name]
+        t.append(f"| {w.name} | {p['rows']['dump_bytes']} / {p['rows']['dump_samples']} | "
+                 f"{p['rows']['bps']:.1f} | {p['rows']['ring_bytes'] or 0:.0f} | "
+                 f"{p['fp']['bps']:.1f} | {p['perf-fp']['bytes']} / {p['perf-fp']['all_samples']}"
+                 f" | {p['perf-fp']['bps']:.1f} | {p['perf-dwarf']['bytes']} / "
+                 f"{p['perf-dwarf']['all_samples']} | {p['perf-dwarf']['bps']:.0f} |")
+    res.detail("Stacks of stock binaries: bytes per sample", "\n".join(t))
+    return nums
+
+
 # ---------------------------------------------------------------- report
 
 def sh(argv):
@@ -1363,6 +2113,8 @@ def explain_misses(res, nums):
 
 def markdown(res, o, mach, started, elapsed, nums=None):
     head, rows = table(res)
+    # the full run's length as measured, when this was one
+    full_min = elapsed / 60 if not o.quick and not o.only else 20
     md = ["# flightrec performance", "",
           f"Generated by `tools/bench/bench.py{' --quick' if o.quick else ''}` on "
           f"{started:%Y-%m-%d %H:%M} UTC in {elapsed / 60:.1f} min. Every figure below was "
@@ -1448,7 +2200,27 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "taking the sibling hyperthread or the shared cache), and the median, the range "
            "and each run's CPU are shown.",
            f"- **7. Start-up**: {SLEEPERS} `sleep` processes are kept alive for the whole "
-           "run; time from Popen of flightrecd to the arrival of its \"; ready\" line.", ""]
+           "run; time from Popen of flightrecd to the arrival of its \"; ready\" line.",
+           "- **8. Stacks of stock binaries** (no frame pointers): Debian's /usr/bin/python3 "
+           "-c (a loop through three nested functions), /usr/bin/xz -6 -T1 (compressing "
+           "generated text, 128 MiB generated once), /usr/bin/perl -e (nested subs) and a C++ "
+           "program the bench builds with `g++ -O2 -fomit-frame-pointer` "
+           "(tools/bench/cxxwork.cc: std::sort with a comparator, std::map, templates, four "
+           "non-inlined levels), one process per CPU. *Profiles* at "
+           f"{STACKS_HZ} Hz, one per recorder: flightrecd with rows (unwind_memory = "
+           f"{STACKS_UNWIND}), flightrecd with unwind_memory = 0 (frame pointers only: the "
+           "old behaviour), then perf record -a --call-graph fp and --call-graph dwarf,16384 "
+           "together. Completeness = the share of the workload's samples whose root-most "
+           "user frame is an entry point (see the details); BPF time per sample = "
+           "run_time_ns / run_cnt of on_sample over the interval (kernel.bpf_stats_enabled "
+           "only then, restored after); the unwind tables from `flightrec status --json`; "
+           "bytes per sample = dump size / samples in it vs perf.data size / samples in it. "
+           "*Overhead*: like row 1, the workloads' fixed work (calibrated CPU-seconds per "
+           "process) with nothing, flightrecd (rows), perf fp and perf dwarf (both -a "
+           "--overwrite, in-memory rings) at 99 and 999 Hz, interleaved round after round; "
+           "each recorder is started once per round for all four workloads, and each "
+           "workload is run briefly before its timed run, so that its unwind tables exist.",
+           ""]
     md += ["## Details", ""]
     for title, text in res.details:
         md += [f"### {title}", "", text, ""]
@@ -1460,15 +2232,21 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "[recorder]\nwindow = 30s\nmemory = 256M\nfrequency = 999\n\n[output]\n"
            "directory = /var/tmp/fr-bench-XXXX/NAME/dumps\nmax_dumps = 0\nmax_bytes = 0\n\n"
            "[control]\nsocket = /var/tmp/fr-bench-XXXX/NAME/control.sock", "```", "",
+           "(no unwind_memory line: the default, 40M of unwind rows; the stacks case's "
+           f"daemons say unwind_memory = {STACKS_UNWIND} or 0.)", "",
            "## Reproduce", "", "As root on Debian 12 with the build deps (`tools/bootstrap.sh "
            "deps`) and `apt-get install linux-perf`:", "", "```sh",
            "meson setup build --buildtype=debugoptimized   # once", "ninja -C build",
-           "tools/bench/bench.py                 # full run (~13 min), writes docs/PERFORMANCE.md",
+           f"tools/bench/bench.py                 # full run (~{full_min:.0f} min), writes "
+           "docs/PERFORMANCE.md",
            "tools/bench/bench.py --quick         # smoke run (~1 min), prints the table only",
            "tools/bench/smoke.sh build           # the quick run as TAP", "```", "",
            "Options: `--build DIR`, `--out FILE`, `--json FILE`, `--only overhead,dump,memcap,"
-           "ingest,startup`, `--rounds N` (overhead rounds, default 9), `--run-seconds S`, "
-           "`--dumps N`, `--perf-dumps N`. Keep the machine otherwise idle if you can; the "
+           "ingest,startup,stacks`, `--rounds N` (overhead rounds, default 9), `--run-seconds "
+           "S`, `--dumps N`, `--perf-dumps N`, `--stacks-rounds N` (the stacks case's overhead "
+           "rounds, default 3), `--stacks-seconds S` (its CPU-seconds per workload process "
+           "and run, default 2). `--only` writes a report of those benchmarks alone. Keep the "
+           "machine otherwise idle if you can; the "
            "interleaving and per-round ratios are there because it usually is not.", ""]
     return "\n".join(md)
 
@@ -1499,7 +2277,7 @@ def perf_usable():
 
 
 BENCHES = [("overhead", bench_overhead), ("dump", bench_dump), ("memcap", bench_memcap),
-           ("ingest", bench_ingest), ("startup", bench_startup)]
+           ("ingest", bench_ingest), ("startup", bench_startup), ("stacks", bench_stacks)]
 
 
 def main():
@@ -1516,6 +2294,11 @@ def main():
     ap.add_argument("--dumps", type=int, default=10, help="flightrecd dumps (default 10)")
     ap.add_argument("--perf-dumps", type=int, default=10,
                     help="perf dumps, each after a full window (default 10)")
+    ap.add_argument("--stacks-rounds", type=int, default=3,
+                    help="stacks case: overhead rounds (default 3)")
+    ap.add_argument("--stacks-seconds", type=float, default=2.0,
+                    help="stacks case: CPU-s of each workload process per overhead run "
+                    "(default 2)")
     ap.add_argument("--workdir", default="/var/tmp", help="where temporary dirs go")
     ap.add_argument("--no-perf", action="store_true", help="skip the perf columns")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
