@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "attacher.h"
 #include "tables.h"
 #include "log.h"
 #include "outdir.h"
@@ -140,7 +141,22 @@ static int setup_unwinder(struct daemon *dm)
 		return e;
 	}
 	procinfo__set_unwinder(dm->procinfo, dm->unwinder);
+	dm->attacher = attacher__new(dm->unwinder);
+	if (!dm->attacher) {
+		e = -errno;
+		fr_err("failed to start the unwind attacher: %s", strerror(-e));
+		return e;
+	}
 	return 0;
+}
+
+/* Drain hook: a sample without rows; the attacher gives its process a table. */
+static void hook_no_table(void *ctx, uint32_t pid, uint64_t start)
+{
+	struct daemon *dm = ctx;
+
+	if (dm->attacher)
+		attacher__request(dm->attacher, pid, start);
 }
 
 /* Drain hooks: ask the procinfo worker to read what a new incarnation is. */
@@ -400,7 +416,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
 		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
-		.oom = hook_oom });
+		.oom = hook_oom, .no_table = hook_no_table });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {
@@ -465,6 +481,7 @@ void daemon__fini(struct daemon *dm)
 	ringbuf__free(dm->rb);
 	/* The worker uses the unwinder, which uses the sampler's maps. */
 	procinfo__free(dm->procinfo);
+	attacher__free(dm->attacher);
 	unwinder__free(dm->unwinder);
 	sampler__close(dm->sampler);
 	control__free(dm->control);

@@ -58,6 +58,7 @@ struct daemon {
 	struct symcache *symcache;
 	struct procinfo *procinfo;
 	struct unwinder *unwinder;	/* NULL: unwind_memory = 0 */
+	struct attacher *attacher;	/* first tables; NULL with unwinder */
 	struct control *control;
 	int epfd;
 	int sigfd;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "attacher.h"
 #include "tables.h"
 #include "json.h"
 #include "text.h"
@@ -93,6 +94,7 @@ static size_t triggers(struct daemon *dm, const struct trigger **out, size_t max
 /* The unwind tables: files covered, memory, and what they left out. */
 static void text_unwind(struct daemon *dm, FILE *f)
 {
+	struct attacher_stats as;
 	struct unwinder_stats us;
 
 	if (!dm->unwinder) {
@@ -100,7 +102,10 @@ static void text_unwind(struct daemon *dm, FILE *f)
 		return;
 	}
 	unwinder__stats(dm->unwinder, &us);
-	fprintf(f, "unwind: %" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
+	attacher__stats(dm->attacher, &as);
+	fprintf(f, "unwind: first tables %" PRIu64 " (requests dropped %" PRIu64 "); ",
+		as.attached, as.dropped);
+	fprintf(f, "%" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
 		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
 		", failed %" PRIu64 ", unopened %" PRIu64 ", stale %" PRIu64 "\n", us.files, us.idle,
 		us.rows_used, us.rows_cap, us.bytes / 1048576.0, us.procs, us.built,
@@ -129,6 +134,13 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "files_no_cfi", us.no_cfi);
 	json__u64(j, "maps_over", us.maps_over);
 	json__u64(j, "stale_samples", cpu_sum(dm, FR_CNT_UNWIND_STALE));
+	if (dm->attacher) {
+		struct attacher_stats as;
+
+		attacher__stats(dm->attacher, &as);
+		json__u64(j, "first_tables", as.attached);
+		json__u64(j, "first_table_requests_dropped", as.dropped);
+	}
 	json__end_obj(j);
 }
 

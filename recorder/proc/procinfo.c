@@ -408,32 +408,6 @@ static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
 	return err;
 }
 
-/*
- * Rows first: a table from the maps alone, before the full read loads
- * every binary's symbols (python3 takes hundreds of ms), so that samples
- * taken meanwhile are walked with rows. Not verified against PID reuse:
- * it need not be, the BPF side uses a table only for the incarnation
- * (@r->start) it was written for.
- */
-static void attach_rows_early(struct procinfo *pi, const struct req *r)
-{
-	struct unwinder *uw = atomic_load(&pi->uw);
-	struct proc_meta m = { 0 };
-	struct proc_image img = { 0 };
-	char dir[32];
-
-	if (!uw || unwinder__current(uw, r->pid, r->start))
-		return;
-	m.ugen = unwinder__gen(uw, r->pid);
-	snprintf(dir, sizeof(dir), "/proc/%u", r->pid);
-	img.maps = procmaps__read_at(dir);
-	if (!img.maps)
-		return;
-	m.img = &img;
-	attach_rows(pi, r->pid, r->start, &m);
-	procmaps__free(img.maps);
-}
-
 static void do_read(struct procinfo *pi, const struct req *r)
 {
 	uint64_t timeout = atomic_load(&pi->timeout_ns);
@@ -442,13 +416,12 @@ static void do_read(struct procinfo *pi, const struct req *r)
 	struct proc_meta *m;
 	int err;
 
-	/* The start-up scan reads everyone: rows wait for a first sample. */
-	if (r->kind != FR_INFO_READ_LATER)
-		attach_rows_early(pi, r);
 	err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | atomic_load(&pi->what),
 			      timeout ? fr_boottime_ns() + timeout : 0, &m);
 	if (!err) {
 		m->ugen = ugen;
+		/* The start-up scan reads everyone: rows wait for a first sample
+		 * (the attacher gives a sampled process its first table). */
 		if (uw && r->kind != FR_INFO_READ_LATER && !unwinder__current(uw, r->pid, r->start))
 			attach_rows(pi, r->pid, r->start, m);
 	}

@@ -231,6 +231,9 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 		put_refs(d, ev);
 		return err;
 	}
+	if (s->un && d->hooks.no_table &&
+	    (s->flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT == FR_UEND_NO_TABLE)
+		d->hooks.no_table(d->hooks.ctx, s->h.tgid, s->h.start);
 	if (s->un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, ev->proc, s->h.tgid, s->h.start,
 			       &s->ips[s->kn], s->un);

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * attacher.h - a thread of its own that gives a process its unwind table
+ * as soon as a sample shows it has none: it reads the maps alone and
+ * attaches them (tables.h). The /proc worker also attaches, after its
+ * full reads, but those load every binary's symbols first and queue
+ * behind each other: a process whose first sample waited there was walked
+ * by frame pointers for up to a second.
+ */
+#ifndef FR_UNWIND_ATTACHER_H
+#define FR_UNWIND_ATTACHER_H
+
+#include <stdint.h>
+
+struct unwinder;
+
+struct attacher_stats {
+	uint64_t requests;	/* samples that asked for a table */
+	uint64_t dropped;	/* requests the full queue refused */
+	uint64_t attached;	/* tables written */
+	uint64_t failed;	/* maps unreadable (the process exited) or stale */
+};
+
+struct attacher;
+
+/* attacher__new() - start the thread over @u (borrowed). NULL + errno. */
+struct attacher *attacher__new(struct unwinder *u);
+
+/*
+ * attacher__free() - stop the thread and free @a; a thread that does not
+ * stop within FR_STOP_WAIT_NS is left with its memory. Accepts NULL.
+ */
+void attacher__free(struct attacher *a);
+
+/*
+ * attacher__request() - ask for (@pid, @start)'s table. Never blocks: the
+ * same incarnation asks once per FR_ATTACH_RETRY_NS, a full queue drops.
+ */
+void attacher__request(struct attacher *a, uint32_t pid, uint64_t start);
+
+void attacher__stats(struct attacher *a, struct attacher_stats *st);
+
+#endif /* FR_UNWIND_ATTACHER_H */
