@@ -293,6 +293,24 @@ int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 	return 0;
 }
 
+/*
+ * The mmap lock of @mm was released: whatever changed its mappings is
+ * done. If the code a process's table describes changed (its exec_vm is
+ * not the table's: a dlclose, a munmap of code), the table is stale now,
+ * not at the next sample, which a dlclose followed by a dlopen of a file
+ * of the same size at the same address would otherwise hide.
+ */
+SEC("tp_btf/mmap_lock_released")
+int BPF_PROG(on_mmap_unlock, struct mm_struct *mm, bool write)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	if (mm != t->mm)
+		return 0;	/* another process's lock (a /proc reader) */
+	unwind_check_code(t->tgid, mm);
+	return 0;
+}
+
 SEC("iter/task")
 int list_tasks(struct bpf_iter__task *ctx)
 {

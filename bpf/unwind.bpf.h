@@ -9,12 +9,15 @@
  *   ufiles  file slot -> its run in the pool (struct fr_ufile)
  *   uprocs  tgid -> the process's executable mappings (struct fr_uproc)
  * and one the BPF side owns:
- *   ugen    tgid -> maps generation, bumped on exec, and when a sample
- *           finds that the mm's exec_vm (pages of code mapped) is no
- *           longer the table's: a munmap, MAP_FIXED mmap or mprotect of
- *           code. A process's entry is used only while both match, so a
- *           stack is never walked with the rows of a file the process no
- *           longer maps. Rejected ways to see an unmap, from this kernel:
+ *   ugen    tgid -> maps generation, bumped on exec, and when the mm's
+ *           exec_vm (pages of code mapped) is no longer the table's: a
+ *           munmap, MAP_FIXED mmap or mprotect of code. It is compared
+ *           each time the process releases its mmap lock (the change is
+ *           done: a dlclose then a dlopen of a file of the same size
+ *           cannot hide in between) and at each sample. A process's entry
+ *           is used only while both match, so a stack is never walked
+ *           with the rows of a file the process no longer maps. Rejected
+ *           ways to see an unmap, from this kernel:
  *           syscall tracepoints need FTRACE_SYSCALLS, there are no kprobes,
  *           fentry on remove_vma() is refused with EPERM, and
  *           bpf_find_vma() returns -EBUSY for its second call within one
@@ -372,6 +375,18 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	if (w.by_fp)
 		count_n(FR_CNT_UNWIND_FP, w.by_fp);
 	return w.n;
+}
+
+/* Is @tgid's table still about the code @mm maps? If not, it is stale. */
+static __always_inline void unwind_check_code(__u32 tgid, struct mm_struct *mm)
+{
+	struct fr_uproc *p;
+
+	if (!unwind_on)
+		return;
+	p = bpf_map_lookup_elem(&uprocs, &tgid);
+	if (p && p->gen == ugen_of(tgid) && p->exec_vm != BPF_CORE_READ(mm, exec_vm))
+		ugen_bump(tgid);
 }
 
 /* A group's death: its table and generation go (the daemon drops its refs). */

@@ -105,6 +105,8 @@ static int size_unwind(struct sampler *s, const struct sampler_opts *o)
 	s->unwind_rows = rows;
 	s->unwind_files = rows ? FR_MAX(o->unwind_files, 1u) : 1;
 	s->skel->rodata->unwind_on = rows > 0;
+	/* Without rows there is no table to keep current: no hook on mmap locks. */
+	bpf_program__set_autoload(s->skel->progs.on_mmap_unlock, rows > 0);
 	e = bpf_map__set_max_entries(s->skel->maps.urows, rows ? rows : 1);
 	if (!e)
 		e = bpf_map__set_max_entries(s->skel->maps.ufiles, s->unwind_files);

@@ -18,6 +18,12 @@
  *                                pages of it in fr_thrash_touch for SECONDS
  *   frtool dlopen LIB SECONDS    after 0.3 s, dlopen LIB and spin in its
  *                                fr_dl_spin
+ *   frtool dlswap LIB1 LIB2 SECONDS
+ *                                dlopen LIB1, spin in its fr_dl_spin,
+ *                                dlclose it, dlopen LIB2 (often at LIB1's
+ *                                place) and spin in its fr_dl2_spin, half
+ *                                the time each; prints "swap ADDR1 ADDR2"
+ *                                (the two functions' addresses) at the swap
  *   frtool exec-after SECONDS PROGRAM ARGS...
  *                                spin in fr_preexec_spin, then exec PROGRAM:
  *                                one incarnation, two images
@@ -311,6 +317,32 @@ static int dl(const char *lib, double seconds)
 	return 0;
 }
 
+/* Two libraries, one after the other, perhaps at one address. */
+static int dlswap(const char *lib1, const char *lib2, double seconds)
+{
+	void (*fn1)(double), (*fn2)(double);
+	void *h1, *h2;
+
+	h1 = dlopen(lib1, RTLD_NOW);
+	fn1 = h1 ? (void (*)(double))dlsym(h1, "fr_dl_spin") : NULL;
+	if (!fn1) {
+		fprintf(stderr, "frtool: failed to load '%s': %s\n", lib1, dlerror());
+		return 1;
+	}
+	fn1(seconds / 2);
+	dlclose(h1);
+	h2 = dlopen(lib2, RTLD_NOW);
+	fn2 = h2 ? (void (*)(double))dlsym(h2, "fr_dl2_spin") : NULL;
+	if (!fn2) {
+		fprintf(stderr, "frtool: failed to load '%s': %s\n", lib2, dlerror());
+		return 1;
+	}
+	printf("swap %lx %lx\n", (unsigned long)fn1, (unsigned long)fn2);
+	fflush(stdout);
+	fn2(seconds / 2);
+	return 0;
+}
+
 /*
  * JIT: "dec %rdi; jnz -5; ret" in an anonymous executable page, called in
  * a loop, and announced in /tmp/perf-PID.map as a JIT runtime would.
@@ -403,6 +435,8 @@ int main(int argc, char **argv)
 		return thrash(argv[2], atol(argv[3]), atof(argv[4]), argv[5]);
 	if (argc >= 4 && !strcmp(argv[1], "dlopen"))
 		return dl(argv[2], atof(argv[3]));
+	if (argc >= 5 && !strcmp(argv[1], "dlswap"))
+		return dlswap(argv[2], argv[3], atof(argv[4]));
 	if (argc >= 3 && !strcmp(argv[1], "jit"))
 		return jit(atof(argv[2]), true);
 	if (argc >= 3 && !strcmp(argv[1], "jit-bare"))

@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Unwind tables follow a process's code: never another file's rows.
+
+- dlswap: frtool (frame pointers) loads libfrdl.so, spins in it, unloads
+  it and loads libfrdl2.so (no frame pointers, frames of another shape,
+  one page of code like frdl's, so it takes frdl's place at the same
+  address and leaves exec_vm as it was). After the swap, stacks must go
+  through frdl2's three frames to dlswap and main and end at the
+  outermost frame: walked with frdl's rows they break. The daemon must
+  have found the table stale (the mmap-lock hook) and built a new one.
+- exec: frtool spins, then execs Debian's xz in the same incarnation;
+  after the exec the stacks are xz's, complete, with no frame of frtool.
+- lifetime: the files' rows are kept while a process maps them, then idle,
+  then reused: `status --json` counts them.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import (FLIGHTREC, Daemon, Tap, events, require_root_bpf, show)  # noqa: E402
+
+FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+FRDL = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
+FRDL2 = os.environ.get("FRDL2", "build/tests/integration/libfrdl2.so")
+SETTLE_S = 0.4		# a new table is attached well within this after a change
+
+tap = Tap()
+require_root_bpf(tap)
+
+
+def boottime():
+    return time.clock_gettime_ns(time.CLOCK_BOOTTIME)
+
+
+def user_frames(ev):
+    """The user part of a sample's stack, leaf first."""
+    return ev["stack"][ev["kernel_frames"]:]
+
+
+def samples_of(path, pid):
+    return [e for e in events(path) if e["type"] == "sample" and e["pid"] == pid]
+
+
+def status(d):
+    import json
+    p = subprocess.run([FLIGHTREC, "status", "--json", "--socket", d.socket],
+                       capture_output=True, text=True)
+    return json.loads(p.stdout) if p.returncode == 0 else {}
+
+
+def test_dlswap(d):
+    p = subprocess.Popen([FRTOOL, "dlswap", os.path.abspath(FRDL), os.path.abspath(FRDL2), "8"],
+                         stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    t_swap = boottime()
+    p.wait(30)
+    ok = tap.ok(len(line) == 3 and line[0] == "swap", "frtool dlswap ran and swapped libraries")
+    if not ok:
+        return
+    a1, a2 = int(line[1], 16), int(line[2], 16)
+    tap.diag(f"dlswap: fr_dl_spin at {a1:#x}, fr_dl2_spin at {a2:#x}: "
+             f"{'the same page' if a1 >> 12 == a2 >> 12 else 'different pages'}")
+    tap.ok(a1 >> 12 == a2 >> 12, "libfrdl2.so took libfrdl.so's place (the case that needs the check)")
+    path = d.dump()
+    if not tap.ok(path is not None, "dump written"):
+        return
+    ss = samples_of(path, p.pid)
+    after = [e for e in ss if e["ts"] > t_swap + SETTLE_S * 1e9]
+    before = [e for e in ss if e["ts"] < t_swap - 0.2e9 and e["ts"] > ss[0]["ts"] + SETTLE_S * 1e9]
+    tap.ok(len(after) > 300 and len(before) > 300,
+           f"samples before ({len(before)}) and after ({len(after)}) the swap")
+
+    def through(ev, n_lib):
+        """n_lib frames in the library, then dlswap, then main, then outermost."""
+        u = user_frames(ev)
+        return (len(u) > n_lib + 1 and u[n_lib] == "dlswap" and u[n_lib + 1] == "main"
+                and ev.get("user_stack_end") == "outermost")
+
+    good_before = sum(through(e, 1) for e in before)
+    good_after = sum(through(e, 3) for e in after)
+    tap.ok(good_before >= 0.9 * len(before),
+           f"before: 1 library frame, dlswap, main, outermost in {good_before}/{len(before)}")
+    bad = [user_frames(e)[:6] + [e.get("user_stack_end")] for e in after if not through(e, 3)]
+    if not tap.ok(good_after >= 0.9 * len(after),
+                  f"after: frdl2's 3 frames, dlswap, main, outermost in {good_after}/{len(after)}"):
+        for b in bad[:5]:
+            tap.diag(f"  {b}")
+    loss = show(path).get("losses", {})
+    stale = sum(loss.get("unwind_stale_samples", []) or [0])
+    st = status(d).get("unwind", {})
+    tap.diag(f"dlswap: unwind_stale_samples {stale}; status: {st}")
+
+
+def test_exec(d):
+    data = tempfile.NamedTemporaryFile(prefix="fr-xz-", delete=False)
+    data.write(os.urandom(1 << 16) * 400)	# 25 MiB, compressible enough to take seconds
+    data.close()
+    p = subprocess.Popen([FRTOOL, "exec-after", "2", "/usr/bin/xz", "-6", "-T1", "-c", data.name],
+                         stdout=subprocess.DEVNULL)
+    t0 = boottime()
+    p.wait(120)
+    os.unlink(data.name)
+    path = d.dump()
+    if not tap.ok(path is not None, "dump written after the exec"):
+        return
+    ss = samples_of(path, p.pid)
+    xs = [e for e in ss if e["comm"] == "xz"]
+    if not tap.ok(len(xs) > 200, f"samples of xz after the exec ({len(xs)})"):
+        return
+    t_exec = xs[0]["ts"]
+    later = [e for e in xs if e["ts"] > t_exec + SETTLE_S * 1e9]
+    pre = [e for e in ss if e["ts"] < t_exec and e["ts"] > t0]
+    tap.ok(any("fr_preexec_spin" in user_frames(e) for e in pre),
+           f"before the exec, frtool's frames ({len(pre)} samples)")
+    leak = sum(1 for e in later if any(f.startswith("fr_") or f in ("exec_after", "dlswap")
+                                       for f in user_frames(e)))
+    tap.ok(leak == 0, f"after the exec, no frame of frtool's image ({leak} of {len(later)})")
+    done = sum(1 for e in later if e.get("user_stack_end") == "outermost")
+    tap.ok(done >= 0.95 * len(later),
+           f"after the exec, xz's stacks reach the outermost frame in {done}/{len(later)}")
+
+
+def test_lifetime(d):
+    st = status(d).get("unwind", {})
+    tap.ok(st.get("enabled") and st.get("files", 0) > 0,
+           f"status reports the tables: {st.get('files')} files, {st.get('bytes')} bytes, "
+           f"{st.get('rows_used')} rows")
+    tap.ok(st.get("bytes", 0) <= 64 << 20, "their memory is within the default bound")
+    tap.ok(st.get("files_idle", 0) > 0,
+           f"files of exited processes are kept idle for reuse ({st.get('files_idle')})")
+
+
+d = Daemon(tap, window="30s", frequency=499)
+try:
+    if tap.ok(d.ready(), "flightrecd ready"):
+        test_dlswap(d)
+        test_exec(d)
+        time.sleep(1.5)		# the tick collects the exited processes' tables
+        test_lifetime(d)
+finally:
+    d.cleanup()
+tap.done()
