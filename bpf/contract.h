@@ -203,6 +203,13 @@ struct fr_uproc {
 	struct fr_umap maps[FR_UMAPS_MAX];
 };
 
+/* A process's maps generation (the ugen map's value), and when it last moved. */
+struct fr_ugen {
+	__u32 gen;
+	__u32 pad;
+	__u64 ts;		/* CLOCK_BOOTTIME ns of the last bump */
+};
+
 /* Per-CPU counters: indexes into the 'counters' per-CPU array map. */
 enum fr_counter {
 	FR_CNT_RESERVE = 0,	/* ring buffer full: record dropped (a loss) */
@@ -226,6 +233,7 @@ _Static_assert(sizeof(struct fr_rec_oom) == 96, "fr_rec_oom size");
 _Static_assert(sizeof(struct fr_rec_task) == 72, "fr_rec_task size");
 _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
+_Static_assert(sizeof(struct fr_ugen) == 16, "fr_ugen size");
 _Static_assert(sizeof(struct fr_umap) == 32, "fr_umap size");
 _Static_assert(sizeof(struct fr_uproc) == 24 + 32 * FR_UMAPS_MAX, "fr_uproc size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");

@@ -64,7 +64,7 @@ struct {
 	__uint(max_entries, 65536);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct fr_ugen);
 } ugen SEC(".maps");
 
 /* x86-64 struct sigcontext inside the ucontext at rsp in __restore_rt. */
@@ -88,20 +88,23 @@ struct uwalk {
 
 static __always_inline __u32 ugen_of(__u32 tgid)
 {
-	__u32 *g = bpf_map_lookup_elem(&ugen, &tgid);
+	struct fr_ugen *g = bpf_map_lookup_elem(&ugen, &tgid);
 
-	return g ? *g : 0;
+	return g ? g->gen : 0;
 }
 
 /* Bump @tgid's maps generation; its uprocs entry is stale from now on. */
 static __always_inline void ugen_bump(__u32 tgid)
 {
-	__u32 one = 1, *g = bpf_map_lookup_elem(&ugen, &tgid);
+	struct fr_ugen one = { .gen = 1, .ts = bpf_ktime_get_boot_ns() };
+	struct fr_ugen *g = bpf_map_lookup_elem(&ugen, &tgid);
 
-	if (g)
-		__sync_fetch_and_add(g, 1);
-	else if (bpf_map_update_elem(&ugen, &tgid, &one, BPF_NOEXIST))
+	if (g) {
+		__sync_fetch_and_add(&g->gen, 1);
+		g->ts = one.ts;
+	} else if (bpf_map_update_elem(&ugen, &tgid, &one, BPF_NOEXIST)) {
 		bpf_map_delete_elem(&uprocs, &tgid);	/* ugen full: drop the table */
+	}
 }
 
 /* @t's table, if it is current for its incarnation and its code. */

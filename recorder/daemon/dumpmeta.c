@@ -50,6 +50,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
 	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
 	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
+	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);
 	err |= add_unwind_meta(dm, m);
 	return err;
 }

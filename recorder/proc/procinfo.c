@@ -412,7 +412,7 @@ static void do_read(struct procinfo *pi, const struct req *r)
 {
 	uint64_t timeout = atomic_load(&pi->timeout_ns);
 	struct unwinder *uw = atomic_load(&pi->uw);
-	uint32_t ugen = uw ? unwinder__gen(uw, r->pid) : 0;
+	uint32_t ugen = uw ? unwinder__gen(uw, r->pid, NULL) : 0;
 	struct proc_meta *m;
 	int err;
 
@@ -468,6 +468,29 @@ static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
 }
 
 /*
+ * Did the code of @r's process change since @m was read, without an exec
+ * (its unwind table went stale: a library unloaded, another mapped)? Then
+ * a new era starts at the change, so that samples before it keep the old
+ * image's names, and the caller reads the new one. At most once per
+ * FR_REREAD_NS: a process whose code keeps changing keeps its era.
+ */
+static bool code_changed(struct procinfo *pi, const struct req *r, const struct proc_meta *m,
+			 uint64_t now)
+{
+	uint64_t changed = 0;
+
+	if (unwinder__gen(atomic_load(&pi->uw), r->pid, &changed) == m->ugen ||
+	    changed <= m->begun || now - m->stamp < FR_REREAD_NS)
+		return false;
+	if (proctable__new_era(pi->pt, r->slot, r->pid, r->start, changed))
+		return false;
+	pthread_mutex_lock(&pi->lock);
+	pi->st.code_eras++;
+	pthread_mutex_unlock(&pi->lock);
+	return true;
+}
+
+/*
  * A new stack: are its user addresses inside the mappings we know? If not
  * (a library loaded since), or if the last read stopped at its deadline
  * with binaries left to load, re-read the maps now, or once the rate limit
@@ -490,8 +513,13 @@ static void do_check(struct procinfo *pi, const struct req *r)
 	unknown = m->img->skipped > 0;
 	for (unsigned i = 0; i < r->n && !unknown; i++)
 		unknown = !procmaps__find(m->img->maps, r->ips[i]);
-	/* A sampled process walks with rows once it has a current table. */
 	uw = atomic_load(&pi->uw);
+	if (uw && code_changed(pi, r, m, now)) {
+		proc_meta__put(m);
+		do_read(pi, r);
+		return;
+	}
+	/* A sampled process walks with rows once it has a current table. */
 	if (!unknown && uw && !unwinder__current(uw, r->pid, r->start))
 		unknown = attach_rows(pi, r->pid, r->start, m) == -ESTALE;
 	stamp = m->stamp;

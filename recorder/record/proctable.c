@@ -435,6 +435,29 @@ void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
 }
 
 /*
+ * proctable__new_era() - the code of incarnation (@pid, @start) in @slot
+ * changed at @ts without an exec (a library unloaded, another loaded in
+ * its place): what is known becomes the previous era's, as at an exec,
+ * so that samples before @ts keep the names of the code they ran.
+ * Returns 0, or -ESTALE when the slot no longer holds the incarnation.
+ */
+int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
+		       uint64_t ts)
+{
+	bool held;
+
+	if (!slot || slot > pt->max)
+		return -ESTALE;
+	pthread_mutex_lock(&pt->lock);
+	held = is_incarnation(&pt->slots[slot], pid, start);
+	pthread_mutex_unlock(&pt->lock);
+	if (!held)
+		return -ESTALE;
+	proctable__exec(pt, slot, ts);
+	return 0;
+}
+
+/*
  * proctable__meta_at() - the facts that describe @slot's image at @ts:
  * before its last exec, the previous era's. Reference for the caller, or NULL.
  */

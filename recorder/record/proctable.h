@@ -73,5 +73,7 @@ int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
 				     uint64_t start, uint64_t ts);
 void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts);
+int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
+		       uint64_t ts);
 
 #endif /* FR_PROCTABLE_H */

@@ -56,7 +56,7 @@ static void attach_one(struct attacher *a, const struct attach_req *r)
 
 	if (unwinder__current(a->u, r->pid, r->start))
 		return;
-	gen = unwinder__gen(a->u, r->pid);
+	gen = unwinder__gen(a->u, r->pid, NULL);
 	snprintf(dir, sizeof(dir), "/proc/%u", r->pid);
 	pm = procmaps__read_at(dir);
 	if (pm) {

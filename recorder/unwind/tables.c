@@ -240,18 +240,25 @@ void unwinder__free(struct unwinder *u)
 	free(u);
 }
 
-static uint32_t gen_locked(struct unwinder *u, uint32_t pid)
+static uint32_t gen_ts(struct unwinder *u, uint32_t pid, uint64_t *ts)
 {
-	uint32_t g = 0;
+	struct fr_ugen g = { 0 };
 
 	if (bpf_map_lookup_elem(u->gen_fd, &pid, &g))
-		return 0;
-	return g;
+		g = (struct fr_ugen){ 0 };
+	if (ts)
+		*ts = g.ts;
+	return g.gen;
 }
 
-uint32_t unwinder__gen(struct unwinder *u, uint32_t pid)
+static uint32_t gen_locked(struct unwinder *u, uint32_t pid)
 {
-	return gen_locked(u, pid);
+	return gen_ts(u, pid, NULL);
+}
+
+uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed)
+{
+	return gen_ts(u, pid, changed);
 }
 
 /* Free @f now: its rows, its slot and its keys. */

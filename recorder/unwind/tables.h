@@ -55,11 +55,12 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m);
 void unwinder__free(struct unwinder *u);
 
 /*
- * unwinder__gen() - the maps generation of process @pid now. Read it
- * BEFORE reading the maps that unwinder__attach() gets, so that an exec
- * or munmap in between makes the table stale rather than wrong.
+ * unwinder__gen() - the maps generation of process @pid now, and in
+ * *@changed (if not NULL) the CLOCK_BOOTTIME ns it last moved (0: never).
+ * Read it BEFORE reading the maps that unwinder__attach() gets, so that an
+ * exec or munmap in between makes the table stale rather than wrong.
  */
-uint32_t unwinder__gen(struct unwinder *u, uint32_t pid);
+uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed);
 
 /*
  * unwinder__attach() - give incarnation (@pid, @start) a table for the

@@ -89,6 +89,16 @@ def test_dlswap(d):
                   f"after: frdl2's 3 frames, dlswap, main, outermost in {good_after}/{len(after)}"):
         for b in bad[:5]:
             tap.diag(f"  {b}")
+    tap.diag(f"dlswap: a stack before: {user_frames(before[len(before) // 2])[:4]}, "
+             f"after: {user_frames(after[len(after) // 2])[:6]}")
+    named_before = sum(user_frames(e)[:1] == ["fr_dl_spin"] for e in before)
+    named_after = sum(user_frames(e)[:3] == ["fr_dl2_inner", "fr_dl2_middle", "fr_dl2_spin"]
+                      for e in after)
+    tap.ok(named_before >= 0.9 * len(before),
+           f"before: named with libfrdl.so's symbols in {named_before}/{len(before)} "
+           "(the image of their time, though libfrdl2.so now lives there)")
+    tap.ok(named_after >= 0.9 * len(after),
+           f"after: named with libfrdl2.so's symbols in {named_after}/{len(after)}")
     loss = show(path).get("losses", {})
     stale = sum(loss.get("unwind_stale_samples", []) or [0])
     st = status(d).get("unwind", {})

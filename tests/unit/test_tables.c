@@ -42,7 +42,7 @@ static bool maps__create(struct maps *mp, uint32_t nrows, uint32_t nfiles)
 				     nfiles, NULL);
 	mp->m.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_uprocs", 4, sizeof(struct fr_uproc),
 				     64, &np);
-	mp->m.gen = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ugen", 4, 4, 64, &np);
+	mp->m.gen = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ugen", 4, sizeof(struct fr_ugen), 64, &np);
 	mp->m.nrows = nrows;
 	mp->m.nfiles = nfiles;
 	return mp->m.rows >= 0 && mp->m.files >= 0 && mp->m.procs >= 0 && mp->m.gen >= 0;
@@ -159,10 +159,14 @@ static void test_sharing(struct unwinder *u, const struct procmaps *pm)
 /* A moved generation makes a table stale; gc drops tables the BPF side no longer has. */
 static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const struct procmaps *pm)
 {
-	uint32_t pid = 777777, gen = 1;
+	struct fr_ugen gen = { .gen = 1, .ts = 4242 };
+	uint32_t pid = 777777;
 	struct unwinder_stats st;
+	uint64_t changed = 0;
 
 	bpf_map_update_elem(mp->m.gen, &pid, &gen, BPF_ANY);
+	ok(unwinder__gen(u, pid, &changed) == 1 && changed == 4242,
+	   "the generation and when it moved are read");
 	ok(!unwinder__current(u, pid, 1), "a bumped generation: stale");
 	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", pm), -ESTALE,
 	       "attaching maps read under the old generation is refused");
