@@ -33,6 +33,7 @@
 #define FR_REPORT_BIN_NS	250000000ULL
 #define FR_REPORT_BINS_MIN	20
 #define FR_REPORT_BINS_MAX	300
+#define FR_REPORT_SRCS		4	/* source positions listed per frame name */
 
 static void usage(FILE *f)
 {
@@ -82,6 +83,8 @@ struct report {
 	uint32_t *sname;	/* symbol string * 2 + kind -> name index + 1 */
 	uint32_t *names;	/* name index -> a frame with that name */
 	uint32_t nnames;
+	uint32_t *srcs;		/* name index * FR_REPORT_SRCS + i -> frame + 1 with a distinct position */
+	uint32_t *srcs_more;	/* name index -> distinct positions beyond those */
 	struct series *series;
 	uint32_t nseries;
 };
@@ -131,6 +134,54 @@ static uint32_t name_of(struct report *r, uint32_t frame)
 		r->fname[frame] = *slot;
 	}
 	return r->fname[frame] - 1;
+}
+
+/* same_lines() - whether frames @a and @b have the same source position (LINE). */
+static bool same_lines(const struct fr_dump *d, uint32_t a, uint32_t b)
+{
+	const struct fr_dump_frame *x = &d->frame[a], *y = &d->frame[b];
+
+	if (x->nlines != y->nlines)
+		return false;
+	for (uint32_t k = 0; k < x->nlines; k++) {
+		const struct fr_dump_line *p = &d->line[x->line + k], *q = &d->line[y->line + k];
+
+		if (p->func != q->func || p->file != q->file || p->line != q->line)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * report__sources() - for each frame name, the first FR_REPORT_SRCS
+ * distinct source positions of the frames shown with it, and how many
+ * more there are. 0 or -ENOMEM.
+ */
+static int report__sources(struct report *r)
+{
+	const struct fr_dump *d = r->d;
+
+	r->srcs = calloc((size_t)r->nnames * FR_REPORT_SRCS + 1, sizeof(*r->srcs));
+	r->srcs_more = calloc(r->nnames + 1, sizeof(*r->srcs_more));
+	if (!r->srcs || !r->srcs_more)
+		return -ENOMEM;
+	for (uint32_t f = 0; f < d->nframe; f++) {
+		uint32_t n, *slot, k = 0;
+		const struct fr_dump_frame *fr = &d->frame[f];
+
+		if (!r->fname[f] || !fr->nlines || fr->line > d->nline ||
+		    fr->nlines > d->nline - fr->line)
+			continue;
+		n = r->fname[f] - 1;
+		slot = &r->srcs[(size_t)n * FR_REPORT_SRCS];
+		while (k < FR_REPORT_SRCS && slot[k] && !same_lines(d, slot[k] - 1, f))
+			k++;
+		if (k == FR_REPORT_SRCS)
+			r->srcs_more[n]++;
+		else if (!slot[k])
+			slot[k] = f + 1;
+	}
+	return 0;
 }
 
 /*
@@ -203,11 +254,13 @@ static int report__prepare(struct report *r)
 		for (uint32_t k = 0; k < d->stack[s - 1].kn + d->stack[s - 1].un; k++)
 			name_of(r, d->stack[s - 1].frames[k]);
 	}
-	return 0;
+	return report__sources(r);
 }
 
 static void report__fini(struct report *r)
 {
+	free(r->srcs);
+	free(r->srcs_more);
 	free(r->series);
 	free(r->names);
 	free(r->sname);
@@ -331,9 +384,48 @@ static void json_procs(struct json *j, const struct report *r)
 }
 
 /*
- * "names" and "kinds" (0 kernel, 1 user) of the frames, "stacks" as name
- * indexes root first, and "samples": [process, stack or -1, count] per
- * distinct (process, stack) in the range.
+ * "srcs": per frame name, up to FR_REPORT_SRCS distinct source positions
+ * of its frames (DWARF lines, LINE), each a list of [function, file,
+ * line] innermost first: the functions inlined there, then the frame's
+ * own; "srcs_more": per name, how many more distinct positions it has.
+ */
+static void json_sources(struct json *j, const struct report *r)
+{
+	const struct fr_dump *d = r->d;
+
+	json__arr(j, "srcs");
+	for (uint32_t i = 0; i < r->nnames; i++) {
+		const uint32_t *slot = &r->srcs[(size_t)i * FR_REPORT_SRCS];
+
+		json__arr(j, NULL);
+		for (uint32_t k = 0; k < FR_REPORT_SRCS && slot[k]; k++) {
+			const struct fr_dump_frame *fr = &d->frame[slot[k] - 1];
+
+			json__arr(j, NULL);
+			for (uint32_t l = 0; l < fr->nlines; l++) {
+				const struct fr_dump_line *ln = &d->line[fr->line + l];
+
+				json__arr(j, NULL);
+				json__str(j, NULL, dump__str(d, ln->func));
+				json__str(j, NULL, dump__str(d, ln->file));
+				json__u64(j, NULL, ln->line);
+				json__end_arr(j);
+			}
+			json__end_arr(j);
+		}
+		json__end_arr(j);
+	}
+	json__end_arr(j);
+	json__arr(j, "srcs_more");
+	for (uint32_t i = 0; i < r->nnames; i++)
+		json__u64(j, NULL, r->srcs_more[i]);
+	json__end_arr(j);
+}
+
+/*
+ * "names" and "kinds" (0 kernel, 1 user) of the frames, their "srcs",
+ * "stacks" as name indexes root first, and "samples": [process, stack or
+ * -1, count] per distinct (process, stack) in the range.
  */
 static void json_stacks(struct json *j, const struct report *r)
 {
@@ -348,6 +440,7 @@ static void json_stacks(struct json *j, const struct report *r)
 	for (uint32_t i = 0; i < r->nnames; i++)
 		json__u64(j, NULL, d->frame[r->names[i]].kind);
 	json__end_arr(j);
+	json_sources(j, r);
 	json__arr(j, "stacks");
 	for (uint32_t i = 0; i < r->nstack_out; i++) {
 		const struct fr_dump_stack *s = &d->stack[r->stacks_out[i]];

@@ -13,9 +13,15 @@
  *                address is its file offset in the binary (memory_start 0,
  *                file_offset 0), the same in every process whatever the
  *                load address; a kernel location's is the kernel address
- *   location     one per distinct (mapping, address, function); a
- *                resolved frame has one line naming its function, an
- *                unresolved one only its address
+ *   location     one per distinct (mapping, address, function, lines); a
+ *                resolved frame has one line naming its function, or with
+ *                the dump's source lines (LINE) one line per level:
+ *                line[0] the innermost inlined function at the address's
+ *                file:line, the last the frame's own function at the call
+ *                site of the level before (pprof: "the last entry is the
+ *                caller into which the preceding entries were inlined");
+ *                an unresolved frame has only its address
+ *   function     one per distinct (name, system name, file)
  *   time_nanos   the wall-clock time of the exported range's start,
  *                duration_nanos its length
  */
@@ -147,18 +153,28 @@ struct pp_location {
 	uint32_t mapping;	/* mapping id, 0: none */
 	uint64_t address;
 	uint32_t function;	/* function id, 0: unresolved */
+	uint32_t line, nlines;	/* its lines in pprof.lines; 0 lines: one naming function */
+};
+
+/* One Line of a location. */
+struct pp_line {
+	uint32_t function;	/* function id */
+	int64_t line, column;
 };
 
 struct pprof {
 	const struct fr_dump *d;
 	const struct filter *flt;
 	struct strtab st;
-	struct fr_hashmap func_ids;		/* (name id) -> function id */
-	struct fr_hashmap loc_ids;		/* (mapping, address, function) -> location id */
+	struct fr_hashmap func_ids;		/* (name, system name, file ids) -> function id */
+	struct fr_hashmap loc_ids;		/* (mapping and function, address, lines) -> location id */
 	struct fr_hashmap sample_ids;	/* (stack, proc, thread name id) -> sample index + 1 */
 	int64_t *func_name;		/* [function id - 1]: string id */
 	int64_t *func_sys;		/* [function id - 1]: string id of the mangled name */
-	uint32_t nfunc;
+	int64_t *func_file;		/* [function id - 1]: string id of the source file */
+	uint32_t nfunc, capfunc;
+	struct pp_line *lines;		/* the locations' lines, location by location */
+	uint32_t nlines, caplines;
 	struct pp_location *loc;	/* [location id - 1] */
 	uint32_t nloc;
 	struct pp_mapping *map;		/* [mapping id - 1] */
@@ -217,38 +233,66 @@ static int64_t frame_mapping(struct pprof *p, const struct fr_dump_frame *fr)
 
 /*
  * The function id named @name, whose name in the binary is @system (the
- * mangled one; NULL: @name itself); -ENOMEM.
+ * mangled one; NULL: @name itself), in source file @file ("": unknown);
+ * -ENOMEM.
  */
-static int64_t function_id(struct pprof *p, const char *name, const char *system)
+static int64_t function_id(struct pprof *p, const char *name, const char *system,
+			   const char *file)
 {
 	int64_t s = strtab__id(&p->st, name), sys = system ? strtab__id(&p->st, system) : s;
-	uint64_t k[3] = { (uint64_t)s, (uint64_t)sys, 0 };
+	int64_t f = strtab__id(&p->st, file);
+	uint64_t k[3] = { (uint64_t)s, (uint64_t)sys, (uint64_t)f };
 	uint32_t v;
 	int r;
 
-	if (s < 0 || sys < 0)
-		return s < 0 ? s : sys;
+	if (s < 0 || sys < 0 || f < 0)
+		return -ENOMEM;
 	r = keymap__get(&p->func_ids, k, p->nfunc + 1, &v);
 	if (r < 0)
 		return r;
 	if (r == 1) {
+		if (p->nfunc == p->capfunc) {
+			uint32_t c1 = p->capfunc, c2 = p->capfunc, c3 = p->capfunc;
+
+			if (fr_grow32((void **)&p->func_name, &c1, p->nfunc + 1, sizeof(*p->func_name)) ||
+			    fr_grow32((void **)&p->func_sys, &c2, p->nfunc + 1, sizeof(*p->func_sys)) ||
+			    fr_grow32((void **)&p->func_file, &c3, p->nfunc + 1, sizeof(*p->func_file)))
+				return -ENOMEM;
+			p->capfunc = FR_MIN(c1, FR_MIN(c2, c3));
+		}
 		p->func_sys[p->nfunc] = sys;
+		p->func_file[p->nfunc] = f;
 		p->func_name[p->nfunc++] = s;
 	}
 	return v;
 }
 
-/* The location id of (@mapping, @address, @function); -ENOMEM. */
-static int64_t location_id(struct pprof *p, uint32_t mapping, uint64_t address, uint32_t function)
+/*
+ * The location id of (@mapping, @address, @function) with the @n lines at
+ * @lines (0: one line naming @function, or none if @function is 0);
+ * -ENOMEM.
+ */
+static int64_t location_id(struct pprof *p, uint32_t mapping, uint64_t address, uint32_t function,
+			   const struct pp_line *lines, uint32_t n)
 {
-	uint64_t k[3] = { mapping, address, function };
+	uint64_t k[3] = { mapping | (uint64_t)function << 32, address, 0 };
 	uint32_t v;
-	int r = keymap__get(&p->loc_ids, k, p->nloc + 1, &v);
+	int r;
 
+	/* Two frames at one file offset may sit on two lines (a leaf, a return address). */
+	for (uint32_t i = 0; i < n; i++)
+		k[2] = fr_hash64(&lines[i], sizeof(lines[i]), k[2] + 1);
+	r = keymap__get(&p->loc_ids, k, p->nloc + 1, &v);
 	if (r < 0)
 		return r;
 	if (r == 1) {
-		p->loc[p->nloc++] = (struct pp_location){ mapping, address, function };
+		if (n && fr_grow32((void **)&p->lines, &p->caplines, p->nlines + n, sizeof(*p->lines)))
+			return -ENOMEM;
+		p->loc[p->nloc++] = (struct pp_location){ mapping, address, function, p->nlines, n };
+		if (n) {
+			memcpy(&p->lines[p->nlines], lines, n * sizeof(*lines));
+			p->nlines += n;
+		}
 		if (mapping) {
 			struct pp_mapping *m = &p->map[mapping - 1];
 
@@ -260,12 +304,42 @@ static int64_t location_id(struct pprof *p, uint32_t mapping, uint64_t address, 
 	return v;
 }
 
+/*
+ * The lines of resolved frame @frame from its LINE levels into @out
+ * (FR_DUMP_MAX_LINES), innermost first; the last is the frame's own
+ * function, @name as it is named without lines. Returns their number (0:
+ * the frame has no levels), -ENOMEM.
+ */
+static int frame_lines(struct pprof *p, uint32_t frame, const char *name, struct pp_line *out)
+{
+	const struct fr_dump *d = p->d;
+	const struct fr_dump_frame *fr = &d->frame[frame];
+	uint32_t n = fr->nlines;
+
+	if (!n || fr->line > d->nline || n > d->nline - fr->line || n > FR_DUMP_MAX_LINES)
+		return 0;
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fr_dump_line *l = &d->line[fr->line + k];
+		bool own = k == n - 1;
+		const char *fname = own ? name : l->func ? dump__str(d, l->func) : "??";
+		const char *sys = own && fr->system_name ? dump__str(d, fr->system_name) : NULL;
+		int64_t fn = function_id(p, fname, sys, dump__str(d, l->file));
+
+		if (fn < 0)
+			return (int)fn;
+		out[k] = (struct pp_line){ .function = (uint32_t)fn, .line = l->line, .column = l->col };
+	}
+	return (int)n;
+}
+
 /* The location id of frame index @frame; -ENOMEM. */
 static int64_t frame_location(struct pprof *p, uint32_t frame)
 {
 	const struct fr_dump_frame *fr = &p->d->frame[frame];
+	struct pp_line lines[FR_DUMP_MAX_LINES];
 	int64_t map, fn = 0, id;
 	char name[FR_VIEW_FRAME_MAX];
+	int n = 0;
 
 	if (p->frame_loc[frame])
 		return p->frame_loc[frame];
@@ -273,12 +347,18 @@ static int64_t frame_location(struct pprof *p, uint32_t frame)
 	if (map < 0)
 		return map;
 	if (fr->sym) {
-		fn = function_id(p, view_frame(p->d, frame, name, sizeof(name)),
-				 fr->system_name ? dump__str(p->d, fr->system_name) : NULL);
+		view_frame(p->d, frame, name, sizeof(name));
+		n = frame_lines(p, frame, name, lines);
+		if (n < 0)
+			return n;
+		/* The frame's own function: the last line's (with its file) or by name. */
+		fn = n ? (int64_t)lines[n - 1].function :
+		     function_id(p, name, fr->system_name ? dump__str(p->d, fr->system_name) : NULL, "");
 		if (fn < 0)
 			return fn;
 	}
-	id = location_id(p, map, fr->kind == FR_FRAME_USER && map ? fr->file_off : fr->addr, fn);
+	id = location_id(p, map, fr->kind == FR_FRAME_USER && map ? fr->file_off : fr->addr, fn,
+			 lines, n);
 	if (id > 0)
 		p->frame_loc[frame] = id;
 	return id;
@@ -300,8 +380,8 @@ static int stack_locations(struct pprof *p, uint32_t stack)
 	p->stack_locs[stack] = ids;
 	if (!n) {
 		/* As "flightrec folded" shows it: one frame named [no_stack]. */
-		id = function_id(p, "[no_stack]", NULL);
-		id = id < 0 ? id : location_id(p, 0, 0, id);
+		id = function_id(p, "[no_stack]", NULL, "");
+		id = id < 0 ? id : location_id(p, 0, 0, id, NULL, 0);
 		if (id < 0)
 			return id;
 		ids[0] = id;
@@ -355,15 +435,13 @@ static int pprof__init(struct pprof *p, const struct fr_dump *d, const struct fi
 	memset(p, 0, sizeof(*p));
 	p->d = d;
 	p->flt = flt;
-	p->func_name = calloc(d->nframe + 2, sizeof(*p->func_name));
-	p->func_sys = calloc(d->nframe + 2, sizeof(*p->func_sys));
 	p->loc = calloc(d->nframe + 2, sizeof(*p->loc));
 	p->map = calloc(d->nbin + 2, sizeof(*p->map));
 	p->bin_map = calloc(d->nbin + 1, sizeof(*p->bin_map));
 	p->frame_loc = calloc(d->nframe + 1, sizeof(*p->frame_loc));
 	p->stack_locs = calloc(d->nstack + 1, sizeof(*p->stack_locs));
 	p->stack_nlocs = calloc(d->nstack + 1, sizeof(*p->stack_nlocs));
-	if (!p->func_name || !p->func_sys || !p->loc || !p->map || !p->bin_map || !p->frame_loc ||
+	if (!p->loc || !p->map || !p->bin_map || !p->frame_loc ||
 	    !p->stack_locs || !p->stack_nlocs || strtab__id(&p->st, "") != 0)
 		return -ENOMEM;
 	return 0;
@@ -381,6 +459,8 @@ static void pprof__fini(struct pprof *p)
 	free(p->loc);
 	free(p->func_name);
 	free(p->func_sys);
+	free(p->func_file);
+	free(p->lines);
 	free(p->smp);
 	fr_hashmap__fini(&p->sample_ids);
 	fr_hashmap__fini(&p->loc_ids);
@@ -530,8 +610,8 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 	t->map_id = calloc(p->nmap + 1, sizeof(*t->map_id));
 	t->loc = calloc(p->nloc + 1, sizeof(*t->loc));
 	t->locp = calloc(p->nloc + 1, sizeof(*t->locp));
-	t->line = calloc(p->nloc + 1, sizeof(*t->line));
-	t->linep = calloc(p->nloc + 1, sizeof(*t->linep));
+	t->line = calloc((size_t)p->nloc + p->nlines + 1, sizeof(*t->line));
+	t->linep = calloc((size_t)p->nloc + p->nlines + 1, sizeof(*t->linep));
 	t->fn = calloc(p->nfunc + 1, sizeof(*t->fn));
 	t->fnp = calloc(p->nfunc + 1, sizeof(*t->fnp));
 	if (!t->smp || !t->smpp || !t->values || !t->labels || !t->labelp || !t->map ||
@@ -582,19 +662,32 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 		m->has_functions = !pm->unresolved;
 		t->mapp[m->id - 1] = m;
 	}
-	for (uint32_t i = 0; i < p->nloc; i++) {
+	for (uint32_t i = 0, li = 0; i < p->nloc; i++) {
+		const struct pp_location *pl = &p->loc[i];
 		pb_location *m = &t->loc[i];
 
 		perftools__profiles__location__init(m);
 		m->id = i + 1;
-		m->mapping_id = p->loc[i].mapping ? t->map_id[p->loc[i].mapping - 1] : 0;
-		m->address = p->loc[i].address;
-		if (p->loc[i].function) {
-			perftools__profiles__line__init(&t->line[i]);
-			t->line[i].function_id = p->loc[i].function;
-			t->linep[i] = &t->line[i];
+		m->mapping_id = pl->mapping ? t->map_id[pl->mapping - 1] : 0;
+		m->address = pl->address;
+		if (pl->nlines) {
+			m->n_line = pl->nlines;
+			m->line = &t->linep[li];
+			for (uint32_t k = 0; k < pl->nlines; k++, li++) {
+				const struct pp_line *l = &p->lines[pl->line + k];
+
+				perftools__profiles__line__init(&t->line[li]);
+				t->line[li].function_id = l->function;
+				t->line[li].line = l->line;
+				t->line[li].column = l->column;
+				t->linep[li] = &t->line[li];
+			}
+		} else if (pl->function) {
+			perftools__profiles__line__init(&t->line[li]);
+			t->line[li].function_id = pl->function;
+			t->linep[li] = &t->line[li];
 			m->n_line = 1;
-			m->line = &t->linep[i];
+			m->line = &t->linep[li++];
 		}
 		t->locp[i] = m;
 	}
@@ -605,6 +698,7 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 		m->id = i + 1;
 		m->name = p->func_name[i];
 		m->system_name = p->func_sys[i];
+		m->filename = p->func_file[i];
 		t->fnp[i] = m;
 	}
 

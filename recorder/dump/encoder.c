@@ -128,7 +128,7 @@ struct encoder {
 	struct encode_in in;
 	struct fr_dump *d;
 	struct snapshot snap;
-	uint32_t str_cap, proc_cap, bin_cap, frame_cap, stack_cap;
+	uint32_t str_cap, proc_cap, bin_cap, frame_cap, stack_cap, line_cap;
 	/* Every map's key is the whole identity, compared on lookup. */
 	struct fr_hashmap str_of;	/* string (bytes) -> dump string */
 	struct fr_hashmap proc_of_slot;	/* process table slot -> dump process */
@@ -716,13 +716,22 @@ static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *
 	return fr_hashmap__insert(&e->bin_of, &key, idx);
 }
 
-/* Find or add a frame equal to @f. */
-static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t *idx)
+/*
+ * Find or add a frame equal to @f, whose source position is the @n levels
+ * at @lv (0: none), looked up for a leaf (@leaf) or a return address.
+ */
+static int frame_of(struct encoder *e, const struct fr_dump_frame *f,
+		    const struct fr_dump_line *lv, uint32_t n, bool leaf, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	/* The symbol is part of the key: JIT code at one address in two
-	 * processes can be two different functions. */
-	uint64_t key[6] = { f->kind, f->addr, f->bin, f->file_off, f->sym, f->sym_off };
+	/*
+	 * The symbol is part of the key: JIT code at one address in two
+	 * processes can be two different functions. So is the kind of
+	 * lookup when there are lines: a return address is looked up at
+	 * addr - 1, which may be another line than addr.
+	 */
+	uint64_t key[6] = { f->kind | (uint64_t)(n ? 1 + leaf : 0) << 8, f->addr, f->bin,
+			    f->file_off, f->sym, f->sym_off };
 	const uint32_t *found = fr_hashmap__find(&e->frame_of, key);
 	int err;
 
@@ -731,10 +740,18 @@ static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t *
 		return 0;
 	}
 	err = fr_grow32((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
+	if (!err && n)
+		err = fr_grow32((void **)&d->line, &e->line_cap, d->nline + n, sizeof(*d->line));
 	if (err)
 		return err;
 	*idx = d->nframe++;
 	d->frame[*idx] = *f;
+	if (n) {
+		memcpy(&d->line[d->nline], lv, n * sizeof(*lv));
+		d->frame[*idx].line = d->nline;
+		d->frame[*idx].nlines = n;
+		d->nline += n;
+	}
 	return fr_hashmap__insert(&e->frame_of, key, idx);
 }
 
@@ -771,7 +788,7 @@ static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t
 			return err;
 		f.sym_off = off + (lookup_addr(addr, pos) != addr);
 	}
-	return frame_of(e, &f, idx);
+	return frame_of(e, &f, NULL, 0, false, idx);
 }
 
 /* Does @sp know its mappings (so that an address outside them is no code)? */
@@ -780,14 +797,57 @@ static bool space_has_maps(const struct space *sp)
 	return (sp->meta && sp->meta->img) || (sp->fresh && sp->fresh->img);
 }
 
+/*
+ * frame_lines() - the source position of file offset @off in binary @es,
+ * mapped at @m by the process of @sp, as dump levels into @lv (strings
+ * interned); the outermost level is named by the frame's symbol @sym when
+ * it has one, as FRAM names the frame. Past the dump's deadline nothing is
+ * looked up, and that is counted. Returns 0 or -ENOMEM.
+ */
+static int frame_lines(struct encoder *e, const struct space *sp, const struct fr_mapping *m,
+		       const struct elfsyms *es, uint64_t off, uint32_t sym,
+		       struct fr_dump_line *lv, uint32_t *n)
+{
+	struct fr_srcline sl[FR_SRCLINE_MAX_LEVELS];
+	char procdir[32];
+	int r, err = 0;
+
+	*n = 0;
+	if (e->deadline && fr_boottime_ns() >= e->deadline) {
+		e->st.lines_skipped++;
+		return 0;
+	}
+	snprintf(procdir, sizeof(procdir), "/proc/%u", sp->pid);
+	r = elfsyms__lines(es, off, sp->pid && !sp->exited ? procdir : NULL, m, sl,
+			   FR_SRCLINE_MAX_LEVELS);
+	if (r < 0 && r != -ENOENT)
+		e->st.lines_failed++;
+	for (int i = 0; i < r && !err; i++) {
+		lv[i].line = sl[i].line;
+		lv[i].col = sl[i].col;
+		err = add_cstr(e, sl[i].file, &lv[i].file);
+		if (!err && i == r - 1 && sym)
+			lv[i].func = sym;
+		else if (!err)
+			err = add_cstr(e, sl[i].func, &lv[i].func);
+	}
+	if (!err && r > 0) {
+		*n = (uint32_t)r;
+		e->st.lines_resolved++;
+	}
+	return err;
+}
+
 static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 		      uint32_t pos, uint32_t *idx)
 {
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
+	struct fr_dump_line lv[FR_SRCLINE_MAX_LEVELS];
 	const struct fr_mapping *m = NULL;
 	const struct elfsyms *es = NULL;
 	const char *name = NULL, *mangled = NULL;
 	uint64_t a = lookup_addr(addr, pos), off = 0;
+	uint32_t nlv = 0;
 	int err;
 
 	e->st.user_frames++;
@@ -822,7 +882,12 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 			return err;
 		f.sym_off = off + (a != addr);
 	}
-	return frame_of(e, &f, idx);
+	if (m && es && elfsyms__has_lines(es)) {
+		err = frame_lines(e, sp, m, es, a - m->start + m->pgoff, f.sym, lv, &nlv);
+		if (err)
+			return err;
+	}
+	return frame_of(e, &f, lv, nlv, !pos, idx);
 }
 
 /*
@@ -1114,6 +1179,7 @@ static int add_losses(struct encoder *e)
 	err |= kvlist__add_u64(l, "dump_user_frames_unresolved", st->user_frames - st->user_resolved);
 	err |= kvlist__add_u64(l, "dump_user_frames_no_symbols", st->user_no_symbols);
 	err |= kvlist__add_u64(l, "dump_user_frames_bogus", st->user_bogus);
+	err |= kvlist__add_u64(l, "dump_lines_skipped", st->lines_skipped);
 	for (int k = FR_DUEND_OUTERMOST; k < FR_DUEND_NR; k++) {
 		snprintf(key, sizeof(key), "user_stack_end_%s", dump__uend_name(k));
 		err |= kvlist__add_u64(l, key, st->uend[k]);

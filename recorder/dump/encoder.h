@@ -52,6 +52,9 @@ struct encoder_stats {
 	uint64_t perfmaps_refused;	/* perf maps refused by the untrusted-file rules */
 	uint64_t user_no_symbols;	/* user addresses in a file whose symbols are unknown */
 	uint64_t user_bogus;		/* return addresses in no mapping (0x0 among them): dropped */
+	uint64_t lines_resolved;	/* user frames given a source position (DWARF) */
+	uint64_t lines_failed;		/* lookups of one that failed (unreadable DWARF, a bound) */
+	uint64_t lines_skipped;		/* not looked up: past the deadline */
 	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
 };
 

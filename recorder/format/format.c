@@ -181,6 +181,7 @@ void dump__free(struct fr_dump *d)
 	free(d->proc);
 	free(d->bin);
 	free(d->frame);
+	free(d->line);
 	for (uint32_t i = 0; i < d->nstack; i++)
 		free(d->stack[i].frames);
 	free(d->stack);
@@ -517,6 +518,29 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 	}
 	end(w);
 
+	/* Source positions apart too: one item per frame that has some. */
+	begin(w, FR_SEC_LINE);
+	for (uint32_t i = 0; i < d->nframe; i++) {
+		const struct fr_dump_frame *f = &d->frame[i];
+		struct buf *b;
+
+		if (!f->nlines || f->line > d->nline || f->nlines > d->nline - f->line)
+			continue;
+		b = item_begin(w);
+		put_varint(w, b, i);
+		put_varint(w, b, f->nlines);
+		for (uint32_t k = 0; k < f->nlines; k++) {
+			const struct fr_dump_line *l = &d->line[f->line + k];
+
+			put_varint(w, b, l->func);
+			put_varint(w, b, l->file);
+			put_varint(w, b, l->line);
+			put_varint(w, b, l->col);
+		}
+		item_end(w);
+	}
+	end(w);
+
 	begin(w, FR_SEC_STAK);
 	for (uint32_t i = 0; i < d->nstack; i++) {
 		const struct fr_dump_stack *s = &d->stack[i];
@@ -788,6 +812,7 @@ struct parse {
 	uint64_t end_sections;
 	uint64_t skipped;	/* events of a newer, unknown type */
 	uint64_t cap_bytes;	/* bound for growth: the stream's length */
+	uint32_t line_cap;	/* room in d->line */
 };
 
 static const char *tag_name(uint32_t tag, char buf[5])
@@ -880,6 +905,44 @@ out:
 	return err;
 }
 
+/*
+ * parse_lines() - a LINE item: a frame of FRAM (read before it) without
+ * levels yet, then 1 to FR_DUMP_MAX_LINES levels of four u32v, appended
+ * to the dump's line table. String indexes are checked with the others
+ * after END.
+ */
+static int parse_lines(struct parse *ps, struct rd *r)
+{
+	struct fr_dump *d = ps->d;
+	uint32_t f = get_u32v(r), n = get_u32v(r);
+	struct fr_dump_line *l;
+
+	if (r->bad || f >= d->nframe || d->frame[f].nlines || !n || n > FR_DUMP_MAX_LINES ||
+	    n > (uint64_t)(r->end - r->p) / 4)
+		return -EBADMSG;
+	if (d->nline + n > ps->line_cap) {
+		uint32_t cap = FR_MAX(ps->line_cap * 2, d->nline + n);
+		int err = grow(ps, (void **)&d->line, 0, cap, sizeof(*d->line));
+
+		if (err)
+			return err;
+		ps->line_cap = cap;
+	}
+	l = &d->line[d->nline];
+	for (uint32_t k = 0; k < n; k++) {
+		l[k].func = get_u32v(r);
+		l[k].file = get_u32v(r);
+		l[k].line = get_u32v(r);
+		l[k].col = get_u32v(r);
+	}
+	if (r->bad)
+		return -EBADMSG;
+	d->frame[f].line = d->nline;
+	d->frame[f].nlines = n;
+	d->nline += n;
+	return 0;
+}
+
 static int parse_item(struct parse *ps, struct rd *r)
 {
 	struct fr_dump *d = ps->d;
@@ -970,6 +1033,7 @@ static int parse_item(struct parse *ps, struct rd *r)
 		f->bin = get_u32v(r);
 		f->file_off = get_varint(r);
 		f->system_name = 0;	/* FSYS, later, may name one */
+		f->line = f->nlines = 0;	/* and LINE give it a source position */
 		return r->bad ? -EBADMSG : 0;
 	}
 	case FR_SEC_FSYS: {
@@ -980,6 +1044,8 @@ static int parse_item(struct parse *ps, struct rd *r)
 		d->frame[f].system_name = name;
 		return 0;
 	}
+	case FR_SEC_LINE:
+		return parse_lines(ps, r);
 	case FR_SEC_STAK: {
 		struct fr_dump_stack *s = &d->stack[d->nstack++];
 		uint64_t n;
@@ -1188,7 +1254,7 @@ static bool known_tag(uint32_t tag)
 	case FR_SEC_META: case FR_SEC_TRIG: case FR_SEC_WIND: case FR_SEC_LOSS:
 	case FR_SEC_STRS: case FR_SEC_PROC: case FR_SEC_BINS: case FR_SEC_FRAM:
 	case FR_SEC_STAK: case FR_SEC_EVNT: case FR_SEC_END: case FR_SEC_THRD:
-	case FR_SEC_FSYS:
+	case FR_SEC_FSYS: case FR_SEC_LINE:
 		return true;
 	}
 	return false;
@@ -1222,6 +1288,9 @@ static int check_refs(struct parse *ps)
 		if (d->frame[i].sym >= d->nstr || d->frame[i].bin > d->nbin ||
 		    d->frame[i].kind > FR_FRAME_USER || d->frame[i].system_name >= d->nstr)
 			return fail(ps, off, "frame %u refers out of range", i);
+	for (uint32_t i = 0; i < d->nline; i++)
+		if (d->line[i].func >= d->nstr || d->line[i].file >= d->nstr)
+			return fail(ps, off, "source line %u names string out of range", i);
 	for (uint32_t i = 0; i < d->nstack; i++)
 		for (uint32_t k = 0; k < d->stack[i].kn + d->stack[i].un; k++)
 			if (d->stack[i].frames[k] >= d->nframe)

@@ -41,6 +41,7 @@ enum fr_section {
 	FR_SEC_BINS	= FR_TAG('B', 'I', 'N', 'S'),	/* binaries: path, build-id */
 	FR_SEC_FRAM	= FR_TAG('F', 'R', 'A', 'M'),	/* symbolized frames */
 	FR_SEC_FSYS	= FR_TAG('F', 'S', 'Y', 'S'),	/* frames' mangled names (1.3) */
+	FR_SEC_LINE	= FR_TAG('L', 'I', 'N', 'E'),	/* frames' source lines and inlining (1.3) */
 	FR_SEC_STAK	= FR_TAG('S', 'T', 'A', 'K'),	/* stacks of frame indexes */
 	FR_SEC_THRD	= FR_TAG('T', 'H', 'R', 'D'),	/* threads: tid -> name (1.1) */
 	FR_SEC_EVNT	= FR_TAG('E', 'V', 'N', 'T'),	/* events, time ordered */
@@ -129,6 +130,22 @@ enum fr_frame_kind {
 	FR_FRAME_USER	= 1,
 };
 
+/* Most LINE entries of one frame the reader accepts (the writer emits at most 16). */
+#define FR_DUMP_MAX_LINES	64
+
+/*
+ * One level of a frame's source position (LINE, 1.3). A frame's levels
+ * are innermost first: the functions inlined at its address, then the
+ * function the address is in. The first level has the address's own file
+ * and line; each later one the call site of the level before it.
+ */
+struct fr_dump_line {
+	uint32_t func;		/* string index of the function, 0: unknown */
+	uint32_t file;		/* string index of the source file, 0: unknown */
+	uint32_t line;		/* 0: unknown */
+	uint32_t col;		/* 0: unknown */
+};
+
 struct fr_dump_frame {
 	uint64_t addr;		/* the sampled instruction address */
 	uint8_t kind;		/* enum fr_frame_kind */
@@ -137,6 +154,8 @@ struct fr_dump_frame {
 	uint32_t bin;		/* binary index + 1, 0: none (kernel: module name in sym) */
 	uint64_t file_off;	/* user: offset in the binary, for offline symbolization */
 	uint32_t system_name;	/* string index of the mangled name (FSYS, 1.3); 0: sym is it */
+	uint32_t line;		/* its first level in fr_dump.line (LINE, 1.3) */
+	uint32_t nlines;	/* its number of levels; 0: no source position */
 };
 
 struct fr_dump_stack {
@@ -249,6 +268,8 @@ struct fr_dump {
 	uint32_t nbin;
 	struct fr_dump_frame *frame;
 	uint32_t nframe;
+	struct fr_dump_line *line;	/* the frames' levels (LINE), frame by frame */
+	uint32_t nline;
 	struct fr_dump_stack *stack;
 	uint32_t nstack;
 	struct fr_dump_thread *thread;

@@ -29,6 +29,8 @@ struct debuginfo {
 	Elf *e;			/* the debug object; NULL: none */
 	int fd;			/* its file; -1 for MiniDebugInfo */
 	char *mem;		/* the decompressed MiniDebugInfo image */
+	char *path;		/* the path its file was opened by; NULL for MiniDebugInfo */
+	uid_t uid;		/* the owner, besides root, that path may have */
 	unsigned int flags;	/* FR_DEBUG_* */
 };
 
@@ -294,13 +296,14 @@ static bool fr_buildid_eq(const struct fr_buildid *a, const struct fr_buildid *b
 }
 
 /*
- * debuginfo__take() - adopt debug file @fd, found as @flag, if it is a
- * valid ELF object of @bin's link with build-id @id: the same bytes for a
- * build-id file; for a debuglink file, if both carry one. Closes @fd
- * otherwise. Returns 0, -ENOEXEC (bad object) or -ESTALE (other build-id).
+ * debuginfo__take() - adopt debug file @fd, opened as @path with owner
+ * rule @uid and found as @flag, if it is a valid ELF object of @bin's link
+ * with build-id @id: the same bytes for a build-id file; for a debuglink
+ * file, if both carry one. Closes @fd otherwise. Returns 0, -ENOEXEC (bad
+ * object), -ESTALE (other build-id) or -ENOMEM.
  */
-static int debuginfo__take(struct debuginfo *d, int fd, Elf *bin,
-			   const struct fr_buildid *id, unsigned int flag)
+static int debuginfo__take(struct debuginfo *d, int fd, const char *path, uid_t uid,
+			   Elf *bin, const struct fr_buildid *id, unsigned int flag)
 {
 	struct fr_buildid got;
 	Elf *e = NULL;
@@ -319,8 +322,15 @@ static int debuginfo__take(struct debuginfo *d, int fd, Elf *bin,
 		d->flags |= FR_DEBUG_BUILDID_MISMATCH;
 		return -ESTALE;
 	}
+	d->path = strdup(path);
+	if (!d->path) {
+		elf_end(e);
+		close(fd);
+		return -ENOMEM;
+	}
 	d->e = e;
 	d->fd = fd;
+	d->uid = uid;
 	d->flags |= flag;
 	return 0;
 }
@@ -339,22 +349,43 @@ static bool path_inside(const char *p, const char *dir)
  * open_buildid_file() - open the build-id debug file @path of @root. A
  * symlink there is followed (Fedora links .build-id/ to the debug files
  * by name), to a file inside @root only, then opened by its resolved path
- * with no symlink. Returns an fd or -errno (-ELOOP: leads outside @root).
+ * with no symlink, which goes to @opened (PATH_MAX bytes). Returns an fd
+ * or -errno (-ELOOP: leads outside @root).
  */
-static int open_buildid_file(const char *root, const char *path)
+static int open_buildid_file(const char *root, const char *path, char *opened)
 {
-	char real[PATH_MAX], rroot[PATH_MAX];
+	char rroot[PATH_MAX];
 	struct stat st;
 
 	if (lstat(path, &st))
 		return -errno;
-	if (!S_ISLNK(st.st_mode))
+	if (!S_ISLNK(st.st_mode)) {
+		fr_strlcpy(opened, path, PATH_MAX);
 		return debug_open(path, 0);
-	if (!realpath(path, real) || !realpath(root, rroot))
+	}
+	if (!realpath(path, opened) || !realpath(root, rroot))
 		return -errno;
-	if (!path_inside(real, rroot))
+	if (!path_inside(opened, rroot))
 		return -ELOOP;
-	return debug_open(real, 0);
+	return debug_open(opened, 0);
+}
+
+/*
+ * buildid_path() - "<root>/.build-id/xx/rest.debug" for the @len bytes of
+ * build-id @id into @path (PATH_MAX bytes). Returns 0, -ENOENT for an id
+ * shorter than 2 bytes, -ENAMETOOLONG.
+ */
+static int buildid_path(const char *root, const uint8_t *id, size_t len, char *path)
+{
+	char hex[2 * FR_BUILDID_MAX + 1];
+	int n;
+
+	if (len < 2 || len > FR_BUILDID_MAX)
+		return -ENOENT;
+	for (size_t i = 0; i < len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", id[i]);
+	n = snprintf(path, PATH_MAX, "%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
+	return n < 0 || n >= PATH_MAX ? -ENAMETOOLONG : 0;
 }
 
 /*
@@ -365,20 +396,16 @@ static int open_buildid_file(const char *root, const char *path)
 static int debuginfo__by_buildid(struct debuginfo *d, Elf *bin,
 				 const struct fr_buildid *id, const char *root)
 {
-	char hex[2 * FR_BUILDID_MAX + 1], path[PATH_MAX];
-	int fd, n;
+	char path[PATH_MAX], opened[PATH_MAX];
+	int fd, r;
 
-	if (id->len < 2)
-		return -ENOENT;
-	for (int i = 0; i < id->len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", id->id[i]);
-	n = snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug", root, hex, hex + 2);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open_buildid_file(root, path);
+	r = buildid_path(root, id->id, id->len, path);
+	if (r)
+		return r;
+	fd = open_buildid_file(root, path, opened);
 	if (fd < 0)
 		return fd;
-	return debuginfo__take(d, fd, bin, id, FR_DEBUG_BUILDID);
+	return debuginfo__take(d, fd, opened, 0, bin, id, FR_DEBUG_BUILDID);
 }
 
 /*
@@ -490,7 +517,7 @@ static int debuginfo__try_link(struct debuginfo *d, const char *path, uid_t uid,
 		r = -EBADMSG;
 		goto fail;
 	}
-	return debuginfo__take(d, fd, bin, id, FR_DEBUG_LINK);
+	return debuginfo__take(d, fd, path, uid, bin, id, FR_DEBUG_LINK);
 fail:
 	close(fd);
 	return r;
@@ -687,6 +714,39 @@ unsigned int debuginfo__flags(const struct debuginfo *d)
 	return d ? d->flags : 0;
 }
 
+const char *debuginfo__path(const struct debuginfo *d, uid_t *uid)
+{
+	if (!d || !d->e || !d->path)
+		return NULL;
+	if (uid)
+		*uid = d->uid;
+	return d->path;
+}
+
+int debuginfo__stat(const struct debuginfo *d, struct stat *st)
+{
+	if (!d || d->fd < 0)
+		return -ENOENT;
+	return fstat(d->fd, st) ? -errno : 0;
+}
+
+int debuginfo__open_alt(const void *id, size_t len, const char *path)
+{
+	char root[PATH_MAX], cand[PATH_MAX], opened[PATH_MAX], rroot[PATH_MAX];
+	int fd = -ENOENT;
+
+	debuginfo__root(root, sizeof(root));
+	if (!root[0])
+		return -ENOENT;
+	if (!buildid_path(root, id, len, cand))
+		fd = open_buildid_file(root, cand, opened);
+	/* A dwz file may have no build-id link: by its path, resolved inside the root. */
+	if (fd < 0 && path && path[0] == '/' && strlen(path) < PATH_MAX &&
+	    realpath(path, cand) && realpath(root, rroot) && path_inside(cand, rroot))
+		fd = debug_open(cand, 0);
+	return fd;
+}
+
 void debuginfo__free(struct debuginfo *d)
 {
 	if (!d)
@@ -696,5 +756,6 @@ void debuginfo__free(struct debuginfo *d)
 	if (d->fd >= 0)
 		close(d->fd);
 	free(d->mem);
+	free(d->path);
 	free(d);
 }

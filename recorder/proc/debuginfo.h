@@ -37,7 +37,10 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include "symbols.h"
 
@@ -98,6 +101,27 @@ Elf *debuginfo__elf(const struct debuginfo *d);
  * if any, and the refusals met on the way.
  */
 unsigned int debuginfo__flags(const struct debuginfo *d);
+
+/*
+ * debuginfo__path() - the path the debug file was opened by (owned by
+ * @d), and in *@uid (if not NULL) the user besides root it may belong to,
+ * so that it can be opened again by the same rules. NULL for no debug
+ * object and for MiniDebugInfo.
+ */
+const char *debuginfo__path(const struct debuginfo *d, uid_t *uid);
+
+/* debuginfo__stat() - fstat() of the debug file; -ENOENT for none or MiniDebugInfo. */
+int debuginfo__stat(const struct debuginfo *d, struct stat *st);
+
+/*
+ * debuginfo__open_alt() - the dwz alternate debug file with build-id @id
+ * (@len bytes) that a .gnu_debugaltlink names, looked for under the debug
+ * root only: <root>/.build-id/xx/yyyy.debug, else @path (the section's
+ * file name; NULL: none) if it resolves to a file inside <root>. Opened as
+ * an untrusted file owned by root; the caller checks its build-id.
+ * Returns an fd or -errno (-ENOENT: none).
+ */
+int debuginfo__open_alt(const void *id, size_t len, const char *path);
 
 void debuginfo__free(struct debuginfo *d);
 

@@ -12,6 +12,7 @@
 #include "debuginfo.h"
 #include "demangle.h"
 #include "hashmap.h"
+#include "srcline.h"
 #include "symbols.h"
 #include "untrusted.h"
 #include "util.h"
@@ -300,6 +301,28 @@ struct fr_load {
 	uint64_t offset, vaddr, filesz;
 };
 
+/*
+ * Where a table's DWARF lines are, and their handle once read. The table
+ * keeps no file open: the handle is read at the first elfsyms__lines()
+ * that needs it, from the file found at load time, which must still be
+ * that file. Guarded by lines_lock, as the list of open handles is.
+ */
+struct fr_lines {
+	char *path;		/* the debug file, or the binary's path hint (may be NULL) */
+	bool in_binary;		/* the DWARF is the binary's own */
+	uid_t uid;		/* a debug file's owner rule (debuginfo.h), root besides */
+	dev_t dev;		/* identity of the file at load time */
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	struct srclines *h;	/* the handle, NULL: not read or closed */
+	int err;		/* a failure for good (-errno), 0: none */
+	uint64_t retry_at;	/* CLOCK_BOOTTIME ns: no new attempt by path before */
+	uint64_t retry_live_at;	/* nor through a live process's mapping */
+	uint64_t bytes;		/* srclines__bytes(h) as last counted */
+	struct fr_lines *prev, *next;	/* the open handles, most recent first */
+};
+
 struct elfsyms {
 	struct fr_buildid buildid;
 	size_t nsyms, nloads;
@@ -307,7 +330,10 @@ struct elfsyms {
 	struct fr_load *loads;
 	struct fr_strpool names;
 	unsigned int debug;	/* FR_DEBUG_* */
+	struct fr_lines *lines;	/* NULL: no DWARF lines */
 };
+
+static void lines__free(struct fr_lines *l);
 
 /* A symbol candidate while loading; @name points into libelf's data. */
 struct fr_elfcand {
@@ -590,10 +616,53 @@ out:
 	return r;
 }
 
+/*
+ * elfsyms__note_lines() - remember where the DWARF lines of the binary
+ * (@st, @e, mapped at @path) are: in its debug file @dbg if that has
+ * some, else in the binary. Only section headers are read. Returns 0 or
+ * -ENOMEM.
+ */
+static int elfsyms__note_lines(struct elfsyms *s, const struct stat *st, Elf *e,
+			       const struct debuginfo *dbg, const char *path)
+{
+	struct fr_lines *l;
+	struct stat dst;
+	const char *dpath;
+	uid_t uid = 0;
+	bool in_binary;
+
+	dpath = debuginfo__path(dbg, &uid);
+	if (dpath && !debuginfo__stat(dbg, &dst) && !srclines__probe(debuginfo__elf(dbg), NULL)) {
+		in_binary = false;
+		st = &dst;
+	} else if (!srclines__probe(e, NULL)) {
+		in_binary = true;
+		dpath = path;
+	} else {
+		return 0;
+	}
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	if (dpath && !(l->path = strdup(dpath))) {
+		free(l);
+		return -ENOMEM;
+	}
+	l->in_binary = in_binary;
+	l->uid = uid;
+	l->dev = st->st_dev;
+	l->ino = st->st_ino;
+	l->size = st->st_size;
+	l->mtime = st->st_mtim;
+	s->lines = l;
+	return 0;
+}
+
 void elfsyms__free(struct elfsyms *s)
 {
 	if (!s)
 		return;
+	lines__free(s->lines);
 	free(s->names.buf);
 	free(s->loads);
 	free(s->syms);
@@ -631,6 +700,8 @@ struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path)
 		goto out;
 	s->debug = debuginfo__flags(dbg);
 	r = elfsyms__load_symbols(s, e, debuginfo__elf(dbg));
+	if (!r)
+		r = elfsyms__note_lines(s, &st, e, dbg, path);
 out:
 	debuginfo__free(dbg);
 	elf_end(e);
@@ -737,6 +808,251 @@ const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
 			    uint64_t *sym_off)
 {
 	return elfsyms__lookup_full(s, file_off, sym_off, NULL);
+}
+
+/* ------------------------------------------------------------------ lines */
+
+/*
+ * The DWARF handles open, most recently used first, and what they cost.
+ * One lock for all: lookups are short, and in the daemon only the dump
+ * thread makes them.
+ */
+static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fr_lines *lines_head, *lines_tail;
+static uint64_t lines_budget = FR_SRCLINE_BUDGET;
+static struct fr_lines_stats lines_st;
+
+/* lines__unlink() - take open @l off the list. The caller holds lines_lock. */
+static void lines__unlink(struct fr_lines *l)
+{
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		lines_head = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	else
+		lines_tail = l->prev;
+	l->prev = l->next = NULL;
+}
+
+/* lines__push() - put @l first on the list. The caller holds lines_lock. */
+static void lines__push(struct fr_lines *l)
+{
+	l->prev = NULL;
+	l->next = lines_head;
+	if (lines_head)
+		lines_head->prev = l;
+	lines_head = l;
+	if (!lines_tail)
+		lines_tail = l;
+}
+
+/* lines__close() - free the handle of @l and uncount it. The caller holds lines_lock. */
+static void lines__close(struct fr_lines *l)
+{
+	lines__unlink(l);
+	srclines__free(l->h);
+	l->h = NULL;
+	lines_st.open--;
+	lines_st.bytes -= l->bytes;
+	l->bytes = 0;
+}
+
+static void lines__free(struct fr_lines *l)
+{
+	if (!l)
+		return;
+	pthread_mutex_lock(&lines_lock);
+	if (l->h)
+		lines__close(l);
+	pthread_mutex_unlock(&lines_lock);
+	free(l->path);
+	free(l);
+}
+
+/*
+ * lines__account() - count what @l's handle holds now (lookups parse line
+ * programs) and close the least recently used other handles while all of
+ * them hold more than the budget. The caller holds lines_lock.
+ */
+static void lines__account(struct fr_lines *l)
+{
+	uint64_t b = srclines__bytes(l->h);
+
+	lines_st.bytes = lines_st.bytes - l->bytes + b;
+	l->bytes = b;
+	while (lines_st.bytes > lines_budget && lines_tail && lines_tail != l) {
+		lines__close(lines_tail);
+		lines_st.evicted++;
+	}
+}
+
+/* lines__same() - whether @st is the file @l was found in at load time. */
+static bool lines__same(const struct fr_lines *l, const struct stat *st)
+{
+	return st->st_dev == l->dev && st->st_ino == l->ino && st->st_size == l->size &&
+	       st->st_mtim.tv_sec == l->mtime.tv_sec && st->st_mtim.tv_nsec == l->mtime.tv_nsec;
+}
+
+/*
+ * lines__binary() - whether @fd is the binary of @s: the file loaded, or
+ * one with its build-id (the cache shares a table between such files).
+ */
+static bool lines__binary(const struct elfsyms *s, int fd)
+{
+	struct fr_buildid id;
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return false;
+	if (lines__same(s->lines, &st))
+		return true;
+	return s->buildid.len && !elf_read_buildid(fd, &id) && id.len == s->buildid.len &&
+	       !memcmp(id.id, s->buildid.id, id.len);
+}
+
+/*
+ * lines__open_file() - open the file the DWARF lines of @s are in (see
+ * elfsyms__lines()). Returns an fd, -ESTALE (a debug file that is not the
+ * one loaded), or another -errno (-EAGAIN: no path led to the binary).
+ */
+static int lines__open_file(const struct elfsyms *s, const char *procdir,
+			    const struct fr_mapping *m)
+{
+	const struct fr_lines *l = s->lines;
+	struct fr_untrusted_rule rule = { .max_bytes = FR_ELF_MAX_BYTES };
+	const char *paths[2];
+	struct stat st;
+	int fd, n = 0;
+
+	if (!l->in_binary) {
+		rule.check_owner = true;
+		rule.uid = l->uid;
+		fd = untrusted__open(AT_FDCWD, l->path, &rule, &st);
+		if (fd >= 0 && !lines__same(l, &st)) {
+			close(fd);
+			return -ESTALE;
+		}
+		return fd;
+	}
+	if (procdir && m && m->path && m->path[0] == '/') {
+		fd = fr_mapping__open(procdir, m);
+		if (fd >= 0 && lines__binary(s, fd))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	/* By path, in the daemon's own view: only the same file will do. */
+	if (m && m->path && m->path[0] == '/' && !m->deleted)
+		paths[n++] = m->path;
+	if (l->path && l->path[0] == '/' && (!n || strcmp(l->path, paths[0])))
+		paths[n++] = l->path;
+	for (int i = 0; i < n; i++) {
+		fd = untrusted__open(AT_FDCWD, paths[i], &rule, NULL);
+		if (fd >= 0 && lines__binary(s, fd))
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return -EAGAIN;
+}
+
+/*
+ * lines__read() - read the handle of @s's lines. A file that cannot be
+ * opened (or, for a binary, is not the one loaded) is tried again after
+ * FR_LINES_RETRY_NS, but sooner through a live process's mapping when
+ * only paths failed; DWARF that is refused or malformed, and a debug file
+ * that changed, never. The caller holds lines_lock. Returns 0 or -errno.
+ */
+static int lines__read(const struct elfsyms *s, const char *procdir, const struct fr_mapping *m)
+{
+	struct fr_lines *l = s->lines;
+	bool live = procdir && m && l->in_binary;
+	uint64_t now = fr_boottime_ns();
+	bool again;
+	int fd, r;
+
+	if (l->err)
+		return l->err;
+	if (now < (live ? l->retry_live_at : l->retry_at))
+		return -EAGAIN;
+	fd = lines__open_file(s, procdir, m);
+	if (fd >= 0) {
+		l->h = srclines__open_fd(fd);
+		r = l->h ? 0 : -errno;
+		close(fd);
+		again = r == -ENOMEM;
+	} else {
+		r = fd;
+		again = r != -ESTALE;
+	}
+	if (!r) {
+		l->retry_at = l->retry_live_at = 0;
+		lines_st.opened++;
+		lines_st.open++;
+		lines__push(l);
+		return 0;
+	}
+	lines_st.failed++;
+	if (!again) {
+		l->err = r;
+	} else {
+		l->retry_at = now + FR_LINES_RETRY_NS;
+		if (live)
+			l->retry_live_at = l->retry_at;
+	}
+	return r;
+}
+
+bool elfsyms__has_lines(const struct elfsyms *s)
+{
+	return s && s->lines;
+}
+
+int elfsyms__lines(const struct elfsyms *s, uint64_t file_off, const char *procdir,
+		   const struct fr_mapping *m, struct fr_srcline *out, unsigned int max)
+{
+	const struct fr_load *seg;
+	struct fr_lines *l;
+	int r;
+
+	if (!s || !s->lines)
+		return -ENOENT;
+	if (!max)
+		return -EINVAL;
+	seg = elfsyms__segment(s, file_off);
+	if (!seg)
+		return 0;
+	l = s->lines;
+	pthread_mutex_lock(&lines_lock);
+	if (!l->h) {
+		r = lines__read(s, procdir, m);
+		if (r)
+			goto out;
+	} else if (lines_head != l) {
+		lines__unlink(l);
+		lines__push(l);
+	}
+	r = srclines__lookup(l->h, file_off - seg->offset + seg->vaddr, out, max);
+	lines__account(l);
+out:
+	pthread_mutex_unlock(&lines_lock);
+	return r;
+}
+
+void elfsyms__lines_stats(struct fr_lines_stats *st)
+{
+	pthread_mutex_lock(&lines_lock);
+	*st = lines_st;
+	pthread_mutex_unlock(&lines_lock);
+}
+
+void elfsyms__set_lines_budget(uint64_t bytes)
+{
+	pthread_mutex_lock(&lines_lock);
+	lines_budget = bytes ? bytes : FR_SRCLINE_BUDGET;
+	pthread_mutex_unlock(&lines_lock);
 }
 
 /* --------------------------------------------------------------- kallsyms */

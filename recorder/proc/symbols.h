@@ -9,6 +9,8 @@
  * All lookups are binary searches over sorted arrays built once at load
  * time. Loaded tables are immutable, so lookups may run concurrently; the
  * symcache's entry points take its lock, so any thread may call them.
+ * Source lines (elfsyms__lines()) are the exception: a table's DWARF is
+ * read at the first lookup that needs it, under one process-wide lock.
  */
 #ifndef FR_SYMBOLS_H
 #define FR_SYMBOLS_H
@@ -17,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "srcline.h"
 
 #define FR_BUILDID_MAX 20
 
@@ -134,6 +138,58 @@ const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
  */
 const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
 				 uint64_t *sym_off, const char **mangled);
+
+/*
+ * elfsyms__has_lines() - whether the binary of @s had DWARF line
+ * information when it was loaded, in its debug file (preferred) or in
+ * itself: what elfsyms__lines() reads. Only section headers were read.
+ */
+bool elfsyms__has_lines(const struct elfsyms *s);
+
+/* All tables' DWARF handles together hold at most this (srclines__bytes()). */
+#define FR_SRCLINE_BUDGET	(256ULL << 20)
+/* A binary whose file could not be opened for its lines is tried again after this. */
+#define FR_LINES_RETRY_NS	(10ULL * 1000 * 1000 * 1000)
+
+/*
+ * elfsyms__lines() - the source position of FILE OFFSET @file_off (as
+ * elfsyms__lookup() converts it): up to @max levels into @out, innermost
+ * first, as srcline.h describes. The DWARF is read at the first call that
+ * needs it and kept with @s, within FR_SRCLINE_BUDGET bytes for all tables
+ * together: beyond it, the least recently used handles are closed, to be
+ * read again when an address needs them. It is read again from where it
+ * was found, only if the file there is the one loaded (same device, inode,
+ * size and mtime; for a binary, or same build-id): the debug file, by its
+ * path under the rules it was opened with; or the binary, through mapping
+ * @m of the process at @procdir (fr_mapping__open(); both may be NULL),
+ * else by @m's path or the load's path hint, as an untrusted file. A
+ * failure to open is remembered: FR_LINES_RETRY_NS for a file that may be
+ * reachable later (a binary that only paths failed to reach is still
+ * tried through the next live process's mapping), for good when a debug
+ * file is not the loaded one or the DWARF is refused.
+ * The strings are valid until the next elfsyms__lines() call on any
+ * table. Thread-safe. Returns the number of levels, 0 when nothing is
+ * known of the address, or -errno: -ENOENT (no line information),
+ * -EAGAIN (the file cannot be opened now, or is not the binary loaded),
+ * -ESTALE (the debug file changed since), -E2BIG (a bound of
+ * srclines__lookup()), another from srclines__open_fd().
+ */
+int elfsyms__lines(const struct elfsyms *s, uint64_t file_off, const char *procdir,
+		   const struct fr_mapping *m, struct fr_srcline *out, unsigned int max);
+
+/* What elfsyms__lines() has read, process-wide. */
+struct fr_lines_stats {
+	uint64_t opened;	/* DWARF handles read (again, after an eviction) */
+	uint64_t failed;	/* attempts that failed to open or read one */
+	uint64_t evicted;	/* handles closed to stay within the budget */
+	uint64_t open;		/* handles open now */
+	uint64_t bytes;		/* their srclines__bytes() */
+};
+
+void elfsyms__lines_stats(struct fr_lines_stats *st);
+
+/* elfsyms__set_lines_budget() - for tests: the budget in bytes (0: FR_SRCLINE_BUDGET). */
+void elfsyms__set_lines_budget(uint64_t bytes);
 
 void elfsyms__free(struct elfsyms *s);
 

@@ -140,6 +140,15 @@ static uint64_t fz_walk(const struct fr_dump *d)
 		if (f->bin)
 			h += d->str_len[d->bin[fz_idx(f->bin - 1, d->nbin,
 						      "frame binary out of range")].path];
+		if (f->nlines > FR_DUMP_MAX_LINES || (uint64_t)f->line + f->nlines > d->nline)
+			fz_fail("frame source lines out of range");
+		for (uint32_t k = 0; k < f->nlines; k++) {
+			const struct fr_dump_line *l = &d->line[f->line + k];
+
+			h += d->str_len[fz_idx(l->func, d->nstr, "source line function out of range")] +
+			     d->str_len[fz_idx(l->file, d->nstr, "source line file out of range")] +
+			     l->line + l->col;
+		}
 	}
 	for (uint32_t i = 0; i < d->nstack; i++)
 		for (uint64_t k = 0; k < (uint64_t)d->stack[i].kn + d->stack[i].un; k++)

@@ -9,8 +9,11 @@
  * .dynsym), then symcache__get_fd() twice (the second must be answered from
  * the cache, with the same result). A table that loads is looked up at
  * offsets taken from the input and at its edges; every name must be a
- * NUL-terminated string. Any crash, leak, hang, ASan or UBSan report is a
- * bug.
+ * NUL-terminated string. The input's DWARF is read as the dump thread
+ * reads a binary's or debug file's (srclines__open_fd(): libdw over the
+ * sections it needs) and looked up at the same addresses and at the
+ * starts of its symbols; every level must have bounded strings. Any
+ * crash, leak, hang, ASan or UBSan report is a bug.
  *
  * Built and run by tests/fuzz/run-fuzz.sh.
  */
@@ -22,6 +25,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "srcline.h"
 #include "symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -44,11 +48,29 @@ static void fz_lookup(const struct elfsyms *s, uint64_t off)
 		fz_sink += strlen(name) + (size_t)sym_off;
 }
 
+/* Look up @vaddr's source position and check its levels. */
+static void fz_lines(struct srclines *sl, uint64_t vaddr)
+{
+	struct fr_srcline lv[FR_SRCLINE_MAX_LEVELS];
+	int n = srclines__lookup(sl, vaddr, lv, FR_SRCLINE_MAX_LEVELS);
+
+	if (n > FR_SRCLINE_MAX_LEVELS)
+		fz_fail("more levels than room for them");
+	for (int i = 0; i < n; i++) {
+		if ((lv[i].func && strlen(lv[i].func) >= FR_SRCLINE_NAME_MAX) ||
+		    (lv[i].file && strlen(lv[i].file) >= FR_SRCLINE_FILE_MAX))
+			fz_fail("a source level string longer than its bound");
+		fz_sink += (lv[i].func ? strlen(lv[i].func) : 0) +
+			   (lv[i].file ? strlen(lv[i].file) : 0) + lv[i].line + lv[i].col;
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const struct elfsyms *c1, *c2;
 	struct symcache *cache;
 	struct fr_buildid id;
+	struct srclines *sl;
 	struct elfsyms *s;
 	int fd;
 
@@ -75,6 +97,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		elfsyms__free(s);
 	} else if (errno == 0) {
 		fz_fail("elfsyms__open_fd failed without errno");
+	}
+	sl = srclines__open_fd(fd);
+	if (sl) {
+		fz_lines(sl, 0);
+		fz_lines(sl, UINT64_MAX);
+		for (size_t i = 0; i + 8 <= size && i < 64; i += 8) {
+			uint64_t v;
+
+			memcpy(&v, data + i, 8);
+			fz_lines(sl, v & 0xffffff);
+		}
+		for (uint64_t v = 0x1000; v < 0x1200; v += 0x11)
+			fz_lines(sl, v);
+		fz_sink += srclines__bytes(sl);
+		srclines__free(sl);
+	} else if (errno == 0) {
+		fz_fail("srclines__open_fd failed without errno");
 	}
 	cache = symcache__new();
 	if (!cache)

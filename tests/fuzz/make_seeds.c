@@ -148,12 +148,13 @@ static struct fr_dump_trigger *trigger(struct fr_dump *d, const char *name,
 }
 
 /* Every section with content: META, TRIG, WIND, STRS, PROC, THRD, BINS,
- * FRAM, STAK, then the events and LOSS. */
+ * FRAM, LINE, STAK, then the events and LOSS. */
 static void model_full(struct fr_dump *d, bool oom)
 {
 	static const char *const strs[] = {
 		"", "spin", "worker", "/usr/bin/spin", "main", "spin_leaf",
 		"schedule [kernel]", "memory", "/system.slice/spin.service",
+		"/src/spin.c", "add_one",
 	};
 	static const uint64_t lost[2] = { 3, 0 };
 
@@ -219,6 +220,17 @@ static void model_full(struct fr_dump *d, bool oom)
 			.kind = FR_FRAME_USER, .sym = 5, .bin = 1, .file_off = 0x1234 };
 		d->frame[2] = (struct fr_dump_frame){ .addr = 0x401100,
 			.kind = FR_FRAME_USER, .sym = 4, .bin = 1, .file_off = 0x1100 };
+	}
+	/* Frame 1: add_one() inlined into spin_leaf(); frame 2 at one line. */
+	d->nline = 3;
+	d->line = calloc(3, sizeof(*d->line));
+	if (d->frame && d->line) {
+		d->line[0] = (struct fr_dump_line){ .func = 10, .file = 9, .line = 12, .col = 3 };
+		d->line[1] = (struct fr_dump_line){ .func = 5, .file = 9, .line = 40 };
+		d->line[2] = (struct fr_dump_line){ .func = 4, .file = 9, .line = 77 };
+		d->frame[1].nlines = 2;
+		d->frame[2].line = 2;
+		d->frame[2].nlines = 1;
 	}
 	d->nstack = 2;
 	d->stack = calloc(2, sizeof(*d->stack));

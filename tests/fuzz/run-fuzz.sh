@@ -74,7 +74,7 @@ write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 src_fuzz_dump=$dump_src
 src_fuzz_config="conf/config.c"
 sym_src="recorder/proc/symbols.c recorder/proc/debuginfo.c recorder/proc/demangle.c
-	recorder/proc/untrusted.c recorder/common/hashmap.c"
+	recorder/proc/srcline.c recorder/proc/untrusted.c recorder/common/hashmap.c"
 src_fuzz_elf=$sym_src
 src_fuzz_perfmap=$sym_src
 src_fuzz_cfi="recorder/unwind/rows.c"
@@ -112,6 +112,16 @@ done
 for f in /usr/bin/true /usr/lib/x86_64-linux-gnu/libdl.so.2 /usr/lib/x86_64-linux-gnu/libpthread.so.0; do
 	[ -f "$f" ] && cp "$f" "$B/corpus/elf/real-$(basename "$f")"
 done
+# DWARF for the source-line reader: a small program built here with -g, an
+# inlined function in it (GCC's and, if there, clang's DWARF 5).
+printf '%s\n' 'static inline __attribute__((always_inline)) int add(int x) { return x * 3 + 1; }' \
+	'__attribute__((noinline)) int caller(int x) { return add(x) ^ 5; }' \
+	'int main(int c, char **v) { (void)v; return caller(c); }' > "$B/dwarf-seed.c"
+for c in gcc "$cc"; do
+	command -v "$c" >/dev/null 2>&1 &&
+		"$c" -O2 -g -o "$B/corpus/elf/real-dwarf-$(basename "$c")" "$B/dwarf-seed.c" 2>/dev/null
+done
+rm -f "$B/dwarf-seed.c"
 # The CFI fuzzer starts from the same ELF files: crafted and real .eh_frame.
 cp -R "$B/corpus/elf" "$B/corpus/cfi" || exit 1
 mkdir -p "$B/corpus/dump/generated"

@@ -4,13 +4,17 @@
 reused by frtool) exported as a Chrome/Perfetto trace, a pprof profile and
 folded stacks; each checked against its schema, the pprof one with a real
 decoder (protoc --decode on the gunzipped bytes), and --pid/--from/--to
-checked to select the same samples in every export."""
+checked to select the same samples in every export. frspin is built with
+-g: its pprof Line records and the report's frame positions must name
+tests/workloads/spin.c at the lines of its functions (a return address at
+its call's line), and inlined levels come innermost first."""
 import codecs
 import collections
 import gzip
 import json
 import os
 import pty
+import re
 import shutil
 import struct
 import subprocess
@@ -23,7 +27,9 @@ from harness import (FLIGHTREC, FRSPIN, Daemon, Tap, events, flightrec,  # noqa:
                      processes, require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
-PROTO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "profile.proto")
+ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+PROTO = os.path.join(ROOT, "tools", "profile.proto")
+SPIN_SRC = os.path.join(ROOT, "tests", "workloads", "spin.c")
 HAVE_PSI = os.path.exists("/proc/pressure/memory")
 
 tap = Tap()
@@ -92,6 +98,7 @@ class Profile:
         self.strings = m.get("string_table", [])
         s = self.strings
         self.functions = {one(f, "id"): s[one(f, "name")] for f in m.get("function", [])}
+        self.func_files = {one(f, "id"): s[one(f, "filename")] for f in m.get("function", [])}
         self.mappings = {one(x, "id"): x for x in m.get("mapping", [])}
         self.locations = {one(x, "id"): x for x in m.get("location", [])}
         self.samples = []
@@ -106,12 +113,20 @@ class Profile:
                                  "labels": labels})
 
     def names(self, sample):
-        """The function names of @sample's locations, leaf first."""
+        """The function names of @sample's locations (their frames' own:
+        the last line, into which the others were inlined), leaf first."""
         out = []
         for lid in sample["locs"]:
-            loc = self.locations.get(lid, {})
-            out.extend(self.functions.get(one(ln, "function_id"), "?") for ln in loc.get("line", []))
+            lines = self.locations.get(lid, {}).get("line", [])
+            if lines:
+                out.append(self.functions.get(one(lines[-1], "function_id"), "?"))
         return out
+
+    def levels(self, loc):
+        """A location's lines as (function, file, line), innermost first."""
+        return [(self.functions.get(one(ln, "function_id"), "?"),
+                 self.func_files.get(one(ln, "function_id"), ""), one(ln, "line"))
+                for ln in loc.get("line", [])]
 
     def value_types(self, key):
         return [(self.strings[one(v, "type")], self.strings[one(v, "unit")]) for v in self.msg.get(key, [])]
@@ -163,6 +178,15 @@ def elf_build_id(path):
 
 UNSYMBOLIZED = ("the dump has no symbolized frame of frspin (the daemon did not read its maps in "
                 "time; test_recorder checks that): compared with events --json only")
+
+
+UNRESOLVED = re.compile(r"^(0x[0-9a-f]+|\S+\+0x[0-9a-f]+)$")
+
+
+def unresolved(name):
+    """Is @name how events --json shows an unresolved frame: its address, or
+    "file+0xoffset" in a known binary (pprof: a location without lines)?"""
+    return UNRESOLVED.match(name) is not None
 
 
 def symbolized(evs, pid):
@@ -403,20 +427,26 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
            "pprof: every sample has count and count x period ns")
     nsamp = len([e for e in evs if e["type"] == "sample"])
     tap.eq(prof.count(), nsamp, "pprof: the counts add up to the dump's samples")
+    # The test's own processes: another process that dlcloses and dlopens a
+    # library at another address has two stacks with the same locations
+    # (a location's address is its offset in the file).
     keys = [(tuple(s["locs"]), s["labels"]["pid"], s["labels"]["start"], s["labels"]["thread"])
-            for s in prof.samples]
-    tap.eq(len(set(keys)), len(keys), "pprof: one sample per distinct (stack, incarnation, thread name)")
+            for s in prof.samples if s["labels"]["pid"] in (spin_pid, reuse_pid)]
+    tap.ok(keys and len(set(keys)) == len(keys),
+           "pprof: one sample per distinct (stack, incarnation, thread name) of the workloads",
+           f"{len(set(keys))} distinct of {len(keys)}")
     tap.ok(all({"pid", "start", "comm", "thread"} <= set(s["labels"]) and
                isinstance(s["labels"]["pid"], int) and isinstance(s["labels"]["comm"], str) and
                s["labels"]["start_unit"] == "nanoseconds" for s in prof.samples),
            "pprof: labels pid, start (numbers, start in ns) and comm, thread (strings)", prof.samples[:1])
-    fn = set(prof.functions.values())
-    named = {f for e in evs if e["type"] == "sample" for f in e["stack"] if not f.startswith("0x")}
+    fn = {prof.functions.get(one(x["line"][-1], "function_id")) for x in prof.locations.values() if x.get("line")}
+    named = {f for e in evs if e["type"] == "sample" for f in e["stack"] if not unresolved(f)}
     if any(e["type"] == "sample" and not e["stack"] for e in evs):
         named.add("[no_stack]")
     tap.ok(fn == named and ({"fr_spin_leaf", "fr_spin_middle", "fr_spin_outer"} <= fn or
                             not symbolized(evs, spin_pid)),
-           f"pprof: its functions are the dump's resolved frames, the workload's among them ({len(fn)})",
+           f"pprof: the locations' own functions (last lines) are the dump's resolved frames, "
+           f"the workload's among them ({len(fn)})",
            f"missing {sorted(named - fn)[:5]}, extra {sorted(fn - named)[:5]}")
     mine = [s for s in prof.samples if s["labels"]["pid"] == spin_pid]
     starts = {e["start"] for e in evs if e["pid"] == spin_pid}
@@ -426,7 +456,7 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
     comm = {(x["pid"], x["start"]): x["comm"] for x in processes(path)}
     want = collections.Counter(
         (e["pid"], e["start"], e["comm"] or comm.get((e["pid"], e["start"]), ""),
-         tuple(f for f in e["stack"] if not f.startswith("0x")) if e["stack"] else ("[no_stack]",))
+         tuple(f for f in e["stack"] if not unresolved(f)) if e["stack"] else ("[no_stack]",))
         for e in evs if e["type"] == "sample")
     got = collections.Counter()
     for x in prof.samples:
@@ -478,6 +508,8 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
            "pprof: time_nanos is the window start's wall clock, duration_nanos its length")
     tap.ok(prof.strings[one(prof.msg, "default_sample_type")] == "cpu", "pprof: default sample type cpu")
 
+    check_pprof_lines(prof, spin_pid, evs)
+
     if shutil.which("go"):
         env = dict(os.environ, HOME=tmp, GOCACHE=os.path.join(tmp, "gocache"))
         p = subprocess.run(["go", "tool", "pprof", "-raw", out], capture_output=True, text=True, env=env)
@@ -487,6 +519,82 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
     else:
         tap.diag("go tool pprof is not available here (no go toolchain); protoc --decode is the decoder")
     return prof
+
+
+def spin_source():
+    """spin.c's functions: {name: (first line, last line)} of their bodies,
+    and {callee: line} of the calls fr_spin_middle and fr_spin_outer make."""
+    with open(SPIN_SRC) as f:
+        text = f.read().splitlines()
+    bodies, calls, cur = {}, {}, None
+    for n, line in enumerate(text, 1):
+        m = re.match(r"__attribute__\(\(noinline\)\) void (fr_spin_\w+)\(double until\)$", line)
+        if m:
+            cur = m.group(1)
+            bodies[cur] = [n, n]
+        elif cur and line == "}":
+            bodies[cur][1] = n
+            cur = None
+        elif cur:
+            c = re.match(r"\t(fr_spin_\w+)\(until\);$", line)
+            if c:
+                calls[c.group(1)] = n
+    return bodies, calls
+
+
+def check_pprof_lines(prof, spin_pid, evs):
+    """frspin (built with -g) has Line records: spin.c, its lines."""
+    if not symbolized(evs, spin_pid):
+        for _ in range(5):
+            tap.ok(True, f"# SKIP {UNSYMBOLIZED}")
+        return
+    bodies, calls = spin_source()
+    spin_map = [i for i, m in prof.mappings.items() if prof.strings[one(m, "filename")] == os.path.realpath(FRSPIN)]
+    locs = {}
+    for x in prof.locations.values():
+        if one(x, "mapping_id") in spin_map and x.get("line"):
+            lv = prof.levels(x)
+            locs.setdefault(lv[-1][0], []).append(lv)
+    leaf = locs.get("fr_spin_leaf", [])
+    lo, hi = bodies.get("fr_spin_leaf", (0, 0))
+    tap.ok(leaf and all(len(lv) == 1 and os.path.realpath(lv[0][1]) == os.path.realpath(SPIN_SRC) and
+                        lo < lv[0][2] <= hi for lv in leaf),
+           f"pprof: fr_spin_leaf's locations have one Line each, in {os.path.relpath(SPIN_SRC, ROOT)} "
+           f"lines {lo + 1}..{hi} ({sorted({lv[0][2] for lv in leaf})})", leaf[:5])
+    tap.ok(all(prof.func_files.get(f) and os.path.realpath(prof.func_files[f]) == os.path.realpath(SPIN_SRC)
+               for f, name in prof.functions.items() if name.startswith("fr_spin_")),
+           "pprof: the workload's Functions have spin.c as their filename",
+           [(n, prof.func_files.get(f)) for f, n in prof.functions.items() if n.startswith("fr_spin_")])
+    for fn, callee in (("fr_spin_middle", "fr_spin_leaf"), ("fr_spin_outer", "fr_spin_middle")):
+        got = sorted({lv[-1][2] for lv in locs.get(fn, [])})
+        tap.ok(got == [calls.get(callee)],
+               f"pprof: {fn} (a return address, looked up at addr - 1) is at the line of its call "
+               f"to {callee}, spin.c:{calls.get(callee)}", f"got lines {got}")
+    # Inlined levels, wherever the dump has some (libc, the daemon, ...).
+    multi = [prof.levels(x) for x in prof.locations.values() if len(x.get("line", [])) > 1]
+    tap.ok(all(all(f != "?" and file for f, file, _ in lv) for lv in multi),
+           f"pprof: locations with inlined functions name a function and a file at every level "
+           f"({len(multi)} such locations)", multi[:3])
+
+
+def check_report_lines(path, tmp, spin_pid, evs):
+    """The report's data carries the frames' source positions."""
+    if not symbolized(evs, spin_pid):
+        tap.ok(True, f"# SKIP {UNSYMBOLIZED}")
+        return
+    page = os.path.join(tmp, "lines.html")
+    rc, _, err = flightrec("report", path, "-o", page)
+    with open(page, encoding="utf-8") as f:
+        m = re.search(r'<script type="application/json" id="fr-data">(.*?)</script>', f.read(), re.S)
+    data = json.loads(m.group(1)) if rc == 0 and m else {}
+    names, srcs = data.get("names", []), data.get("srcs", [])
+    _, calls = spin_source()
+    mid = srcs[names.index("fr_spin_middle")] if "fr_spin_middle" in names and len(srcs) == len(names) else []
+    tap.ok(mid and all(len(c) == 1 and c[0][0] == "fr_spin_middle" and
+                       os.path.realpath(c[0][1]) == os.path.realpath(SPIN_SRC) and
+                       c[0][2] == calls.get("fr_spin_leaf") for c in mid),
+           f"report: the data gives fr_spin_middle's position as spin.c:{calls.get('fr_spin_leaf')} "
+           "(its frames' tooltip)", f"rc={rc} {err} srcs={mid}")
 
 
 def check_filters(path, spin_pid, reuse_pid, evs, summary, trace, prof):
@@ -638,6 +746,11 @@ def main():
         check_cli(path, tmp)
         trace = check_chrome(path, spin.pid, reuse_pid, evs, summary)
         prof = check_pprof(path, tmp, spin.pid, reuse_pid, evs, summary)
+        check_report_lines(path, tmp, spin.pid, evs)
+        skipped = summary["losses"].get("dump_lines_skipped")
+        tap.ok(isinstance(skipped, int) and skipped >= 0,
+               f"LOSS has dump_lines_skipped (source lines not looked up past the deadline: {skipped})",
+               summary["losses"])
         check_folded(path, tmp, spin.pid)
         if trace is not None:
             check_filters(path, spin.pid, reuse_pid, evs, summary, trace, prof)

@@ -104,7 +104,7 @@ static char *xstrdup(const char *s)
 static void build_model(struct fr_dump *d)
 {
 	static const char *strs[] = { "", "spin", "worker", "/usr/bin/spin", "main", "spin_leaf",
-				      "schedule [kernel]" };
+				      "schedule [kernel]", "/src/spin.c", "/src/util.h", "add_one" };
 	static const uint64_t cpus[2] = { 3, 0 };
 
 	dump__init(d);
@@ -156,6 +156,16 @@ static void build_model(struct fr_dump *d)
 	d->frame[1] = (struct fr_dump_frame){ .addr = 0x401234, .kind = FR_FRAME_USER, .sym = 5, .bin = 1, .file_off = 0x1234 };
 	d->frame[2] = (struct fr_dump_frame){ .addr = 0x401100, .kind = FR_FRAME_USER, .sym = 4, .bin = 1, .file_off = 0x1100,
 					      .system_name = 3 };
+	/* Frame 1: add_one() inlined into spin_leaf(); frame 2: main() at one line; frame 0 none. */
+	d->nline = 3;
+	d->line = calloc(3, sizeof(*d->line));
+	d->line[0] = (struct fr_dump_line){ .func = 9, .file = 8, .line = 12, .col = 5 };
+	d->line[1] = (struct fr_dump_line){ .func = 5, .file = 7, .line = 300 };
+	d->line[2] = (struct fr_dump_line){ .func = 4, .file = 7, .line = 70000, .col = 1 };
+	d->frame[1].line = 0;
+	d->frame[1].nlines = 2;
+	d->frame[2].line = 2;
+	d->frame[2].nlines = 1;
 	d->nstack = 2;
 	d->stack = calloc(2, sizeof(*d->stack));
 	d->stack[0] = (struct fr_dump_stack){ .kn = 1, .un = 2, .frames = calloc(3, 4) };
@@ -225,6 +235,18 @@ static void test_round_trip(void)
 		   out.frame[i].bin == in.frame[i].bin && out.frame[i].file_off == in.frame[i].file_off &&
 		   out.frame[i].system_name == in.frame[i].system_name,
 		   "frame %u identical (mangled name %u through FSYS)", i, in.frame[i].system_name);
+	ok(out.frame[0].nlines == 0 && out.frame[1].nlines == 2 && out.frame[2].nlines == 1 &&
+	   out.nline == 3, "LINE: the frames' levels read back (2, 1 and none)");
+	bad = 0;
+	for (uint32_t i = 1; i < 3 && out.nline == 3; i++)
+		for (uint32_t k = 0; k < in.frame[i].nlines; k++)
+			bad += memcmp(&out.line[out.frame[i].line + k], &in.line[in.frame[i].line + k],
+				      sizeof(in.line[0])) != 0;
+	ok(out.nline == 3 && !bad, "LINE: function, file, line and column of each level, innermost first");
+	ok(out.nline == 3 && !strcmp(dump__str(&out, out.line[out.frame[1].line].func), "add_one") &&
+	   !strcmp(dump__str(&out, out.line[out.frame[1].line].file), "/src/util.h") &&
+	   !strcmp(dump__str(&out, out.line[out.frame[1].line + 1].func), "spin_leaf"),
+	   "LINE: the inlined function first, the frame's own function last");
 	ok(out.nstack == 2 && out.stack[0].kn == 1 && out.stack[0].un == 2 &&
 	   out.stack[0].frames[2] == 2, "stacks identical");
 	is_int(out.nev, NEV, "events read back");
@@ -445,6 +467,73 @@ static void section_overrun(uint8_t *p, size_t *len)
 	p[off + 8 + 5] = 0x10;	/* length of ~1 TiB */
 }
 
+/* The first LINE item: length, frame, n, then func, file, line, col of level 0. */
+static size_t line_item(uint8_t *p, size_t len)
+{
+	return find_section(p, len, FR_SEC_LINE) + FR_SECTION_HDR_SIZE;
+}
+static void line_bad_frame(uint8_t *p, size_t *len)
+{
+	size_t off = line_item(p, *len);
+
+	p[off + 1] = 99;
+	reseal(p, off - FR_SECTION_HDR_SIZE);
+}
+static void line_bad_string(uint8_t *p, size_t *len)
+{
+	size_t off = line_item(p, *len);
+
+	p[off + 3] = 0x7f;
+	reseal(p, off - FR_SECTION_HDR_SIZE);
+}
+static void line_no_levels(uint8_t *p, size_t *len)
+{
+	size_t off = line_item(p, *len);
+
+	p[off + 2] = 0;
+	reseal(p, off - FR_SECTION_HDR_SIZE);
+}
+static void line_too_many(uint8_t *p, size_t *len)
+{
+	size_t off = line_item(p, *len);
+
+	p[off + 2] = 3;		/* three levels in the bytes of two */
+	reseal(p, off - FR_SECTION_HDR_SIZE);
+}
+static void line_twice(uint8_t *p, size_t *len)
+{
+	size_t off = line_item(p, *len);
+
+	/* The second item (frame 2) names frame 1 again: its length, then its frame. */
+	p[off + 1 + p[off] + 1] = 1;
+	reseal(p, off - FR_SECTION_HDR_SIZE);
+}
+
+/* A reader that does not know LINE (1.2) skips it: as if retagged. */
+static void test_line_skipped(void)
+{
+	struct fr_dump in, out;
+	struct mem m;
+	uint64_t n;
+	size_t off;
+	char err[512];
+	int e;
+
+	build_model(&in);
+	encode(&in, 100, &m, &n);
+	off = find_section(m.p, m.len, FR_SEC_LINE);
+	ok(off && off > find_section(m.p, m.len, FR_SEC_FSYS) &&
+	   off < find_section(m.p, m.len, FR_SEC_STAK), "LINE is written after FSYS, before STAK");
+	m.p[off + 3] = 'X';
+	reseal(m.p, off);
+	e = dump__parse(&out, m.p, m.len, err, sizeof(err));
+	if (!is_int(e, 0, "a dump whose LINE section has an unknown tag parses"))
+		tap_diag("%s", err);
+	ok(!out.nline && !out.frame[1].nlines && out.nframe == 3, "and its frames have no levels");
+	dump__free(&out);
+	dump__free(&in);
+}
+
 static void test_rejections(void)
 {
 	struct fr_dump in;
@@ -463,6 +552,13 @@ static void test_rejections(void)
 	expect_reject(&m, absurd_count, -EBADMSG, "absurd count", "absurd item count");
 	expect_reject(&m, bad_index, -EBADMSG, "out of range", "frame index out of range");
 	expect_reject(&m, section_overrun, -EBADMSG, "claims", "section longer than the file");
+	expect_reject(&m, line_bad_frame, -EBADMSG, "malformed LINE item 0", "LINE names a frame out of range");
+	expect_reject(&m, line_bad_string, -EBADMSG, "source line 0 names string out of range",
+		      "LINE names a string out of range");
+	expect_reject(&m, line_no_levels, -EBADMSG, "malformed LINE item 0", "a LINE item without levels");
+	expect_reject(&m, line_too_many, -EBADMSG, "malformed LINE item 0",
+		      "a LINE item claiming more levels than it holds");
+	expect_reject(&m, line_twice, -EBADMSG, "malformed LINE item 1", "two LINE items for one frame");
 	free(m.p);
 	dump__free(&in);
 }
@@ -568,6 +664,7 @@ int main(void)
 	test_future_types();
 	test_future_bodies();
 	test_rejections();
+	test_line_skipped();
 	test_mutations();
 	test_file();
 	is_int(fr_crc32c(0, "123456789", 9), 0xe3069283, "CRC-32C check value");
