@@ -84,6 +84,7 @@ struct uwalk {
 	__u32 end;			/* enum fr_uend; 0 while walking */
 	__u32 exact;			/* pc is not a return address */
 	__u32 by_rows, by_fp;
+	__u32 last;			/* the previous frame's mapping: most callers share it */
 };
 
 static __always_inline __u32 ugen_of(__u32 tgid)
@@ -297,7 +298,12 @@ static long uwalk_step(__u32 i, void *arg)
 
 	if (!p || !s)
 		return 1;
-	m = fr_umap_find(p, w->pc);
+	mi = w->last;
+	barrier_var(mi);
+	if (mi < FR_UMAPS_MAX && w->pc >= p->maps[mi].begin && w->pc < p->maps[mi].end)
+		m = (int)mi;
+	else
+		m = fr_umap_find(p, w->pc);
 	if (m < 0 && w->n) {
 		w->end = FR_UEND_BAD_PC;	/* not recorded: no code is there */
 		return 1;
@@ -318,6 +324,7 @@ static long uwalk_step(__u32 i, void *arg)
 		return w->end ? 1 : 0;
 	}
 	um = &p->maps[mi];
+	w->last = mi;
 	file = um->file;
 	f = file == FR_UFILE_NONE ? NULL : bpf_map_lookup_elem(&ufiles, &file);
 	if (!f || f->gen != um->file_gen) {
@@ -368,7 +375,7 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 					 struct task_struct *t, struct fr_uproc *p,
 					 struct fr_rec_sample *s, __u32 base, __u32 *end)
 {
-	struct uwalk w = { .s = s, .p = p, .base = base, .exact = 1 };
+	struct uwalk w = { .s = s, .p = p, .base = base, .exact = 1, .last = FR_UMAPS_MAX };
 
 	uwalk_regs(ctx, t, &w);
 	bpf_loop(FR_MAX_STACK, uwalk_step, &w, 0);
