@@ -40,6 +40,7 @@ import itertools
 import json
 import os
 import platform
+import random
 import re
 import resource
 import select
@@ -1251,7 +1252,6 @@ STACK_ROOTS = {"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_
 LIBC_START_RX = re.compile(r"^__libc_start_(main|call_main)")
 PERF_HEAD_RX = re.compile(r"\s(\d+)/(\d+)\s+(\d+)\.(\d+):\s*$")
 PERF_FRAME_RX = re.compile(r"^\s+([0-9a-f]+) (.*) \(([^()]*)\)$")
-UEND_NAMES = ["outermost", "no_info", "read_error", "depth", "no_table", "bad_pc", "invalid"]
 
 STACKS_PY = """import sys
 
@@ -1299,6 +1299,7 @@ class StackWork:
         self.units = None           # units of one fixed-work run
         self.warm_units = None      # units of a warm-up run
         self.err = None             # stderr of the processes, a file
+        self.copies = NCPU          # processes of a profile run
 
     def spawn(self, n, what):
         argv = self._argv(n)
@@ -1357,7 +1358,6 @@ def run_copies(w, n, copies, what):
 def stack_data(path, size):
     """Compressible text for xz: lines of Zipf-distributed pseudo-words, the same
     60000 lines reshuffled in every block (matches at all distances)."""
-    import random
     rng = random.Random(1)
     syl = ["ka", "lo", "mi", "ne", "ru", "sa", "to", "vi", "xe", "zu", "an", "el", "or", "ut",
            "ing", "ex"]
@@ -1423,14 +1423,16 @@ def stack_workloads(b, o, sdir):
     return works
 
 
-def calibrate_stack_work(w, probe, what):
-    """Units per CPU-second of one process, from a run of >= 0.25 CPU-s."""
+def calibrate_stack_work(w, probe, what, tries=3):
+    """Units per CPU-second of one process, from runs of >= 0.25 CPU-s: the median of
+    @tries (this machine's speed comes and goes by tens of percent)."""
     for _ in range(4):
         cpu, _ = run_copies(w, probe, 1, what)
         if cpu >= 0.25:
             break
         probe = int(probe * min(20.0, 0.4 / max(cpu, 0.01))) + 1
-    w.rate = probe / max(cpu, 1e-3)
+    cpus = [cpu] + [run_copies(w, probe, 1, what)[0] for _ in range(tries - 1)]
+    w.rate = probe / max(statistics.median(cpus), 1e-3)
     return w.rate
 
 
@@ -1560,66 +1562,111 @@ def daemon_status(d):
     except RuntimeError as e:
         time.sleep(0.5)
         rc = d.proc.poll()
-        raise RuntimeError(f"{e}; flightrecd {'exited with ' + str(rc) if rc is not None else 'runs'}"
-                           f"; its log:\n{d.text()[-3000:]}") from None
+        state = f"exited with {rc}" if rc is not None else "runs"
+        raise RuntimeError(f"{e}; flightrecd {state}; its log:\n{d.text()[-3000:]}") from None
 
 
-def stacks_profile_fr(b, o, w, rows, secs, warm):
-    """@w on every CPU under flightrecd at STACKS_HZ, with rows or with frame pointers
-    only: BPF time per program, the unwind tables, then a dump and its samples."""
-    tag = "rows" if rows else "fp"
-    d = Daemon(b, o.workdir, f"stacks-{w.name}-{tag}", STACKS_HZ,
-               unwind=STACKS_UNWIND if rows else "0")
-    procs = []
-    r = {}
-    try:
-        d.ready()
-        settle(d.pid)
-        r["unwind_before"] = daemon_status(d)["unwind"]
-        for _ in range(NCPU):
-            procs.append(w.spawn(0, f"stacks: {w.name} until killed"))
-        time.sleep(warm)
-        with BpfStatsOn():
-            s0, lo, t0 = bpf_stats(d.pid), boottime_ns(), mono()
-            time.sleep(secs)
-            s1, hi, t1 = bpf_stats(d.pid), boottime_ns(), mono()
-        r["bpf"], r["secs"] = bpf_delta(s0, s1), t1 - t0
-        st = daemon_status(d)
-        r["unwind"], r["losses"] = st["unwind"], st["losses"]
-        if any(p.poll() is not None for p in procs):
-            raise RuntimeError(f"{w.label} exited early: {w.err_tail()}")
-        start = d.n()
-        os.kill(d.pid, signal.SIGUSR1)
-        m, _ = d.wait_line(r"dump written to '([^']+)' \((\d+) events, (\d+) processes, "
-                           r"(\d+) stacks, (\d+) bytes|failed to", 120, start)
-        if not m or not m.group(1):
-            raise RuntimeError(f"no dump after SIGUSR1:\n{d.text()[-2000:]}")
-        dump = m.group(1)
-    finally:
-        stop_procs(procs)
-        d.stop()
+def stacks_dump(d):
+    """SIGUSR1 to a daemon: the dump's path, once it is written."""
+    start = d.n()
+    os.kill(d.pid, signal.SIGUSR1)
+    m, _ = d.wait_line(r"dump written to '([^']+)' \((\d+) events, (\d+) processes, "
+                       r"(\d+) stacks, (\d+) bytes|failed to", 120, start)
+    if not m or not m.group(1):
+        raise RuntimeError(f"no dump after SIGUSR1:\n{d.text()[-2000:]}")
+    return m.group(1)
+
+
+def dump_counts(b, dump):
+    """(file bytes, samples in it, its META unwind_* keys) of a dump."""
     q = subprocess.run([b.flightrec, "show", "--json", dump], capture_output=True, text=True)
     if q.returncode:
         raise RuntimeError(f"flightrec show {dump}: {q.stderr}")
     s = json.loads(q.stdout)
-    r["dump_bytes"] = os.path.getsize(dump)
-    r["dump_samples"] = s["counts"]["samples"]
-    r["bps"] = r["dump_bytes"] / max(1, r["dump_samples"])
-    r["meta_unwind"] = {k: v for k, v in s.get("meta", {}).items() if k.startswith("unwind_")}
-    smp = our_stack_samples(b, dump, [p.pid for p in procs], lo, hi)
-    r["samples"] = len(smp)
-    r["complete"] = share(sum(1 for x in smp if stack_complete(x["syms"])), len(smp))
-    r["ends"] = collections.Counter(x["end"] for x in smp)
-    r["outermost"] = share(r["ends"].get("outermost", 0), len(smp))
-    r["user_frames"] = share(sum(len(x["syms"]) for x in smp), len(smp))
-    r["frames"] = share(sum(x["frames"] for x in smp), len(smp))
-    r["ring_bytes"] = None if r["frames"] is None else 56 + 8 * r["frames"]
-    r["short"] = collections.Counter(
-        " <- ".join(y or "?" for y in x["syms"][-4:]) for x in smp
-        if not stack_complete(x["syms"])).most_common(3)
-    ns, cnt = r["bpf"].get("on_sample", (0, 0))
-    r["ns_per_sample"] = ns / cnt if cnt else None
-    return r
+    return (os.path.getsize(dump), s["counts"]["samples"],
+            {k: v for k, v in s.get("meta", {}).items() if k.startswith("unwind_")})
+
+
+def stacks_profile_fr(b, o, w, secs, warm):
+    """@w on every CPU under two flightrecd at once at STACKS_HZ, one with rows and one
+    with frame pointers only (so that both are timed over the same interval, under the
+    same conditions): BPF time per program, the unwind tables, a dump before and one
+    after the interval, and the workload's samples in the second."""
+    ds = {}
+    procs = []
+    out = {"rows": {}, "fp": {}}
+    try:
+        for tag in ("rows", "fp"):
+            ds[tag] = Daemon(b, o.workdir, f"stacks-{w.name}-{tag}", STACKS_HZ,
+                             unwind=STACKS_UNWIND if tag == "rows" else "0")
+        for tag, d in ds.items():
+            d.ready()
+        for tag, d in ds.items():
+            settle(d.pid, 2.0 if o.quick else 5.0)
+            out[tag]["unwind_before"] = daemon_status(d)["unwind"]
+        for _ in range(w.copies):
+            procs.append(w.spawn(0, f"stacks: {w.name} until killed"))
+        time.sleep(warm)
+        first = {tag: stacks_dump(d) for tag, d in ds.items()}
+        t_first = mono()
+        with BpfStatsOn():
+            s0 = {tag: bpf_stats(d.pid) for tag, d in ds.items()}
+            lo, t0 = boottime_ns(), mono()
+            time.sleep(secs)
+            s1 = {tag: bpf_stats(d.pid) for tag, d in ds.items()}
+            hi, t1 = boottime_ns(), mono()
+        for tag, d in ds.items():
+            out[tag]["bpf"], out[tag]["secs"] = bpf_delta(s0[tag], s1[tag]), t1 - t0
+            st = daemon_status(d)
+            out[tag]["unwind"], out[tag]["losses"] = st["unwind"], st["losses"]
+        if any(p.poll() is not None for p in procs):
+            raise RuntimeError(f"{w.label} exited early: {w.err_tail()}")
+        pids = {p.pid for p in procs}
+        for p in procs:
+            pids.update(descendants(p.pid))
+        time.sleep(max(0.0, t_first + DUMP_SPACING - mono()))
+        last = {tag: stacks_dump(d) for tag, d in ds.items()}
+    finally:
+        stop_procs(procs)
+        for d in ds.values():
+            d.stop()
+    for tag, r in out.items():
+        r["dump_bytes"], r["dump_samples"], r["meta_unwind"] = dump_counts(b, last[tag])
+        b0, n0, _ = dump_counts(b, first[tag])
+        r["bps"] = r["dump_bytes"] / max(1, r["dump_samples"])
+        # what one more sample adds to a dump: the growth between the two dumps
+        r["bps_marginal"] = (r["dump_bytes"] - b0) / max(1, r["dump_samples"] - n0)
+        smp = our_stack_samples(b, last[tag], sorted(pids), lo, hi)
+        r["samples"] = len(smp)
+        r["complete"] = share(sum(1 for x in smp if stack_complete(x["syms"])), len(smp))
+        r["ends"] = collections.Counter(x["end"] for x in smp)
+        r["outermost"] = share(r["ends"].get("outermost", 0), len(smp))
+        r["user_frames"] = share(sum(len(x["syms"]) for x in smp), len(smp))
+        r["frames"] = share(sum(x["frames"] for x in smp), len(smp))
+        r["ring_bytes"] = None if r["frames"] is None else 56 + 8 * r["frames"]
+        r["short"] = collections.Counter(
+            " <- ".join(y or "?" for y in x["syms"][-4:]) for x in smp
+            if not stack_complete(x["syms"])).most_common(3)
+        ns, cnt = r["bpf"].get("on_sample", (0, 0))
+        r["ns_per_sample"] = ns / cnt if cnt else None
+        r["share_workload"] = share(len(smp), cnt)
+    return out
+
+
+def perf_wait_events(p, n, timeout=30):
+    """Until perf record @p holds @n perf_event fds (then it synthesizes the running
+    processes and enables them), and a little more."""
+    end = mono() + timeout
+    while mono() < end and p.poll() is None:
+        try:
+            got = sum(1 for fd in os.listdir(f"/proc/{p.pid}/fd")
+                      if "perf_event" in os.readlink(f"/proc/{p.pid}/fd/{fd}"))
+        except OSError:
+            got = 0
+        if got >= n:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
 
 
 def stacks_profile_perf(o, w, secs, warm):
@@ -1638,6 +1685,8 @@ def stacks_profile_perf(o, w, secs, warm):
             perfs[kind] = (subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                             text=True), path)
+        for p, _ in perfs.values():
+            perf_wait_events(p, NCPU)
         time.sleep(secs)
         for p, _ in perfs.values():
             p.send_signal(signal.SIGINT)
@@ -1670,14 +1719,16 @@ def stacks_profile_perf(o, w, secs, warm):
 
 
 def stacks_overhead(b, o, works, rounds):
-    """The fixed work of each workload (one process per CPU) with nothing, flightrecd
+    """The fixed work of each workload (one process) with nothing, flightrecd
     (rows), perf fp and perf dwarf at 99 and 999 Hz; one recorder start per round and
     configuration, all four workloads under it, after a short warm-up run of each."""
     configs = [("none", 0)] + [(k, hz) for hz in STACKS_HZS for k in STACKS_KINDS]
     runs = {(c, w.name): [] for c in configs for w in works}   # (workload CPU, wall, rec CPU)
     extra = {c: [] for c in configs}
     for r in range(rounds):
-        for c in configs:
+        # every other round in reverse order, so that a drift of the machine's speed
+        # during a round does not always favour the same configurations
+        for c in (configs if r % 2 == 0 else configs[::-1]):
             kind, hz = c
             rec = None
             if kind == "flightrec":
@@ -1688,25 +1739,33 @@ def stacks_overhead(b, o, works, rounds):
             try:
                 if rec:
                     rec.ready()
-                    settle(rec.pid)
+                    settle(rec.pid, 2.0 if o.quick else 5.0)
+                else:
+                    # as long as a recorder's start takes, away from the last one's exit
+                    time.sleep(0.2 if o.quick else 1.0)
                 for w in works:
-                    run_copies(w, w.warm_units, 1, f"stacks: {w.name} warm-up")
+                    run_copies(w, w.warm_units, 1, None)       # warm-up: not noted
                 line = []
                 for w in works:
-                    c0 = tree_cpu_s(rec.pid) if rec else 0.0
-                    cpu, wall = run_copies(w, w.units, NCPU, f"stacks: {w.name} fixed work")
-                    c1 = tree_cpu_s(rec.pid) if rec else 0.0
-                    runs[(c, w.name)].append((cpu, wall, c1 - c0))
-                    line.append(f"{w.name} {cpu:.2f}+{c1 - c0:.2f} s")
+                    # the recorder's CPU from schedstat (ns), not from the 10 ms ticks of
+                    # /proc/PID/stat: a run takes only a few ms of it
+                    c0 = sched_ns(rec.pid) if rec else 0
+                    cpu, wall = run_copies(w, w.units, 1, f"stacks: {w.name} fixed work")
+                    c1 = sched_ns(rec.pid) if rec else 0
+                    runs[(c, w.name)].append((cpu, wall, (c1 - c0) / 1e9))
+                    line.append(f"{w.name} {cpu:.2f}+{(c1 - c0) / 1e9:.3f} s")
                 if kind == "flightrec":
                     st = rec.status()
                     extra[c].append({"losses": st["losses"]["bpf_reserve_failed"] +
                                      st["losses"]["drain_dropped"], "unwind": st["unwind"]})
             finally:
-                if rec:
+                if isinstance(rec, Perf):
+                    rec.stop(signal.SIGKILL)        # its ring is not needed: no final write
+                    shutil.rmtree(rec.dir, ignore_errors=True)
+                elif rec:
                     rec.stop()
-                    if isinstance(rec, Perf):
-                        shutil.rmtree(rec.dir, ignore_errors=True)
+                if rec:
+                    time.sleep(0.1 if o.quick else 0.5)    # its teardown, off the next run
             say(f"  stacks round {r + 1} {kind:10} {hz or '':>4}: CPU " + ", ".join(line))
     return configs, runs, extra
 
@@ -1719,25 +1778,32 @@ def bench_stacks(b, o, res):
                            "(tools/bootstrap.sh installs linux-perf)")
     if not os.path.exists(BpfStatsOn.PATH):
         raise RuntimeError(f"{BpfStatsOn.PATH} is missing: no BPF run-time statistics")
-    secs, warm = (1.0, 0.5) if o.quick else (4.0, 1.0)
-    run_s = 0.3 if o.quick else o.stacks_seconds
+    secs, warm = (0.6, 0.3) if o.quick else (4.0, 1.0)
+    run_s = 0.2 if o.quick else o.stacks_seconds
     rounds = 1 if o.quick else o.stacks_rounds
     t_case = mono()
     sdir = os.path.join(o.workdir, "stacks")
     os.makedirs(sdir, exist_ok=True)
     works = stack_workloads(b, o, sdir)
-    probes = {"python3": 400, "xz": 512 << 10, "perl": 400, "cxx": 20}
+    probes = {"python3": 400, "xz": 2 << 20, "perl": 400, "cxx": 20}
     for w in works:
-        calibrate_stack_work(w, probes[w.name], f"stacks: {w.name} calibration")
+        calibrate_stack_work(w, probes[w.name], None, 1 if o.quick else 3)
         w.units = max(1, int(w.rate * run_s))
         w.warm_units = max(1, int(w.rate * (0.1 if o.quick else 0.25)))
         say(f"stacks: {w.name}: {w.rate:.0f} {w.unit} per CPU-second; {w.units} per run")
     times = {"setup": mono() - t_case}
-    prof = {}
+    # The same stacks walked both ways: fr-bench-work has frame pointers and .eh_frame.
+    ref = StackWork("fr-bench-work", "fr-bench-work", lambda n: [
+        b.work, "--workers", str(NCPU), "--seconds", "3600", "--spawn-every", "0"], "s")
+    ref.err, ref.copies = os.path.join(sdir, "fr-bench-work.stderr"), 1
+    say(f"stacks: reference, fr-bench-work: profiles at {STACKS_HZ} Hz ({secs:g} s each)")
+    prof = {"ref": stacks_profile_fr(b, o, ref, secs, warm)}
+    say(f"  on_sample {(prof['ref']['rows']['ns_per_sample'] or 0) / 1000:.1f} / "
+        f"{(prof['ref']['fp']['ns_per_sample'] or 0) / 1000:.1f} µs; complete "
+        f"{prof['ref']['rows']['complete'] or 0:.1%} / {prof['ref']['fp']['complete'] or 0:.1%}")
     for w in works:
         say(f"stacks: {w.name}: profiles at {STACKS_HZ} Hz ({secs:g} s each)")
-        prof[w.name] = {"rows": stacks_profile_fr(b, o, w, True, secs, warm),
-                        "fp": stacks_profile_fr(b, o, w, False, secs, warm),
+        prof[w.name] = {**stacks_profile_fr(b, o, w, secs, warm),
                         **stacks_profile_perf(o, w, secs, warm)}
         p = prof[w.name]
         say(f"  complete: rows {p['rows']['complete'] or 0:.1%}, fp {p['fp']['complete'] or 0:.1%}"
@@ -1779,6 +1845,13 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
         """The recorder's CPU per CPU-second of the workload with nothing."""
         return med(a[2] / n[0] for a, n in zip(runs[(c, w)], runs[(none, w)]))
 
+    DIAG["stacks_labels"] = {w.label: w.name for w in works}
+    DIAG["stacks"] = prof
+    DIAG["stacks_spread"] = {w.name: (max(x[0] for x in runs[(none, w.name)]) /
+                                      min(x[0] for x in runs[(none, w.name)]) - 1)
+                             for w in works}
+    DIAG["stacks_rounds"] = rounds
+
     for w in works:
         n, p = w.name, prof[w.name]
         rows, fp, pfp, pdw = p["rows"], p["fp"], p["perf-fp"], p["perf-dwarf"]
@@ -1793,6 +1866,7 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
                      f"stacks_{n}_unwind_rows_used": rows["unwind"]["rows_used"],
                      f"stacks_{n}_unwind_files": rows["unwind"]["files"],
                      f"stacks_{n}_bytes_per_sample": rows["bps"],
+                     f"stacks_{n}_bytes_per_sample_marginal": rows["bps_marginal"],
                      f"stacks_{n}_ring_bytes_per_sample": rows["ring_bytes"],
                      f"perf_stacks_{n}_bytes_per_sample_fp": pfp["bps"],
                      f"perf_stacks_{n}_bytes_per_sample_dwarf": pdw["bps"]})
@@ -1820,30 +1894,51 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
                 ok, tgt = fr <= 0.01 and fr <= pf, "≤ +1 % and ≤ perf fp"
             else:
                 ok, tgt = None, "(report)"
+            ns = rows["ns_per_sample"]
+            dc = None if ns is None else ns * hz / 1e9 + rec_share(("flightrec", hz), n)
             res.row(f"8. Stacks, {w.label}: overhead at {hz} Hz, CPU cost of its fixed work "
-                    f"(workload + recorder CPU vs nothing), median of {rounds}, vs perf fp "
-                    f"(perf dwarf: {pct(pd)})", fr, pf, tgt,
+                    f"(workload + recorder CPU vs nothing), median of {rounds} (its runs with "
+                    f"nothing alone spread {DIAG['stacks_spread'][n] * 100:.0f} %), vs perf fp "
+                    f"(perf dwarf: {pct(pd)}; ours measured per component: "
+                    f"{'—' if dc is None else pct(dc)})", fr, pf, tgt,
                     verdict(ok, o.quick) if ok is not None else "—", pct)
             res.rows[-1]["ratio"] = (1 + fr) / (1 + pf)
         bps, pfb, pdb = rows["bps"], pfp["bps"], pdw["bps"]
         ok = bps <= pfb / 10 and bps <= pdb / 100
         res.row(f"8. Stacks, {w.label}: bytes per sample, our dump (bytes / samples in it) vs "
-                f"perf.data fp (perf dwarf: {pdb:.0f} B; our ring record 56 + 8 × frames: "
+                f"perf.data fp (perf dwarf: {pdb:.0f} B; ours per added sample: "
+                f"{rows['bps_marginal']:.1f} B; our ring record 56 + 8 × frames: "
                 f"{rows['ring_bytes'] or 0:.0f} B)", bps, pfb,
                 "≤ 1/10 of perf fp, ≤ 1/100 of perf dwarf", verdict(ok, o.quick), byt)
-    res.row("8. Stacks: unwind tables while each workload runs (status \"unwind\": files, "
-            f"rows used × 8 B; kernel memory reserved {prof[works[0].name]['rows']['unwind']['bytes'] / 2**20:.1f} MiB at "
+    rr, rf = prof["ref"]["rows"], prof["ref"]["fp"]
+    rn, fn = rr["ns_per_sample"], rf["ns_per_sample"]
+    nums.update(stacks_ref_bpf_ns_rows=rn, stacks_ref_bpf_ns_fp=fn,
+                stacks_ref_complete_rows=rr["complete"], stacks_ref_complete_fp=rf["complete"])
+    ok = None if not rn or not fn else rn <= 2 * fn
+    res.row("8. Stacks, the same stacks walked both ways (fr-bench-work: frame pointers and "
+            f".eh_frame; {rr['user_frames'] or 0:.1f} / {rf['user_frames'] or 0:.1f} user frames, "
+            f"complete {pc(rr['complete'] or 0)} / {pc(rf['complete'] or 0)}): BPF on_sample "
+            f"time per sample with rows (frame pointers only, unwind_memory=0: {us(fn or 0)}; "
+            f"so {(rn / fn) if rn and fn else float('nan'):.2f}×)",
+            rn, None, f"≤ 2 × fp = {us(2 * (fn or 0))}", verdict(ok, o.quick), us, ratio=False)
+    def tables(u):
+        return f"{u['files']} files / {u['rows_used'] * 8 / 2**20:.1f} MiB"
+
+    res.row("8. Stacks: unwind tables in use while each workload runs, and before it started "
+            "(status \"unwind\": files with rows, rows used × 8 B; the kernel memory reserved "
+            f"for them: {prof[works[0].name]['rows']['unwind']['bytes'] / 2**20:.1f} MiB at "
             f"unwind_memory = {STACKS_UNWIND})",
-            ", ".join(f"{w.name} {prof[w.name]['rows']['unwind']['files']} files / "
-                      f"{prof[w.name]['rows']['unwind']['rows_used'] * 8 / 2**20:.1f} MiB"
-                      for w in works), None, "(report)", "—", str, ratio=False)
+            "; ".join(f"{w.name} {tables(prof[w.name]['rows']['unwind'])} (before: "
+                      f"{tables(prof[w.name]['rows']['unwind_before'])})" for w in works),
+            None, "(report)", "—", str, ratio=False)
 
     # ---- details
     t = [f"Each workload runs as one process per CPU ({NCPU}), sampled at {STACKS_HZ} Hz for "
-         f"{secs:g} s, from {warm:g} s after it started, by: flightrecd "
-         f"with rows (unwind_memory = {STACKS_UNWIND}); flightrecd with unwind_memory = 0 "
-         "(frame pointers only, the old behaviour); perf record --call-graph fp and "
-         "--call-graph dwarf,16384 (system-wide, -a, both at once, like flightrecd). Ours: the "
+         f"{secs:g} s, from {warm:g} s after it started, by: two flightrecd at "
+         f"once, one with rows (unwind_memory = {STACKS_UNWIND}) and one with unwind_memory = "
+         "0 (frame pointers only, the old behaviour); then, in a run of their own, perf "
+         "record --call-graph fp and --call-graph dwarf,16384 (system-wide, -a, both at "
+         "once, like flightrecd). Ours: the "
          "samples of the workload's processes in a dump taken at the end, within the "
          "measured interval (`flightrec events --json`); perf: the samples of the workload's "
          "processes in perf script. "
@@ -1874,42 +1969,62 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
 
     t = ["BPF run time of flightrecd's programs over each profile interval "
          "(kernel.bpf_stats_enabled = 1 for that interval only, restored after; "
-         "run_time_ns / run_cnt of the daemon's programs from bpftool), the same workload on "
-         "every CPU, with rows and with unwind_memory = 0:", "",
+         "run_time_ns / run_cnt of each daemon's programs from bpftool), the same workload on "
+         "every CPU, the daemon with rows and the one with unwind_memory = 0 running at the "
+         "same time (each sample runs both programs; timed over the same interval, under "
+         "the same load):", "",
          "| workload | on_sample with rows: runs, µs per run | unwind_memory=0: runs, µs per "
-         "run | ratio | ms of CPU per s (rows / =0) |", "|---|---|---|---|---|"]
-    for w in works:
-        p = prof[w.name]
+         "run | ratio | ms of CPU per s (rows / =0) | user frames per sample (rows / =0) | "
+         "the workload's share of the runs |", "|---|---|---|---|---|---|---|"]
+    keys = [w.name for w in works] + ["ref"]
+    for key in keys:
+        p = prof[key]
         cells = []
         for k in ("rows", "fp"):
             ns, cnt = p[k]["bpf"].get("on_sample", (0, 0))
             cells.append(f"{cnt}, {ns / max(1, cnt) / 1000:.2f}")
         rn, fn = p["rows"]["ns_per_sample"], p["fp"]["ns_per_sample"]
-        t.append(f"| {w.name} | {cells[0]} | {cells[1]} | "
+        t.append(f"| {'fr-bench-work (same stacks both ways)' if key == 'ref' else key} | "
+                 f"{cells[0]} | {cells[1]} | "
                  f"{(rn / fn) if rn and fn else float('nan'):.2f} | "
                  f"{p['rows']['bpf'].get('on_sample', (0, 0))[0] / p['rows']['secs'] / 1e6:.2f}"
-                 f" / {p['fp']['bpf'].get('on_sample', (0, 0))[0] / p['fp']['secs'] / 1e6:.2f} |")
-    names = sorted({k for w in works for c in ("rows", "fp") for k in prof[w.name][c]["bpf"]})
-    t += ["", "Every program, summed over the four workloads' intervals:", "",
+                 f" / {p['fp']['bpf'].get('on_sample', (0, 0))[0] / p['fp']['secs'] / 1e6:.2f} | "
+                 f"{p['rows']['user_frames'] or 0:.1f} / {p['fp']['user_frames'] or 0:.1f} | "
+                 f"{pc(p['rows']['share_workload'] or 0)} |")
+    t += ["", "fr-bench-work (tools/bench/workload.c, the overhead case's job without its "
+          "short-lived processes) is built with frame pointers and has .eh_frame, so both "
+          "walks give the same stacks (complete: rows "
+          f"{pc(prof['ref']['rows']['complete'] or 0)}, =0 "
+          f"{pc(prof['ref']['fp']['complete'] or 0)}): the like-for-like test of the rows "
+          "walk's cost. On the stock binaries the frame-pointer walk stops after a frame or "
+          "two, so their =0 figure is the cost of a walk that does almost nothing." +
+          (f" The overhead case's diagnostic measured {DIAG['ns_per_sample'] / 1000:.1f} µs "
+           "per sample for the same job with its short-lived processes, under one daemon "
+           "with rows (the default)." if DIAG.get("ns_per_sample") else "")]
+    names = sorted({k for key in keys for c in ("rows", "fp") for k in prof[key][c]["bpf"]})
+    t += ["", "Every program, summed over all the profile intervals above:", "",
           "| program | rows: runs | rows: ns per run | =0: runs | =0: ns per run |",
           "|---|---|---|---|---|"]
     for name in names:
         cells = []
         for c in ("rows", "fp"):
-            ns = sum(prof[w.name][c]["bpf"].get(name, (0, 0))[0] for w in works)
-            cnt = sum(prof[w.name][c]["bpf"].get(name, (0, 0))[1] for w in works)
+            ns = sum(prof[key][c]["bpf"].get(name, (0, 0))[0] for key in keys)
+            cnt = sum(prof[key][c]["bpf"].get(name, (0, 0))[1] for key in keys)
             cells += [str(cnt), f"{ns / cnt:.0f}" if cnt else "—"]
         t.append(f"| {name} | " + " | ".join(cells) + " |")
     res.detail("Stacks of stock binaries: BPF time per sample", "\n".join(t))
 
-    t = [f"Fixed work per process (calibrated to ~{run_s:g} CPU-s with nothing running), "
-         f"{NCPU} processes at once; every recorder started once per round and configuration "
-         "and left to settle, then each workload run once briefly (so that its unwind tables "
-         "exist, as for a program that has been running), then the timed run of each "
-         "workload. CPU cost = (the workload processes' user+sys from wait4 + the "
-         "recorder's user+sys during the run) / the workload's CPU with nothing in the same "
-         "round − 1; perf runs system-wide (-a) with an in-memory ring (--overwrite, "
-         f"-m {PERF_MMAP}), like the overhead case. Medians of {rounds} round(s):", "",
+    t = [f"Fixed work of one process (calibrated to ~{run_s:g} CPU-s with nothing running; "
+         "one process, not one per CPU: two at once on this VM's two vCPUs slow each other "
+         "down by a varying amount, which swamped the figures); every recorder started once "
+         "per round and configuration and left to settle, then each workload run once "
+         "briefly (so that its unwind tables exist, as for a program that has been running), "
+         "then the timed run of each workload. CPU cost = (the workload process's user+sys "
+         "from wait4 + the recorder's on-CPU time during the run, schedstat of its threads) / "
+         "the workload's CPU with nothing in the same round − 1 (every other round in reverse "
+         "order, against drift within a round); perf runs system-wide (-a) with an in-memory "
+         f"ring (--overwrite, -m {PERF_MMAP}), like the overhead case. Medians of {rounds} "
+         "round(s):", "",
          "| workload | recorder | CPU cost | workload CPU alone | wall | recorder CPU per "
          "workload CPU-s |", "|---|---|---|---|---|---|"]
     for w in works:
@@ -1919,8 +2034,8 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
                      f"{rec_share(c, w.name) * 1000:.1f} ms |")
     t += ["", "Workload CPU with nothing (s, per round): " + "; ".join(
         f"{w.name} " + ", ".join(f"{x[0]:.2f}" for x in runs[(none, w.name)]) +
-        (f" (spread {(max(x[0] for x in runs[(none, w.name)]) / min(x[0] for x in runs[(none, w.name)]) - 1) * 100:.0f} %)"
-         if rounds > 1 else "") for w in works) + "."]
+        (f" (spread {DIAG['stacks_spread'][w.name] * 100:.0f} %)" if rounds > 1 else "")
+        for w in works) + "."]
     est = []
     for w in works:
         ns = prof[w.name]["rows"]["ns_per_sample"]
@@ -1956,20 +2071,25 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
                  f"{u0['rows_used']} |")
     res.detail("Stacks of stock binaries: unwind tables", "\n".join(t))
 
-    t = [f"Bytes per sample of each profile (at {STACKS_HZ} Hz, {secs:.0f} s): ours = the "
+    t = [f"Bytes per sample of each profile (at {STACKS_HZ} Hz, {secs:g} s): ours = the "
          "dump's file size / the samples in it (all processes: the window since the daemon "
-         "started); the ring record a sample takes in the BPF ring is 56 + 8 × frames (kernel "
-         "+ user) of the workload's samples; perf = perf.data size / the samples in it (all "
-         "processes, -a, over the profile interval).", "",
-         "| workload | ours: dump bytes / samples | B/sample | ring B/sample | ours =0: "
-         "B/sample | perf fp: bytes / samples | B/sample | perf dwarf: bytes / samples | "
-         "B/sample |", "|---|---|---|---|---|---|---|---|---|"]
+         "started); marginal = what the dump grew by per sample between a dump just before "
+         "the interval and the one after it (the fixed part, the process table, command "
+         "lines and names of every process, left out); the ring record a sample takes in "
+         "the BPF ring is 56 + 8 × frames (kernel + user) of the workload's samples; perf = "
+         "perf.data size / the samples in it (all processes, -a, over the profile "
+         "interval).", "",
+         "| workload | ours: dump bytes / samples | B/sample | marginal B/sample | ring "
+         "B/sample | ours =0: B/sample (marginal) | perf fp: bytes / samples | B/sample | "
+         "perf dwarf: bytes / samples | B/sample |", "|---|---|---|---|---|---|---|---|---|---|"]
     for w in works:
         p = prof[w.name]
         t.append(f"| {w.name} | {p['rows']['dump_bytes']} / {p['rows']['dump_samples']} | "
-                 f"{p['rows']['bps']:.1f} | {p['rows']['ring_bytes'] or 0:.0f} | "
-                 f"{p['fp']['bps']:.1f} | {p['perf-fp']['bytes']} / {p['perf-fp']['all_samples']}"
-                 f" | {p['perf-fp']['bps']:.1f} | {p['perf-dwarf']['bytes']} / "
+                 f"{p['rows']['bps']:.1f} | {p['rows']['bps_marginal']:.1f} | "
+                 f"{p['rows']['ring_bytes'] or 0:.0f} | "
+                 f"{p['fp']['bps']:.1f} ({p['fp']['bps_marginal']:.1f}) | "
+                 f"{p['perf-fp']['bytes']} / {p['perf-fp']['all_samples']} | "
+                 f"{p['perf-fp']['bps']:.1f} | {p['perf-dwarf']['bytes']} / "
                  f"{p['perf-dwarf']['all_samples']} | {p['perf-dwarf']['bps']:.0f} |")
     res.detail("Stacks of stock binaries: bytes per sample", "\n".join(t))
     return nums
@@ -2037,6 +2157,82 @@ def print_table(res):
         print("  ".join(str(c)[:w[i]].ljust(w[i]) for i, c in enumerate(r)))
 
 
+def explain_stacks_misses(res, nums):
+    """The stacks case's misses, per workload, from its own figures."""
+    out = []
+    labels, prof = DIAG.get("stacks_labels", {}), DIAG.get("stacks", {})
+    for r in res.rows:
+        if r["result"] != "MISS" or not r["metric"].startswith("8. Stacks, "):
+            continue
+        label = r["metric"][len("8. Stacks, "):].split(": ", 1)[0]
+        n = "ref" if label.startswith("the same stacks") else labels.get(label)
+        if n not in prof:
+            continue
+        p = prof[n]
+        rows, fp = p["rows"], p["fp"]
+        if "BPF on_sample" in r["metric"]:
+            rn, fn = rows["ns_per_sample"], fp["ns_per_sample"]
+            ur, uf = rows["user_frames"] or 0, fp["user_frames"] or 0
+            txt = (f"**8. BPF time per sample, {n}.** on_sample took {rn / 1000:.2f} µs per "
+                   f"sample with rows against {fn / 1000:.2f} µs with frame pointers only, "
+                   f"{rn / fn:.2f}×. The two walks do not produce the same stacks on this "
+                   f"binary: with rows the walk went {ur:.1f} user frames deep and reached "
+                   f"the outermost frame in {(rows['complete'] or 0) * 100:.1f} % of the "
+                   f"samples, the frame-pointer walk stopped after {uf:.1f} frames "
+                   f"({(fp['complete'] or 0) * 100:.1f} % complete). ")
+            if n == "ref":
+                txt = (f"**8. BPF time per sample, the same stacks both ways (fr-bench-work).** "
+                       f"on_sample took {rn / 1000:.2f} µs per sample with rows against "
+                       f"{fn / 1000:.2f} µs with frame pointers, {rn / fn:.2f}×, for "
+                       f"{ur:.1f} and {uf:.1f} user frames: {rn / max(ur, 1) / 1000:.2f} µs "
+                       f"against {fn / max(uf, 1) / 1000:.2f} µs per frame (both include the "
+                       "kernel stack and the ring record). Per frame the rows walk does a "
+                       "binary search of the process's mappings and one of the file's rows "
+                       "(bpf/unwind.bpf.h) where the frame-pointer walk does one read.")
+            elif ur > uf:
+                txt += (f"The difference is {(rn - fn) / (ur - uf) / 1000:.2f} µs per extra "
+                        "frame walked (per frame a binary search of the process's mappings "
+                        "and one of the file's rows, bpf/unwind.bpf.h); per frame, the rows "
+                        f"walk costs {rn / max(ur, 1) / 1000:.2f} µs and the frame-pointer "
+                        f"walk {fn / max(uf, 1) / 1000:.2f} µs (both include the kernel "
+                        "stack and the ring record).")
+            out.append(txt)
+        elif "overhead at 99 Hz" in r["metric"]:
+            c = nums.get(f"stacks_{n}_cost_99")
+            pf = nums.get(f"perf_stacks_{n}_cost_fp_99")
+            dc = nums.get(f"stacks_{n}_direct_cost_99")
+            sp = DIAG.get("stacks_spread", {}).get(n)
+            txt = (f"**8. Overhead at 99 Hz, {n}.** The A/B median was {pct(c)} against perf "
+                   f"fp's {pct(pf)}")
+            if sp is not None:
+                txt += (f", while the {DIAG.get('stacks_rounds')} runs with nothing alone "
+                        f"spread {sp * 100:.0f} % on this shared machine")
+            if dc is not None:
+                txt += (f". Measured per component, flightrecd with rows costs {dc * 100:.2f} % "
+                        "of the workload's CPU (on_sample's time per sample × 99 Hz, plus the "
+                        "daemon's CPU per workload CPU-second); indirect costs (cache "
+                        "pollution, timer interrupts) are not in that figure and perf pays "
+                        "them too")
+            out.append(txt + ".")
+        elif "bytes per sample" in r["metric"]:
+            txt = (f"**8. Bytes per sample, {n}.** Our dump: {rows['dump_bytes']} B for "
+                   f"{rows['dump_samples']} samples = {rows['bps']:.1f} B; perf fp: "
+                   f"{p['perf-fp']['bytes']} B for {p['perf-fp']['all_samples']} samples = "
+                   f"{p['perf-fp']['bps']:.1f} B, perf dwarf {p['perf-dwarf']['bps']:.0f} B. "
+                   f"Between a dump taken just before the profile interval and the one after "
+                   f"it, ours grew by {rows['bps_marginal']:.1f} B per sample "
+                   f"({rows['bps_marginal'] / p['perf-fp']['bps']:.2f} of perf fp's figure): "
+                   "the rest is the dump's fixed part. "
+                   f"Our samples' stacks are deeper ({rows['user_frames'] or 0:.1f} user frames "
+                   f"against perf fp's {p['perf-fp']['user_frames'] or 0:.1f}: a ring record of "
+                   f"{rows['ring_bytes'] or 0:.0f} B), and the dump carries the process table, "
+                   "command lines and symbol names of every process in the window, which a "
+                   "short profile shares out over few samples (the dump case's full 30 s "
+                   "window is the steady-state figure).")
+            out.append(txt)
+    return out
+
+
 def explain_misses(res, nums):
     """For each missed target, what the run's own numbers say about its cause."""
     missed = {r["metric"].split(":")[0].split(" (")[0] for r in res.rows if r["result"] == "MISS"}
@@ -2096,6 +2292,7 @@ def explain_misses(res, nums):
                     "the 1 % target; it excludes indirect costs (cache pollution, timer "
                     "interrupts and their VM exits), which perf's sampling pays too")
         out.append(txt + ".")
+    out += explain_stacks_misses(res, nums)
     if any(m.startswith("1. Overhead at 999 Hz") for m in missed):
         dc, c = nums.get("direct_cost_999"), nums.get("cost_999")
         pc = nums.get("perf_cost_999")
@@ -2120,7 +2317,7 @@ def markdown(res, o, mach, started, elapsed, nums=None):
           f"{started:%Y-%m-%d %H:%M} UTC in {elapsed / 60:.1f} min. Every figure below was "
           "measured in that one run; recorders were compared side by side with perf in the "
           "same run, interleaved, because the machine is shared and noisy. Ratios are "
-          "ours/perf (lower is better for all rows).", "",
+          "ours/perf (lower is better, except for the stack completeness rows of 8).", "",
           "| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         md.append("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |")
@@ -2206,20 +2403,21 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "generated text, 128 MiB generated once), /usr/bin/perl -e (nested subs) and a C++ "
            "program the bench builds with `g++ -O2 -fomit-frame-pointer` "
            "(tools/bench/cxxwork.cc: std::sort with a comparator, std::map, templates, four "
-           "non-inlined levels), one process per CPU. *Profiles* at "
-           f"{STACKS_HZ} Hz, one per recorder: flightrecd with rows (unwind_memory = "
-           f"{STACKS_UNWIND}), flightrecd with unwind_memory = 0 (frame pointers only: the "
+           "non-inlined levels). *Profiles*, one process per CPU, at "
+           f"{STACKS_HZ} Hz: two flightrecd at once, one with rows (unwind_memory = "
+           f"{STACKS_UNWIND}) and one with unwind_memory = 0 (frame pointers only: the "
            "old behaviour), then perf record -a --call-graph fp and --call-graph dwarf,16384 "
            "together. Completeness = the share of the workload's samples whose root-most "
            "user frame is an entry point (see the details); BPF time per sample = "
            "run_time_ns / run_cnt of on_sample over the interval (kernel.bpf_stats_enabled "
            "only then, restored after); the unwind tables from `flightrec status --json`; "
            "bytes per sample = dump size / samples in it vs perf.data size / samples in it. "
-           "*Overhead*: like row 1, the workloads' fixed work (calibrated CPU-seconds per "
-           "process) with nothing, flightrecd (rows), perf fp and perf dwarf (both -a "
+           "*Overhead*: like row 1, each workload's fixed work (one process, calibrated "
+           "CPU-seconds) with nothing, flightrecd (rows), perf fp and perf dwarf (both -a "
            "--overwrite, in-memory rings) at 99 and 999 Hz, interleaved round after round; "
            "each recorder is started once per round for all four workloads, and each "
-           "workload is run briefly before its timed run, so that its unwind tables exist.",
+           "workload is run briefly before its timed run, so that its unwind tables exist; "
+           "every other round runs the configurations in reverse order.",
            ""]
     md += ["## Details", ""]
     for title, text in res.details:
@@ -2244,8 +2442,8 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "Options: `--build DIR`, `--out FILE`, `--json FILE`, `--only overhead,dump,memcap,"
            "ingest,startup,stacks`, `--rounds N` (overhead rounds, default 9), `--run-seconds "
            "S`, `--dumps N`, `--perf-dumps N`, `--stacks-rounds N` (the stacks case's overhead "
-           "rounds, default 3), `--stacks-seconds S` (its CPU-seconds per workload process "
-           "and run, default 2). `--only` writes a report of those benchmarks alone. Keep the "
+           "rounds, default 5), `--stacks-seconds S` (its CPU-seconds per workload run, "
+           "default 1.5). `--only` writes a report of those benchmarks alone. Keep the "
            "machine otherwise idle if you can; the "
            "interleaving and per-round ratios are there because it usually is not.", ""]
     return "\n".join(md)
@@ -2294,11 +2492,11 @@ def main():
     ap.add_argument("--dumps", type=int, default=10, help="flightrecd dumps (default 10)")
     ap.add_argument("--perf-dumps", type=int, default=10,
                     help="perf dumps, each after a full window (default 10)")
-    ap.add_argument("--stacks-rounds", type=int, default=3,
-                    help="stacks case: overhead rounds (default 3)")
-    ap.add_argument("--stacks-seconds", type=float, default=2.0,
-                    help="stacks case: CPU-s of each workload process per overhead run "
-                    "(default 2)")
+    ap.add_argument("--stacks-rounds", type=int, default=5,
+                    help="stacks case: overhead rounds (default 5)")
+    ap.add_argument("--stacks-seconds", type=float, default=1.5,
+                    help="stacks case: CPU-s of the workload process per overhead run "
+                    "(default 1.5)")
     ap.add_argument("--workdir", default="/var/tmp", help="where temporary dirs go")
     ap.add_argument("--no-perf", action="store_true", help="skip the perf columns")
     ap.add_argument("--keep", action="store_true", help="keep the temporary directory")
