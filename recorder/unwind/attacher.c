@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "attacher.h"
 #include "symbols.h"
@@ -58,7 +59,8 @@ static void attach_one(struct attacher *a, const struct attach_req *r)
 		return;
 	gen = unwinder__gen(a->u, r->pid, NULL);
 	snprintf(dir, sizeof(dir), "/proc/%u", r->pid);
-	pm = procmaps__read_at(dir);
+	/* Most of a fork storm's children are gone by now: no read for them. */
+	pm = access(dir, F_OK) ? NULL : procmaps__read_at(dir);
 	if (pm) {
 		/* Not verified against PID reuse, nor need it be: the BPF side
 		 * uses a table only for the incarnation it names. */

@@ -73,6 +73,7 @@ struct unwinder {
 	struct fr_hashmap files;	/* struct ukey -> struct ufile * */
 	uint32_t nidle;			/* files no table names, kept for reuse */
 	struct fr_hashmap procs;	/* uint32_t pid -> struct uproc_rec * */
+	struct fr_uproc *scratch;	/* under the lock: a process table being written or read */
 	struct unwinder_stats st;
 };
 
@@ -176,7 +177,8 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	u->slot_free = malloc(m->nfiles * sizeof(*u->slot_free));
 	u->slot_gen = calloc(m->nfiles, sizeof(*u->slot_gen));
 	u->free_ext = malloc(64 * sizeof(*u->free_ext));
-	if (!u->slot_free || !u->slot_gen || !u->free_ext)
+	u->scratch = malloc(sizeof(*u->scratch));
+	if (!u->slot_free || !u->slot_gen || !u->free_ext || !u->scratch)
 		goto fail;
 	for (uint32_t i = 0; i < m->nfiles; i++)
 		u->slot_free[i] = m->nfiles - 1 - i;
@@ -192,6 +194,7 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	return u;
 fail:
 	if (u) {
+		free(u->scratch);
 		free(u->free_ext);
 		free(u->slot_gen);
 		free(u->slot_free);
@@ -222,17 +225,18 @@ void unwinder__free(struct unwinder *u)
 			free(r->files);
 			free(r);
 		}
-	/* A file is stored under one or two keys: free it at its first key. */
+	/* A file is stored under one or two keys: free it at the last one seen. */
 	for (size_t i = 0; i < u->files.cap; i++)
 		if (fr_hashmap__at(&u->files, i, &k, &v)) {
 			struct ufile *f = *(struct ufile **)v;
 
-			if (!memcmp(k, &f->keys[0], sizeof(struct ukey)))
+			if (!--f->nkeys)
 				ufile__free(f);
 		}
 	fr_hashmap__fini(&u->procs);
 	fr_hashmap__fini(&u->files);
 	pthread_mutex_destroy(&u->lock);
+	free(u->scratch);
 	free(u->free_ext);
 	free(u->slot_gen);
 	free(u->slot_free);
@@ -552,19 +556,21 @@ int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t 
 		     const char *procdir, const struct procmaps *pm)
 {
 	struct uproc_rec *rec = calloc(1, sizeof(*rec)), **old;
-	struct fr_uproc *v = calloc(1, sizeof(*v));
+	struct fr_uproc *v;
 	int err = -ENOMEM;
 
-	if (!rec || !v)
+	if (!rec)
 		goto out;
 	rec->files = calloc(pm->n ? pm->n : 1, sizeof(*rec->files));
 	if (!rec->files)
 		goto out;
 	rec->start = start;
 	rec->gen = gen;
+	pthread_mutex_lock(&u->lock);
+	v = u->scratch;
+	memset(v, 0, sizeof(*v));
 	v->start = start;
 	v->gen = gen;
-	pthread_mutex_lock(&u->lock);
 	fill_table(u, procdir, pm, v, rec);
 	if (gen_locked(u, pid) != gen) {
 		err = -ESTALE;
@@ -593,7 +599,6 @@ out:
 		free(rec->files);
 		free(rec);
 	}
-	free(v);
 	return err;
 }
 
@@ -610,18 +615,13 @@ bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 	return cur;
 }
 
-/* Is @rec's table still the one the BPF side uses for @pid? */
+/* Under the lock: is @rec's table still the one the BPF side uses for @pid? */
 static bool rec_live(struct unwinder *u, uint32_t pid, const struct uproc_rec *rec)
 {
-	struct fr_uproc *v = malloc(sizeof(*v));
-	bool live;
+	struct fr_uproc *v = u->scratch;
 
-	if (!v)
-		return true;
-	live = !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == rec->start &&
+	return !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == rec->start &&
 	       v->gen == rec->gen && rec->gen == gen_locked(u, pid);
-	free(v);
-	return live;
 }
 
 unsigned unwinder__gc(struct unwinder *u)
@@ -644,14 +644,10 @@ unsigned unwinder__gc(struct unwinder *u)
 			i++;
 			continue;
 		}
-		{
-			struct fr_uproc *v = malloc(sizeof(*v));
-
-			/* An outdated table of this incarnation goes; a newer one stays. */
-			if (v && !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == (*r)->start)
-				bpf_map_delete_elem(u->procs_fd, &pid);
-			free(v);
-		}
+		/* An outdated table of this incarnation goes; a newer one stays. */
+		if (!bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) &&
+		    u->scratch->start == (*r)->start)
+			bpf_map_delete_elem(u->procs_fd, &pid);
 		rec_free(u, *r);
 		fr_hashmap__remove(&u->procs, &pid);
 		u->st.procs--;
