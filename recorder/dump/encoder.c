@@ -151,6 +151,7 @@ struct encoder {
 	uint64_t last_ts;
 	bool loss_added;
 	uint64_t deadline;		/* CLOCK_BOOTTIME ns: no per-process read after it */
+	uint64_t lines_deadline;	/* no line lookup after it: half the time */
 	const struct kallsyms *ksyms;	/* this dump's kernel symbols */
 	struct encoder_stats st;
 };
@@ -813,7 +814,10 @@ static int frame_lines(struct encoder *e, const struct space *sp, const struct f
 	int r, err = 0;
 
 	*n = 0;
-	if (e->deadline && fr_boottime_ns() >= e->deadline) {
+	/* Names come first: lines get only the first half of the dump's time
+	 * for reading what processes own, so that reading a large DWARF file
+	 * (again, after the cache closed it) cannot starve perf maps. */
+	if (e->lines_deadline && fr_boottime_ns() >= e->lines_deadline) {
 		e->st.lines_skipped++;
 		return 0;
 	}
@@ -1079,8 +1083,10 @@ int encoder__prepare(struct encoder *e)
 		return err;
 	e->ksyms = kernel_symbols(e->in.sym);
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
-	if (e->in.resolve_timeout_ns)
+	if (e->in.resolve_timeout_ns) {
 		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
+		e->lines_deadline = e->deadline - e->in.resolve_timeout_ns / 2;
+	}
 	for (uint32_t i = 0; i < e->d->nstack; i++) {
 		err = symbolize_stack(e, i);
 		if (err)
