@@ -320,6 +320,7 @@ struct fr_lines {
 	uint64_t retry_at;	/* CLOCK_BOOTTIME ns: no new attempt by path before */
 	uint64_t retry_live_at;	/* nor through a live process's mapping */
 	uint64_t bytes;		/* srclines__bytes(h) as last counted */
+	uint64_t hold;		/* the hold it was last used in (elfsyms__lines_hold()) */
 	struct fr_lines *prev, *next;	/* the open handles, most recent first */
 };
 
@@ -821,6 +822,8 @@ static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fr_lines *lines_head, *lines_tail;
 static uint64_t lines_budget = FR_SRCLINE_BUDGET;
 static struct fr_lines_stats lines_st;
+static uint64_t lines_hold;	/* the current hold's number, 0: none */
+static uint64_t lines_holds;	/* holds begun */
 
 /* lines__unlink() - take open @l off the list. The caller holds lines_lock. */
 static void lines__unlink(struct fr_lines *l)
@@ -872,9 +875,26 @@ static void lines__free(struct fr_lines *l)
 }
 
 /*
+ * lines__trim() - close the least recently used handles but @keep while
+ * all of them hold more than the budget; a handle used within the current
+ * hold stops it (it and all used since stay open). The caller holds
+ * lines_lock.
+ */
+static void lines__trim(const struct fr_lines *keep)
+{
+	while (lines_st.bytes > lines_budget && lines_tail && lines_tail != keep &&
+	       !(lines_hold && lines_tail->hold == lines_hold)) {
+		lines__close(lines_tail);
+		lines_st.evicted++;
+	}
+	if (lines_st.bytes > lines_st.peak)
+		lines_st.peak = lines_st.bytes;
+}
+
+/*
  * lines__account() - count what @l's handle holds now (lookups parse line
- * programs) and close the least recently used other handles while all of
- * them hold more than the budget. The caller holds lines_lock.
+ * programs), mark it used in the current hold, and trim to the budget. The
+ * caller holds lines_lock.
  */
 static void lines__account(struct fr_lines *l)
 {
@@ -882,10 +902,8 @@ static void lines__account(struct fr_lines *l)
 
 	lines_st.bytes = lines_st.bytes - l->bytes + b;
 	l->bytes = b;
-	while (lines_st.bytes > lines_budget && lines_tail && lines_tail != l) {
-		lines__close(lines_tail);
-		lines_st.evicted++;
-	}
+	l->hold = lines_hold;
+	lines__trim(l);
 }
 
 /* lines__same() - whether @st is the file @l was found in at load time. */
@@ -1045,6 +1063,15 @@ void elfsyms__lines_stats(struct fr_lines_stats *st)
 {
 	pthread_mutex_lock(&lines_lock);
 	*st = lines_st;
+	pthread_mutex_unlock(&lines_lock);
+}
+
+void elfsyms__lines_hold(bool on)
+{
+	pthread_mutex_lock(&lines_lock);
+	lines_hold = on ? ++lines_holds : 0;
+	if (!on)
+		lines__trim(lines_head);
 	pthread_mutex_unlock(&lines_lock);
 }
 

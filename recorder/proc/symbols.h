@@ -184,9 +184,19 @@ struct fr_lines_stats {
 	uint64_t evicted;	/* handles closed to stay within the budget */
 	uint64_t open;		/* handles open now */
 	uint64_t bytes;		/* their srclines__bytes() */
+	uint64_t peak;		/* the most bytes they held at once */
 };
 
 void elfsyms__lines_stats(struct fr_lines_stats *st);
+
+/*
+ * elfsyms__lines_hold() - begin (@on) or end a hold: while one lasts, no
+ * handle used within it is closed for the budget, so that one dump reads
+ * each binary's DWARF at most once however many binaries it needs (their
+ * sum may pass the budget for that time). Ending it closes the least
+ * recently used handles, all but the last used, until they fit again.
+ */
+void elfsyms__lines_hold(bool on);
 
 /* elfsyms__set_lines_budget() - for tests: the budget in bytes (0: FR_SRCLINE_BUDGET). */
 void elfsyms__set_lines_budget(uint64_t bytes);

@@ -462,6 +462,29 @@ static void test_budget(const char *work)
 	ok(st.evicted >= st0.evicted + 2 && st.opened >= st0.opened + 3 && st.open == 1,
 	   "budget: each opening closed the other handle (%" PRIu64 " evicted, %" PRIu64 " open)",
 	   st.evicted - st0.evicted, st.open);
+	/* Within a hold (one dump), nothing it used is closed: each is read once. */
+	elfsyms__lines_stats(&st0);
+	elfsyms__lines_hold(true);
+	ok(elfsyms__lines(b, loff, NULL, NULL, lv, MAX_LV) >= 1 &&
+	   elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV) == 2 &&
+	   elfsyms__lines(b, loff, NULL, NULL, lv, MAX_LV) >= 1 &&
+	   elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV) == 2,
+	   "hold: lookups in two tables answer");
+	elfsyms__lines_stats(&st);
+	/* a's handle, used before the hold, may go once for b's; not after. */
+	ok(st.opened - st0.opened <= 2 && st.evicted - st0.evicted <= 1 && st.open == 2,
+	   "hold: over the budget, no handle it used is closed while it lasts "
+	   "(%" PRIu64 " read, %" PRIu64 " evicted, %" PRIu64 " open)",
+	   st.opened - st0.opened, st.evicted - st0.evicted, st.open);
+	ok(st.peak >= st.bytes && st.bytes > 1, "hold: the peak counts them both");
+	elfsyms__lines_hold(false);
+	elfsyms__lines_stats(&st0);
+	ok(st0.open == 1 && st0.evicted == st.evicted + 1 && st0.bytes < st.bytes,
+	   "hold: its end closes the least recently used one (%" PRIu64 " open)", st0.open);
+	ok(elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV) == 2,
+	   "hold: the one kept is the last used, and still answers");
+	elfsyms__lines_stats(&st);
+	ok(st.opened == st0.opened, "hold: without reading it again");
 	elfsyms__set_lines_budget(0);
 out:
 	elfsyms__free(a);
