@@ -124,6 +124,13 @@ static void index_map(struct fr_hashmap *m, size_t key_size)
 	fr_hashmap__init(m, key_size, sizeof(uint32_t), NULL, NULL, NULL);
 }
 
+/* A frame whose source position the lines pass looks up. */
+struct line_todo {
+	uint32_t frame;		/* dump frame */
+	uint32_t space;		/* spaces[] it was found in */
+	uint64_t addr;		/* the address looked up (addr - 1 for a return address) */
+};
+
 struct encoder {
 	struct encode_in in;
 	struct fr_dump *d;
@@ -151,7 +158,8 @@ struct encoder {
 	uint64_t last_ts;
 	bool loss_added;
 	uint64_t deadline;		/* CLOCK_BOOTTIME ns: no per-process read after it */
-	uint64_t lines_deadline;	/* no line lookup after it: half the time */
+	struct line_todo *todo;		/* frames the lines pass looks up */
+	uint32_t ntodo, todo_cap;
 	const struct kallsyms *ksyms;	/* this dump's kernel symbols */
 	struct encoder_stats st;
 };
@@ -718,11 +726,12 @@ static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *
 }
 
 /*
- * Find or add a frame equal to @f, whose source position is the @n levels
- * at @lv (0: none), looked up for a leaf (@leaf) or a return address.
+ * Find or add a frame equal to @f, to be given a source position by the
+ * lines pass (@lines: 1 + whether looked up for a leaf; 0: none). Sets
+ * *@created when it is new. Returns 0 or -ENOMEM.
  */
-static int frame_of(struct encoder *e, const struct fr_dump_frame *f,
-		    const struct fr_dump_line *lv, uint32_t n, bool leaf, uint32_t *idx)
+static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t lines,
+		    uint32_t *idx, bool *created)
 {
 	struct fr_dump *d = e->d;
 	/*
@@ -731,29 +740,39 @@ static int frame_of(struct encoder *e, const struct fr_dump_frame *f,
 	 * lookup when there are lines: a return address is looked up at
 	 * addr - 1, which may be another line than addr.
 	 */
-	uint64_t key[6] = { f->kind | (uint64_t)(n ? 1 + leaf : 0) << 8, f->addr, f->bin,
+	uint64_t key[6] = { f->kind | (uint64_t)lines << 8, f->addr, f->bin,
 			    f->file_off, f->sym, f->sym_off };
 	const uint32_t *found = fr_hashmap__find(&e->frame_of, key);
 	int err;
 
+	*created = false;
 	if (found) {
 		*idx = *found;
 		return 0;
 	}
 	err = fr_grow32((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
-	if (!err && n)
-		err = fr_grow32((void **)&d->line, &e->line_cap, d->nline + n, sizeof(*d->line));
 	if (err)
 		return err;
 	*idx = d->nframe++;
 	d->frame[*idx] = *f;
-	if (n) {
-		memcpy(&d->line[d->nline], lv, n * sizeof(*lv));
-		d->frame[*idx].line = d->nline;
-		d->frame[*idx].nlines = n;
-		d->nline += n;
-	}
+	*created = true;
 	return fr_hashmap__insert(&e->frame_of, key, idx);
+}
+
+/* frame_set_lines() - give frame @idx the @n source levels at @lv. Returns 0 or -ENOMEM. */
+static int frame_set_lines(struct encoder *e, uint32_t idx, const struct fr_dump_line *lv,
+			   uint32_t n)
+{
+	struct fr_dump *d = e->d;
+	int err = fr_grow32((void **)&d->line, &e->line_cap, d->nline + n, sizeof(*d->line));
+
+	if (err)
+		return err;
+	memcpy(&d->line[d->nline], lv, n * sizeof(*lv));
+	d->frame[idx].line = d->nline;
+	d->frame[idx].nlines = n;
+	d->nline += n;
+	return 0;
 }
 
 /*
@@ -771,6 +790,7 @@ static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_KERNEL };
 	const char *name = NULL, *mod = NULL;
 	uint64_t off = 0;
+	bool created;
 	int err;
 
 	e->st.kernel_frames++;
@@ -789,7 +809,7 @@ static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t
 			return err;
 		f.sym_off = off + (lookup_addr(addr, pos) != addr);
 	}
-	return frame_of(e, &f, NULL, 0, false, idx);
+	return frame_of(e, &f, 0, idx, &created);
 }
 
 /* Does @sp know its mappings (so that an address outside them is no code)? */
@@ -802,8 +822,7 @@ static bool space_has_maps(const struct space *sp)
  * frame_lines() - the source position of file offset @off in binary @es,
  * mapped at @m by the process of @sp, as dump levels into @lv (strings
  * interned); the outermost level is named by the frame's symbol @sym when
- * it has one, as FRAM names the frame. Past the dump's deadline nothing is
- * looked up, and that is counted. Returns 0 or -ENOMEM.
+ * it has one, as FRAM names the frame. Returns 0 or -ENOMEM.
  */
 static int frame_lines(struct encoder *e, const struct space *sp, const struct fr_mapping *m,
 		       const struct elfsyms *es, uint64_t off, uint32_t sym,
@@ -814,13 +833,6 @@ static int frame_lines(struct encoder *e, const struct space *sp, const struct f
 	int r, err = 0;
 
 	*n = 0;
-	/* Names come first: lines get only the first half of the dump's time
-	 * for reading what processes own, so that reading a large DWARF file
-	 * (again, after the cache closed it) cannot starve perf maps. */
-	if (e->lines_deadline && fr_boottime_ns() >= e->lines_deadline) {
-		e->st.lines_skipped++;
-		return 0;
-	}
 	snprintf(procdir, sizeof(procdir), "/proc/%u", sp->pid);
 	r = elfsyms__lines(es, off, sp->pid && !sp->exited ? procdir : NULL, m, sl,
 			   FR_SRCLINE_MAX_LEVELS);
@@ -842,16 +854,27 @@ static int frame_lines(struct encoder *e, const struct space *sp, const struct f
 	return err;
 }
 
+/* lines_todo__add() - remember that frame @frame of space @space at lookup address @addr wants lines. */
+static int lines_todo__add(struct encoder *e, uint32_t frame, uint32_t space, uint64_t addr)
+{
+	int err = fr_grow32((void **)&e->todo, &e->todo_cap, e->ntodo + 1, sizeof(*e->todo));
+
+	if (err)
+		return err;
+	e->todo[e->ntodo++] = (struct line_todo){ .frame = frame, .space = space, .addr = addr };
+	return 0;
+}
+
 static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 		      uint32_t pos, uint32_t *idx)
 {
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
-	struct fr_dump_line lv[FR_SRCLINE_MAX_LEVELS];
 	const struct fr_mapping *m = NULL;
 	const struct elfsyms *es = NULL;
 	const char *name = NULL, *mangled = NULL;
 	uint64_t a = lookup_addr(addr, pos), off = 0;
-	uint32_t nlv = 0;
+	uint32_t si = sp ? (uint32_t)(sp - e->spaces) : FR_NO_SPACE;
+	bool lines, created;
 	int err;
 
 	e->st.user_frames++;
@@ -886,12 +909,49 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 			return err;
 		f.sym_off = off + (a != addr);
 	}
-	if (m && es && elfsyms__has_lines(es)) {
-		err = frame_lines(e, sp, m, es, a - m->start + m->pgoff, f.sym, lv, &nlv);
-		if (err)
-			return err;
+	/* Lines come in a pass of their own, after every name (lines_pass()). */
+	lines = m && es && elfsyms__has_lines(es);
+	err = frame_of(e, &f, lines ? 1 + !pos : 0, idx, &created);
+	if (!err && lines && created)
+		err = lines_todo__add(e, *idx, si, a);
+	return err;
+}
+
+/*
+ * lines_pass() - the source positions of the frames that want them, once
+ * every stack is named: reading a large DWARF file cannot take the time
+ * of perf maps and binaries. It has its own resolve_timeout; what is left
+ * at its end is counted (dump_lines_skipped). Each binary's DWARF is read
+ * at most once in it (elfsyms__lines_hold()). Returns 0 or -ENOMEM.
+ */
+static int lines_pass(struct encoder *e)
+{
+	uint64_t deadline = e->in.resolve_timeout_ns ?
+			    fr_boottime_ns() + e->in.resolve_timeout_ns : 0;
+	struct fr_dump_line lv[FR_SRCLINE_MAX_LEVELS];
+	uint32_t i, n;
+	int err = 0;
+
+	elfsyms__lines_hold(true);
+	for (i = 0; i < e->ntodo && !err; i++) {
+		const struct line_todo *t = &e->todo[i];
+		struct space *sp = &e->spaces[t->space];	/* a frame with lines has one */
+		const struct elfsyms *es;
+		const struct fr_mapping *m;
+
+		if (deadline && fr_boottime_ns() >= deadline)
+			break;
+		m = mapping_of(e, sp, t->addr, &es);
+		if (!m || !es)
+			continue;
+		err = frame_lines(e, sp, m, es, t->addr - m->start + m->pgoff,
+				  e->d->frame[t->frame].sym, lv, &n);
+		if (!err && n)
+			err = frame_set_lines(e, t->frame, lv, n);
 	}
-	return frame_of(e, &f, lv, nlv, !pos, idx);
+	e->st.lines_skipped += e->ntodo - i;
+	elfsyms__lines_hold(false);
+	return err;
 }
 
 /*
@@ -1046,6 +1106,7 @@ void encoder__free(struct encoder *e)
 	}
 	fr_hashmap__fini(&e->addr_of);
 	fr_hashmap__fini(&e->thread_of);
+	free(e->todo);
 	free(e->spaces);
 	free(e->stack_ids);
 	free(e->stack_ts);
@@ -1083,16 +1144,14 @@ int encoder__prepare(struct encoder *e)
 		return err;
 	e->ksyms = kernel_symbols(e->in.sym);
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
-	if (e->in.resolve_timeout_ns) {
+	if (e->in.resolve_timeout_ns)
 		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
-		e->lines_deadline = e->deadline - e->in.resolve_timeout_ns / 2;
-	}
 	for (uint32_t i = 0; i < e->d->nstack; i++) {
 		err = symbolize_stack(e, i);
 		if (err)
 			return err;
 	}
-	return 0;
+	return lines_pass(e);
 }
 
 /* Translate window event @ev; -ENOENT if it references what pass 1 missed. */
