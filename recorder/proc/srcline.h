@@ -50,8 +50,13 @@
 #define FR_SRCLINE_MAX_DEPTH	64
 /* Longest line program of one compilation unit parsed. */
 #define FR_SRCLINE_PROGRAM_MAX	(2U << 20)
-/* Memory libdw keeps per byte of line program parsed, at most (a row a byte). */
-#define FR_SRCLINE_ROW_COST	64
+/*
+ * Memory libdw keeps per byte of line program parsed, on average: its rows
+ * take about 3 bytes of program each and about 40 bytes of memory. Measured
+ * on libc6-dbg's libc.so.6 with a lookup in each of its 2,764 exported
+ * functions: 23 MiB of heap, of which 12 MiB sections; 14 B per byte parsed.
+ */
+#define FR_SRCLINE_ROW_COST	16
 /* Longest function name and file path returned; longer ones are cut. */
 #define FR_SRCLINE_NAME_MAX	1024
 #define FR_SRCLINE_FILE_MAX	1024
@@ -105,8 +110,8 @@ int srclines__lookup(struct srclines *s, uint64_t vaddr, struct fr_srcline *out,
 		     unsigned int max);
 
 /*
- * srclines__bytes() - an upper estimate of the memory @s holds: its
- * section bytes, FR_SRCLINE_ROW_COST per line program byte parsed so far,
+ * srclines__bytes() - an estimate of the memory @s holds: its section
+ * bytes, FR_SRCLINE_ROW_COST per line program byte parsed so far,
  * its tables (the units' function ranges among them).
  */
 uint64_t srclines__bytes(const struct srclines *s);

@@ -147,7 +147,7 @@ const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
 bool elfsyms__has_lines(const struct elfsyms *s);
 
 /* All tables' DWARF handles together hold at most this (srclines__bytes()). */
-#define FR_SRCLINE_BUDGET	(24ULL << 20)
+#define FR_SRCLINE_BUDGET	(32ULL << 20)
 /* A binary whose file could not be opened for its lines is tried again after this. */
 #define FR_LINES_RETRY_NS	(10ULL * 1000 * 1000 * 1000)
 
