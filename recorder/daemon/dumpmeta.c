@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "symbols.h"
 #include "tables.h"
 #include "util.h"
 
@@ -30,6 +31,21 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "unwind_procs", us.procs);
 	err |= kvlist__add_u64(m, "unwind_files_built", us.built);
 	err |= kvlist__add_u64(m, "unwind_build_ns", us.build_ns);
+	return err;
+}
+
+/* The DWARF line handles of earlier dumps, as they stand at the freeze. */
+static int add_lines_meta(struct fr_kvlist *m)
+{
+	struct fr_lines_stats ls;
+	int err = 0;
+
+	elfsyms__lines_stats(&ls);
+	err |= kvlist__add_u64(m, "lines_open", ls.open);
+	err |= kvlist__add_u64(m, "lines_bytes", ls.bytes);
+	err |= kvlist__add_u64(m, "lines_bytes_peak", ls.peak);
+	err |= kvlist__add_u64(m, "lines_opened", ls.opened);
+	err |= kvlist__add_u64(m, "lines_evicted", ls.evicted);
 	return err;
 }
 
@@ -52,6 +68,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
 	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);
 	err |= add_unwind_meta(dm, m);
+	err |= add_lines_meta(m);
 	return err;
 }
 

@@ -12,6 +12,7 @@
 
 #include "daemon.h"
 #include "attacher.h"
+#include "symbols.h"
 #include "tables.h"
 #include "json.h"
 #include "text.h"
@@ -112,6 +113,18 @@ static void text_unwind(struct daemon *dm, FILE *f)
 		us.build_ns / 1e6, us.full, us.failed, us.unopened, cpu_sum(dm, FR_CNT_UNWIND_STALE));
 }
 
+/* The DWARF line handles dumps have read and kept. */
+static void text_lines(FILE *f)
+{
+	struct fr_lines_stats ls;
+
+	elfsyms__lines_stats(&ls);
+	fprintf(f, "lines: %" PRIu64 " DWARF handles open, %.1f MiB (peak %.1f) of %.0f MiB; "
+		"opened %" PRIu64 ", evicted %" PRIu64 ", failed %" PRIu64 "\n", ls.open,
+		ls.bytes / 1048576.0, ls.peak / 1048576.0, FR_SRCLINE_BUDGET / 1048576.0,
+		ls.opened, ls.evicted, ls.failed);
+}
+
 static void json_unwind(struct daemon *dm, struct json *j)
 {
 	struct unwinder_stats us = { 0 };
@@ -144,6 +157,23 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__end_obj(j);
 }
 
+/* The DWARF line handles dumps have read and kept (elfsyms__lines()). */
+static void json_lines(struct json *j)
+{
+	struct fr_lines_stats ls;
+
+	elfsyms__lines_stats(&ls);
+	json__obj(j, "lines");
+	json__u64(j, "open", ls.open);
+	json__u64(j, "bytes", ls.bytes);
+	json__u64(j, "bytes_peak", ls.peak);
+	json__u64(j, "budget", FR_SRCLINE_BUDGET);
+	json__u64(j, "opened", ls.opened);
+	json__u64(j, "evicted", ls.evicted);
+	json__u64(j, "failed", ls.failed);
+	json__end_obj(j);
+}
+
 static void text(struct daemon *dm, FILE *f)
 {
 	const struct trigger *tr[64];
@@ -173,6 +203,7 @@ static void text(struct daemon *dm, FILE *f)
 		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
 		ws->evicted_space, ds->dropped, ds->late);
 	text_unwind(dm, f);
+	text_lines(f);
 	fprintf(f, "triggers:\n");
 	for (size_t i = 0; i < nt; i++) {
 		fprintf(f, "  %-20s %-8s %-40s %-28s fired %" PRIu64 ", suppressed %" PRIu64,
@@ -240,6 +271,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "ooms", ds->by_type[FR_EV_OOM]);
 	json__end_obj(&j);
 	json_unwind(dm, &j);
+	json_lines(&j);
 	json__obj(&j, "losses");
 	json__u64(&j, "bpf_reserve_failed", cpu_sum(dm, FR_CNT_RESERVE));
 	json__u64(&j, "window_evicted_space", ws->evicted_space);
