@@ -26,7 +26,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Tap, flightrec, processes, require_root_bpf, show  # noqa: E402
+from harness import (Daemon, Tap, daemon_env, flightrec, processes,  # noqa: E402
+                     require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 SECONDS = int(os.environ.get("FR_SOAK_SECONDS", "150"))
@@ -40,20 +41,6 @@ def rss_kib(pid):
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     return 0
-
-
-def daemon_env():
-    """The daemon's environment: no MALLOC_PERTURB_; a small ASan quarantine."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
-    daemon = os.environ.get("FLIGHTRECD", "build/recorder/flightrecd")
-    try:
-        libs = subprocess.run(["ldd", daemon], capture_output=True, text=True).stdout
-    except OSError:
-        libs = ""
-    if "libasan" in libs:
-        opts = env.get("ASAN_OPTIONS", "")
-        env["ASAN_OPTIONS"] = (opts + ":" if opts else "") + "quarantine_size_mb=8"
-    return env
 
 
 def nfds(pid):
