@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,6 +219,31 @@ static inline int fr_join_bounded(pthread_t t, uint64_t ns)
 	};
 
 	return -pthread_timedjoin_np(t, NULL, &ts);
+}
+
+/*
+ * fr_resident_bytes() - how many bytes of the pages covering [@p, @p +
+ * @len) are resident (mincore()); 0 for what it cannot tell.
+ */
+static inline uint64_t fr_resident_bytes(const void *p, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	uintptr_t a = (uintptr_t)p & ~(uintptr_t)(pg - 1);
+	size_t n = (((uintptr_t)p + len + pg - 1) & ~(uintptr_t)(pg - 1)) - a;
+	unsigned char vec[4096];
+	uint64_t bytes = 0;
+
+	if (!p || !len)
+		return 0;
+	for (size_t off = 0; off < n; off += sizeof(vec) * pg) {
+		size_t part = FR_MIN(n - off, sizeof(vec) * pg);
+
+		if (mincore((void *)(a + off), part, vec))
+			return bytes;
+		for (size_t i = 0; i < part / pg; i++)
+			bytes += (vec[i] & 1) * pg;
+	}
+	return bytes;
 }
 
 #endif /* FR_UTIL_H */

@@ -48,6 +48,10 @@ static int make_tables(struct drain *d, uint64_t memory, uint64_t span)
 	size_t nprocs = memory / 16 / 128, left;
 	size_t stk_blocks;
 
+	/* The ring maps a few chunks over its events (window__budget()). */
+	while (nev > 64 && window__budget(nev) + stage_cap * sizeof(struct fr_event) > events_share)
+		nev -= FR_MAX((window__budget(nev) + stage_cap * sizeof(struct fr_event) -
+			       events_share) / sizeof(struct fr_event), (size_t)1);
 	nprocs = FR_MIN(FR_MAX(nprocs, (size_t)FR_MIN_PROCS), (size_t)FR_MAX_PROCS);
 	left = memory - events_share -
 	       intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) -
@@ -65,7 +69,7 @@ static int make_tables(struct drain *d, uint64_t memory, uint64_t span)
 	if (!d->t.win || !d->t.strs || !d->t.stacks || !d->t.procs)
 		return -errno;
 	d->stage_cap = stage_cap;
-	d->budget = (nev + stage_cap) * sizeof(struct fr_event) +
+	d->budget = window__budget(nev) + stage_cap * sizeof(struct fr_event) +
 		    intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) +
 		    intern__budget(FR_STACK_BLOCK, stk_blocks, stk_blocks / 2) +
 		    proctable__budget(nprocs);
@@ -572,6 +576,23 @@ int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 uint64_t drain__watermark(const struct drain *d)
 {
 	return d->watermark;
+}
+
+void drain__footprint(const struct drain *d, struct drain_footprint *out)
+{
+	struct window_footprint wf;
+
+	window__footprint(d->t.win, &wf);
+	out->window = (struct drain_footprint_part){ wf.resident_bytes, wf.live_bytes };
+	intern__footprint(d->t.stacks, &out->stacks.resident, &out->stacks.live);
+	intern__footprint(d->t.strs, &out->strings.resident, &out->strings.live);
+	proctable__footprint(d->t.procs, &out->procs.resident, &out->procs.live);
+	out->stage.resident = fr_resident_bytes(d->stage, d->stage_cap * sizeof(*d->stage));
+	out->stage.live = d->nstage * sizeof(*d->stage);
+	out->all.resident = out->window.resident + out->stacks.resident + out->strings.resident +
+			    out->procs.resident + out->stage.resident;
+	out->all.live = out->window.live + out->stacks.live + out->strings.live +
+			out->procs.live + out->stage.live;
 }
 
 const struct drain_tables *drain__tables(const struct drain *d)

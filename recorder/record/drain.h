@@ -109,7 +109,21 @@ int drain__pump(struct drain *d, struct ringbuf *rb);
 int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 		uint64_t timeout_ns);
 uint64_t drain__watermark(const struct drain *d);
+/*
+ * The tables' memory: resident bytes (mincore()) against the bytes their
+ * contents need, per table and in all (the staging buffer included).
+ */
+struct drain_footprint_part {
+	uint64_t resident;
+	uint64_t live;
+};
+
+struct drain_footprint {
+	struct drain_footprint_part window, stacks, strings, procs, stage, all;
+};
+
 const struct drain_tables *drain__tables(const struct drain *d);
+void drain__footprint(const struct drain *d, struct drain_footprint *out);
 const struct drain_stats *drain__stats(const struct drain *d);
 size_t drain__staged(const struct drain *d);
 uint64_t drain__budget(const struct drain *d);

@@ -350,6 +350,17 @@ void intern__stats(const struct intern *t, struct intern_stats *st)
 	*st = t->st;
 }
 
+/*
+ * intern__footprint() - the table's resident bytes (mincore()) and the
+ * bytes its live entries need: their blocks and entries.
+ */
+void intern__footprint(const struct intern *t, uint64_t *resident, uint64_t *live)
+{
+	*resident = fr_resident_bytes(t->map, t->map_len);
+	*live = t->st.blocks_used * (t->bsize + sizeof(uint32_t)) +
+		t->st.live * sizeof(struct intern_entry);
+}
+
 /* intern__inserted() - how many entries were ever stored (not found). */
 uint64_t intern__inserted(const struct intern *t)
 {

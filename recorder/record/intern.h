@@ -41,6 +41,7 @@ void intern__hold(struct intern *t);
 void intern__release(struct intern *t);
 void intern__stats(const struct intern *t, struct intern_stats *st);
 uint64_t intern__inserted(const struct intern *t);
+void intern__footprint(const struct intern *t, uint64_t *resident, uint64_t *live);
 
 /* Reader side. */
 size_t intern__len(const struct intern *t, uint32_t id);

@@ -334,6 +334,13 @@ void proctable__stats(const struct proctable *pt, struct proctable_stats *st)
 	*st = pt->st;
 }
 
+/* proctable__footprint() - resident bytes (mincore()) and those its live entries need. */
+void proctable__footprint(const struct proctable *pt, uint64_t *resident, uint64_t *live)
+{
+	*resident = fr_resident_bytes(pt->map, pt->map_len);
+	*live = pt->st.live * sizeof(struct proc_slot);
+}
+
 /*
  * proctable__read() - copy entry @slot. Any thread. Returns 0, or -ENOENT
  * for a free slot.

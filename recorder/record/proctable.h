@@ -62,6 +62,7 @@ void proctable__mark_exit(struct proctable *pt, uint32_t slot, uint64_t ts,
 void proctable__hold(struct proctable *pt);
 void proctable__release(struct proctable *pt);
 void proctable__stats(const struct proctable *pt, struct proctable_stats *st);
+void proctable__footprint(const struct proctable *pt, uint64_t *resident, uint64_t *live);
 
 /* Any thread: copy an entry, or take its /proc facts, under the table lock. */
 int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out);

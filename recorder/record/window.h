@@ -8,6 +8,11 @@
  * only if the slot was not recycled while it was read. A reader pins the
  * oldest event it needs; time-based eviction stops at the pin, eviction for
  * space does not (the writer never waits), and the reader sees the loss.
+ *
+ * Its memory follows what it holds, not its cap: the ring is cut in chunks
+ * of FR_WINDOW_CHUNK events taken lowest address first as the head needs
+ * them and freed as the tail leaves them; chunks the need left give their
+ * pages back once, after FR_WINDOW_TRIM_NS (window.c).
  */
 #ifndef FR_WINDOW_H
 #define FR_WINDOW_H
@@ -55,11 +60,30 @@ struct fr_event {
 };
 _Static_assert(sizeof(struct fr_event) == 32, "window event must stay 32 bytes");
 
+/* A chunk is 2^11 events (64 KiB); rings of under 4 chunks use smaller ones. */
+#define FR_WINDOW_CHUNK_SHIFT	11
+/* A free chunk above the need gives its pages back after this long unused. */
+#define FR_WINDOW_TRIM_NS	(10ULL * 1000000000ULL)
+
 struct window_stats {
 	uint64_t appended;
 	uint64_t evicted_time;	/* aged out: normal */
 	uint64_t evicted_space;	/* pushed out because the window was full */
 	uint64_t evicted_pinned;	/* pushed out from under a pinned reader */
+	uint64_t chunks_grown;	/* chunks whose pages were touched (again) */
+	uint64_t chunks_released;	/* chunks whose pages were given back */
+	uint64_t shrinks;	/* trims that gave pages back */
+	uint64_t release_failed;	/* releases madvise() refused */
+};
+
+/* The ring's memory: what its contents need against what is resident. */
+struct window_footprint {
+	uint64_t live_bytes;	/* the events held, 32 bytes each */
+	uint64_t active_bytes;	/* the chunks they are in */
+	uint64_t touched_bytes;	/* the chunks touched and not given back */
+	uint64_t resident_bytes;	/* of the mapping, as mincore() sees it */
+	uint64_t reserved_bytes;	/* the mapping: window__budget() */
+	uint64_t chunk_bytes;
 };
 
 struct window;
@@ -69,6 +93,8 @@ typedef void (*fr_event_evict_fn)(void *ctx, const struct fr_event *ev);
 
 struct window *window__new(size_t nslots, uint64_t span_ns,
 			   fr_event_evict_fn evict, void *ctx);
+/* window__budget() - the bytes a ring of @nslots events maps (a few chunks over). */
+size_t window__budget(size_t nslots);
 void window__free(struct window *w);
 
 /* Writer side (one thread). */
@@ -81,6 +107,7 @@ void window__pin(struct window *w, uint64_t idx);
 void window__unpin(struct window *w);
 uint64_t window__lower_bound(const struct window *w, uint64_t ts);
 const struct window_stats *window__stats(const struct window *w);
+void window__footprint(const struct window *w, struct window_footprint *out);
 
 /* Reader side (any thread). */
 uint64_t window__head(const struct window *w);

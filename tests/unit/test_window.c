@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_window.c - the window ring: eviction by time and by space, the pin,
- * and a reader copying events while the writer appends and evicts.
+ * a reader copying events while the writer appends and evicts, and the
+ * ring's memory following its contents, not its cap.
  */
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tap.h"
+#include "util.h"
 #include "window.h"
 
 #define SEC 1000000000ULL
@@ -180,12 +184,145 @@ static void test_concurrent_reader(void)
 	window__free(s.w);
 }
 
+/* This process's resident anonymous memory, KiB (RssAnon), -1 if unreadable. */
+static long rss_anon_kib(void)
+{
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "RssAnon: %ld", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * Feed @w @n events at @rate per second of its clock from *@t on, expiring
+ * per batch of 256 as the drain does. Returns the most events it held.
+ */
+static uint64_t feed(struct window *w, uint64_t *t, uint64_t n, uint64_t rate)
+{
+	uint64_t most = 0;
+	struct fr_event e;
+
+	for (uint64_t i = 0; i < n; i++) {
+		*t += SEC / rate;
+		e = ev_at(*t);
+		window__append(w, &e);
+		if (!(i % 256)) {
+			window__expire(w, *t);
+			most = FR_MAX(most, window__head(w) - window__tail(w));
+		}
+	}
+	return most;
+}
+
+/*
+ * A 256 MiB daemon's ring (3 M events) holding 1 s of 20,000 events a
+ * second laps it many times: what is resident stays near the 20,000 events
+ * (625 KiB), not the 94 MiB the laps walk through. A burst of 10 times the
+ * rate grows it without loss; 10 s after it, the pages it took are given
+ * back, once.
+ */
+static void test_footprint(void)
+{
+	const size_t cap = 3096576;
+	struct window *w = window__new(cap, 1 * SEC, NULL, NULL);
+	struct window_footprint fp;
+	struct window_stats st0;
+	uint64_t t = SEC, most;
+	long rss0 = rss_anon_kib(), rss1;
+
+	if (!ok(w != NULL, "footprint: a ring of %zu events", cap))
+		return;
+	ok(window__budget(cap) <= cap * sizeof(struct fr_event) + 3 * 65536,
+	   "footprint: it maps at most 3 chunks over its cap (%zu bytes)", window__budget(cap));
+	feed(w, &t, 5 * cap, 20000);	/* 5 laps of the cap's slots */
+	window__footprint(w, &fp);
+	rss1 = rss_anon_kib();
+	tap_diag("steady: live %llu KiB, active %llu KiB, resident %llu KiB; RssAnon +%ld KiB",
+		 (unsigned long long)fp.live_bytes >> 10, (unsigned long long)fp.active_bytes >> 10,
+		 (unsigned long long)fp.resident_bytes >> 10, rss1 - rss0);
+	ok(window__stats(w)->appended == 5 * cap, "footprint: 5 laps of its slots appended");
+	ok(fp.resident_bytes <= 2 * fp.live_bytes + 4 * fp.chunk_bytes,
+	   "footprint: resident is within 2x the live events plus 4 chunks (%llu <= 2 x %llu + 4 x %llu)",
+	   (unsigned long long)fp.resident_bytes, (unsigned long long)fp.live_bytes,
+	   (unsigned long long)fp.chunk_bytes);
+	ok(rss0 >= 0 && rss1 - rss0 < 4096,
+	   "footprint: the process's RssAnon grew %ld KiB, not the ring's %zu KiB", rss1 - rss0,
+	   cap * sizeof(struct fr_event) >> 10);
+	st0 = *window__stats(w);
+	feed(w, &t, 20 * 20000, 20000);
+	ok(window__stats(w)->chunks_grown == st0.chunks_grown,
+	   "footprint: at a steady rate no page is touched anew (%llu chunks grown)",
+	   (unsigned long long)(window__stats(w)->chunks_grown - st0.chunks_grown));
+
+	/* A burst: 10x for 5 s, then back. */
+	most = feed(w, &t, 5 * 200000, 200000);
+	window__footprint(w, &fp);
+	ok(window__stats(w)->evicted_space == 0 && most >= 190000,
+	   "burst: the ring grew to hold it without loss (%llu events at most, %llu evicted for space)",
+	   (unsigned long long)most, (unsigned long long)window__stats(w)->evicted_space);
+	ok(fp.resident_bytes >= 190000 * sizeof(struct fr_event),
+	   "burst: and its pages are resident (%llu KiB)", (unsigned long long)fp.resident_bytes >> 10);
+	st0 = *window__stats(w);
+	feed(w, &t, 9 * 20000, 20000);
+	window__footprint(w, &fp);
+	ok(window__stats(w)->chunks_released == st0.chunks_released,
+	   "burst: 9 s after it nothing is given back yet (hysteresis: %llu KiB resident)",
+	   (unsigned long long)fp.resident_bytes >> 10);
+	feed(w, &t, 3 * 20000, 20000);
+	window__footprint(w, &fp);
+	ok(window__stats(w)->chunks_released > st0.chunks_released &&
+	   fp.resident_bytes <= 2 * fp.live_bytes + 4 * fp.chunk_bytes,
+	   "burst: 12 s after it the ring is back near its need (%llu KiB resident, %llu KiB live, "
+	   "%llu chunks given back in %llu trims)", (unsigned long long)fp.resident_bytes >> 10,
+	   (unsigned long long)fp.live_bytes >> 10,
+	   (unsigned long long)(window__stats(w)->chunks_released - st0.chunks_released),
+	   (unsigned long long)(window__stats(w)->shrinks - st0.shrinks));
+	ok(window__stats(w)->release_failed == 0, "burst: no release failed");
+	feed(w, &t, 10 * 20000, 20000);
+	st0 = *window__stats(w);
+	feed(w, &t, 30 * 20000, 20000);
+	ok(window__stats(w)->chunks_grown == st0.chunks_grown &&
+	   window__stats(w)->chunks_released == st0.chunks_released,
+	   "burst: after it, steady again: nothing grown or given back in 30 s (once, not on every "
+	   "lap: %llu grown, %llu given back)",
+	   (unsigned long long)(window__stats(w)->chunks_grown - st0.chunks_grown),
+	   (unsigned long long)(window__stats(w)->chunks_released - st0.chunks_released));
+	window__free(w);
+}
+
+/* Events read back in order across chunks, after the ring wrapped its chunks many times. */
+static void test_chunk_order(void)
+{
+	struct window *w = window__new(5000, 1000 * SEC, NULL, NULL);
+	struct fr_event e;
+	uint64_t bad = 0, t = 0;
+
+	for (t = 1; t <= 123457; t++) {
+		e = ev_at(t);
+		window__append(w, &e);
+	}
+	for (uint64_t i = window__tail(w); i < window__head(w); i++)
+		bad += window__read(w, i, &e) || e.ts != i + 1 || !consistent(&e);
+	is_int(window__head(w) - window__tail(w), 5000, "chunks: a full ring holds its cap exactly");
+	is_int(bad, 0, "chunks: every event reads back, in order, across chunks");
+	window__free(w);
+}
+
 int main(void)
 {
 	test_time_eviction();
 	test_space_eviction();
 	test_pin();
 	test_concurrent_reader();
+	test_chunk_order();
+	test_footprint();
 	ok(window__new(1, SEC, NULL, NULL) == NULL && errno == EINVAL, "a 1-slot window is refused");
 	return tap_done_testing();
 }
