@@ -49,6 +49,30 @@ static int add_lines_meta(struct fr_kvlist *m)
 	return err;
 }
 
+/* The tables' memory at the freeze: resident against what their contents need. */
+static int add_memory_meta(struct daemon *dm, struct fr_kvlist *m)
+{
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	struct drain_footprint fp;
+	int err = 0;
+
+	drain__footprint(dm->drain, &fp);
+	err |= kvlist__add_u64(m, "memory_resident", fp.all.resident);
+	err |= kvlist__add_u64(m, "memory_live", fp.all.live);
+	err |= kvlist__add_u64(m, "window_resident", fp.window.resident);
+	err |= kvlist__add_u64(m, "window_live", fp.window.live);
+	err |= kvlist__add_u64(m, "stacks_resident", fp.stacks.resident);
+	err |= kvlist__add_u64(m, "stacks_live", fp.stacks.live);
+	err |= kvlist__add_u64(m, "strings_resident", fp.strings.resident);
+	err |= kvlist__add_u64(m, "strings_live", fp.strings.live);
+	err |= kvlist__add_u64(m, "proctable_resident", fp.procs.resident);
+	err |= kvlist__add_u64(m, "proctable_live_bytes", fp.procs.live);
+	err |= kvlist__add_u64(m, "window_chunks_grown", ws->chunks_grown);
+	err |= kvlist__add_u64(m, "window_chunks_released", ws->chunks_released);
+	err |= kvlist__add_u64(m, "window_shrinks", ws->shrinks);
+	return err;
+}
+
 /* The process table and its /proc reader, as bookkeeping. */
 static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 {
@@ -69,6 +93,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);
 	err |= add_unwind_meta(dm, m);
 	err |= add_lines_meta(m);
+	err |= add_memory_meta(dm, m);
 	return err;
 }
 

@@ -113,6 +113,55 @@ static void text_unwind(struct daemon *dm, FILE *f)
 		us.build_ns / 1e6, us.full, us.failed, us.unopened, cpu_sum(dm, FR_CNT_UNWIND_STALE));
 }
 
+/* The tables' memory: resident against what their contents need. */
+static void text_memory(struct daemon *dm, FILE *f)
+{
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	struct drain_footprint fp;
+
+	drain__footprint(dm->drain, &fp);
+	fprintf(f, "memory: tables resident %.1f MiB for %.1f MiB of contents (window %.1f/%.1f, "
+		"stacks %.1f/%.1f, strings %.1f/%.1f, processes %.1f/%.1f MiB); cap %.0f MiB; "
+		"window chunks grown %" PRIu64 ", given back %" PRIu64 " in %" PRIu64 " shrinks\n",
+		fp.all.resident / 1048576.0, fp.all.live / 1048576.0,
+		fp.window.resident / 1048576.0, fp.window.live / 1048576.0,
+		fp.stacks.resident / 1048576.0, fp.stacks.live / 1048576.0,
+		fp.strings.resident / 1048576.0, fp.strings.live / 1048576.0,
+		fp.procs.resident / 1048576.0, fp.procs.live / 1048576.0,
+		dm->cfg->memory_bytes / 1048576.0, ws->chunks_grown, ws->chunks_released, ws->shrinks);
+}
+
+static void json_part(struct json *j, const char *name, const struct drain_footprint_part *p)
+{
+	json__obj(j, name);
+	json__u64(j, "resident", p->resident);
+	json__u64(j, "live", p->live);
+	json__end_obj(j);
+}
+
+static void json_memory(struct daemon *dm, struct json *j)
+{
+	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	struct drain_footprint fp;
+
+	drain__footprint(dm->drain, &fp);
+	json__obj(j, "memory");
+	json__u64(j, "cap", dm->cfg->memory_bytes);
+	json__u64(j, "resident", fp.all.resident);
+	json__u64(j, "live", fp.all.live);
+	json_part(j, "window", &fp.window);
+	json_part(j, "stacks", &fp.stacks);
+	json_part(j, "strings", &fp.strings);
+	json_part(j, "processes", &fp.procs);
+	json_part(j, "staging", &fp.stage);
+	json__u64(j, "window_appended", ws->appended);
+	json__u64(j, "window_chunks_grown", ws->chunks_grown);
+	json__u64(j, "window_chunks_released", ws->chunks_released);
+	json__u64(j, "window_shrinks", ws->shrinks);
+	json__u64(j, "window_release_failed", ws->release_failed);
+	json__end_obj(j);
+}
+
 /* The DWARF line handles dumps have read and kept. */
 static void text_lines(FILE *f)
 {
@@ -202,6 +251,7 @@ static void text(struct daemon *dm, FILE *f)
 	fprintf(f, "losses: bpf reserve failed %" PRIu64 ", window evicted for space %" PRIu64
 		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
 		ws->evicted_space, ds->dropped, ds->late);
+	text_memory(dm, f);
 	text_unwind(dm, f);
 	text_lines(f);
 	fprintf(f, "triggers:\n");
@@ -270,6 +320,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "execs", ds->by_type[FR_EV_EXEC]);
 	json__u64(&j, "ooms", ds->by_type[FR_EV_OOM]);
 	json__end_obj(&j);
+	json_memory(dm, &j);
 	json_unwind(dm, &j);
 	json_lines(&j);
 	json__obj(&j, "losses");
