@@ -89,6 +89,7 @@ enum conf_type {
 	CONF_DURATION,	/* uint64_t nanoseconds; min/max in ns */
 	CONF_SIZE,	/* uint64_t bytes; min/max in bytes */
 	CONF_U32,	/* uint32_t plain decimal number; min/max */
+	CONF_S32,	/* int32_t decimal number, a '-' before it for a negative one; min/max as int64_t */
 	CONF_PATH,	/* char *, malloc'd absolute path; min/max length */
 	CONF_ENUM,	/* an enum (uint32_t-sized) named by one of @names */
 	CONF_BOOL,	/* bool named by one of @names; rendered true or false */
@@ -195,6 +196,7 @@ struct conf_key {
 	_Generic(((strct *)0)->member,					\
 		 uint64_t: (type) == CONF_DURATION || (type) == CONF_SIZE, \
 		 uint32_t: (type) == CONF_U32 || (type) == CONF_ENUM,	\
+		 int32_t: (type) == CONF_S32,				\
 		 bool: (type) == CONF_BOOL,				\
 		 char *: (type) == CONF_PATH || (type) == CONF_GROUP ||	\
 			 (type) == CONF_COMMAND,				\
@@ -244,6 +246,7 @@ enum conf_row {
 	CONF_RECORDER_FREQUENCY,
 	CONF_RECORDER_RING,
 	CONF_RECORDER_UNWIND_MEMORY,
+	CONF_RECORDER_OOM_SCORE_ADJ,
 	CONF_OUTPUT_DIRECTORY,
 	CONF_OUTPUT_MAX_DUMPS,
 	CONF_OUTPUT_MAX_BYTES,
@@ -290,6 +293,11 @@ static const struct conf_key conf_keys[] = {
 		    FR_CONF_MIB, FR_CONF_GIB, "40M", unwind_bytes,
 		    "kernel memory for the unwind rows that walk user stacks without frame pointers (8 bytes a row); 0 = off, frame pointers only",
 		    .zero = "off", .example = "16M, 64M"),
+	[CONF_RECORDER_OOM_SCORE_ADJ] =
+	FR_CONF_KEY("recorder", "oom_score_adj", CONF_S32,
+		    (uint64_t)-1000, 1000, "-900", oom_score_adj,
+		    "the daemon's own /proc/self/oom_score_adj, set at start: below user workloads, so that the OOM kill it records takes them first, but not immune",
+		    .example = "-900, 0"),
 	[CONF_OUTPUT_DIRECTORY] =
 	FR_CONF_KEY("output", "directory", CONF_PATH,
 		    1, PATH_MAX - 1, "/var/lib/flightrec", directory,
@@ -557,6 +565,9 @@ static int conf__format_num(enum conf_type type, uint64_t v, char *buf,
 		units = conf_plain_units;
 		n = FR_CONF_NELEM(conf_plain_units);
 		break;
+	case CONF_S32:
+		w = snprintf(buf, len, "%" PRId64, (int64_t)v);
+		return w >= 0 && (size_t)w < len ? 0 : -EINVAL;
 	default:
 		return -EINVAL;
 	}
@@ -836,6 +847,8 @@ static uint64_t conf_key__get(const struct conf_key *k, const void *base)
 	case CONF_U32:
 	case CONF_ENUM:
 		return *(const uint32_t *)field;
+	case CONF_S32:
+		return (uint64_t)(int64_t)*(const int32_t *)field;
 	case CONF_BOOL:
 		return *(const bool *)field;
 	default:
@@ -856,6 +869,9 @@ static void conf_key__put(const struct conf_key *k, void *base, uint64_t v)
 	case CONF_U32:
 	case CONF_ENUM:
 		*(uint32_t *)field = (uint32_t)v;
+		break;
+	case CONF_S32:
+		*(int32_t *)field = (int32_t)(int64_t)v;
 		break;
 	case CONF_BOOL:
 		*(bool *)field = v != 0;
@@ -927,6 +943,7 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 				     zero, lo, hi);
 		break;
 	case CONF_U32:
+	case CONF_S32:
 		w = snprintf(buf, len, "%s%s..%s", zero, lo, hi);
 		break;
 	case CONF_PATH:
@@ -997,6 +1014,36 @@ static int conf_key__store(const struct conf_key *k, void *base,
 	}
 	free(*field);
 	*field = copy;
+	return 0;
+}
+
+/*
+ * conf_key__set_s32() - parse a CONF_S32 @value (decimal digits, a '-'
+ * before them for a negative number) into @k's field in @base, within its
+ * min..max. Returns 0, or -EINVAL with *@why set.
+ */
+static int conf_key__set_s32(const struct conf_key *k, void *base,
+			     const char *value, const char **why)
+{
+	const char *d = value + (*value == '-');
+	long long v;
+	char *end;
+
+	if (!*d || strspn(d, "0123456789") != strlen(d)) {
+		*why = "invalid number";
+		return -EINVAL;
+	}
+	errno = 0;
+	v = strtoll(value, &end, 10);
+	if ((errno == ERANGE && v > 0) || v > (int64_t)k->max) {
+		*why = "too large";
+		return -EINVAL;
+	}
+	if (errno == ERANGE || v < (int64_t)k->min) {
+		*why = "too small";
+		return -EINVAL;
+	}
+	conf_key__put(k, base, (uint64_t)(int64_t)v);
 	return 0;
 }
 
@@ -1111,6 +1158,8 @@ static int conf_key__set(const struct conf_key *k, void *base,
 					 FR_CONF_NELEM(conf_plain_units), &v);
 		*why = "invalid number";
 		break;
+	case CONF_S32:
+		return conf_key__set_s32(k, base, value, why);
 	case CONF_PATH:
 		return conf_key__set_path(k, base, value, why);
 	case CONF_GROUP:
@@ -1168,6 +1217,7 @@ static int conf_key__format(const struct conf_key *k, const void *base,
 	case CONF_DURATION:
 	case CONF_SIZE:
 	case CONF_U32:
+	case CONF_S32:
 		return conf__format_num(k->type, conf_key__get(k, base),
 					buf, len);
 	case CONF_PATH:

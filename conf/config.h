@@ -67,6 +67,7 @@ struct fr_config {
 	uint64_t memory_bytes;	/* 'memory', default 256M; accepted 4M..64G */
 	uint32_t frequency;	/* 'frequency', default 99; accepted 1..10000 (Hz per CPU) */
 	uint64_t ring_bytes;	/* 'ring', BPF ring buffer size, default 0 = automatic (from frequency and CPUs); else a power of two, 16K..1G */
+	int32_t oom_score_adj;	/* 'oom_score_adj', the daemon's own, set at start; default -900; -1000..1000 */
 	uint64_t unwind_bytes;	/* 'unwind_memory', kernel memory for unwind rows, default 40M; 0 = off (frame pointers only), else 1M..1G */
 	/* [output] */
 	char *directory;	/* 'directory', default /var/lib/flightrec; absolute path */

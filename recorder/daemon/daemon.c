@@ -367,6 +367,10 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	if (e)
 		fr_warn("failed to lock memory (mlockall): %s; a dump under memory pressure may "
 			"stall on page faults, ignoring", strerror(-e));
+	e = privs__set_oom_score_adj(cfg->oom_score_adj, &dm->oom_score_adj);
+	if (e)
+		fr_warn("failed to set 'oom_score_adj' to %d: %s; it stays %d, ignoring",
+			cfg->oom_score_adj, strerror(-e), dm->oom_score_adj);
 	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (dm->epfd < 0) {
 		e = -errno;
@@ -579,6 +583,12 @@ static void reload(struct daemon *dm)
 		fr_warn("unwind_memory = %" PRIu64 " needs a restart; keeping the running rows, ignoring",
 			n->unwind_bytes);
 		n->unwind_bytes = dm->cfg->unwind_bytes;
+	}
+	if (n->oom_score_adj != dm->cfg->oom_score_adj) {
+		e = privs__set_oom_score_adj(n->oom_score_adj, &dm->oom_score_adj);
+		if (e)
+			fr_warn("failed to set 'oom_score_adj' to %d: %s; it stays %d, ignoring",
+				n->oom_score_adj, strerror(-e), dm->oom_score_adj);
 	}
 	if (n->ring_bytes != dm->cfg->ring_bytes) {
 		fr_warn("ring = %" PRIu64 " needs a restart; keeping the running ring, ignoring",

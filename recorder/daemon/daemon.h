@@ -58,6 +58,7 @@ struct daemon {
 	struct symcache *symcache;
 	struct procinfo *procinfo;
 	struct unwinder *unwinder;	/* NULL: unwind_memory = 0 */
+	int oom_score_adj;		/* our own, in effect since start or the last reload */
 	struct attacher *attacher;	/* first tables; NULL with unwinder */
 	struct control *control;
 	int epfd;

@@ -94,6 +94,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= add_unwind_meta(dm, m);
 	err |= add_lines_meta(m);
 	err |= add_memory_meta(dm, m);
+	err |= kvlist__add_s64(m, "oom_score_adj", dm->oom_score_adj);
 	return err;
 }
 

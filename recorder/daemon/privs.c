@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * privs.c - capabilities kept after start-up, and mlockall. See privs.h.
+ * privs.c - capabilities kept after start-up, mlockall and the daemon's own
+ * oom_score_adj. See privs.h.
  *
  * After the BPF programs are loaded and attached, perf events are open and
  * the control socket is bound, flightrecd keeps only:
@@ -17,7 +18,9 @@
  * sets, and no_new_privs is set.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -79,6 +82,48 @@ int privs__lock_memory(void)
 		return -errno;
 #endif
 	return mlockall(MCL_FUTURE) ? -errno : 0;
+}
+
+/* oom_score_adj_read() - the process's oom_score_adj into *@out. Returns 0 or -errno. */
+static int oom_score_adj_read(int *out)
+{
+	char buf[16] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -EIO;
+	*out = atoi(buf);
+	return 0;
+}
+
+/*
+ * privs__set_oom_score_adj() - make @value the process's oom_score_adj.
+ * Going below the lowest value set with CAP_SYS_RESOURCE needs it (or
+ * EACCES). *@now gets the value in effect afterwards, whatever happened.
+ * Returns 0 or -errno.
+ */
+int privs__set_oom_score_adj(int value, int *now)
+{
+	char buf[16];
+	int fd, len, err = 0;
+
+	len = snprintf(buf, sizeof(buf), "%d\n", value);
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		err = -errno;
+	else if (write(fd, buf, (size_t)len) != len)
+		err = -errno;
+	if (fd >= 0)
+		close(fd);
+	*now = value;
+	if (oom_score_adj_read(now) && !err)
+		err = -EIO;
+	return err;
 }
 
 /*

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 int privs__lock_memory(void);
+int privs__set_oom_score_adj(int value, int *now);
 int privs__drop(bool chown_needed, uint64_t *kept);
 const char *privs__describe(uint64_t caps, char *buf, size_t len);
 

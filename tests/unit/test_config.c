@@ -197,6 +197,7 @@ static void test_defaults(void)
 	is_int(cfg->on_dump_timeout_ns, 60 * SEC,
 	       "defaults: on_dump_timeout is 60s");
 	is_int(cfg->resolve_timeout_ns, 250 * MSEC, "defaults: resolve_timeout is 250ms");
+	is_int(cfg->oom_score_adj, -900, "defaults: oom_score_adj is -900");
 	ok(cfg->privacy_cmdline == true, "defaults: [privacy] cmdline is true");
 	ok(cfg->ntriggers == 0 && cfg->triggers == NULL,
 	   "defaults: no triggers");
@@ -210,6 +211,7 @@ static void test_defaults(void)
 	"window = 2m\n"							\
 	"memory = 1G\n"							\
 	"frequency = 497\n"						\
+	"oom_score_adj = -17\n"						\
 	"\n"								\
 	"[output]\n"							\
 	"directory = /srv/flight rec;1\n"
@@ -246,6 +248,7 @@ static void test_full_file(void)
 	is_str(err, "", "full: no message on success");
 	is_str(cfg->path, path, "full: path is the file loaded");
 	is_int(cfg->window_ns, 120 * SEC, "full: window = 2m");
+	is_int(cfg->oom_score_adj, -17, "full: oom_score_adj = -17 (negative)");
 	is_int(cfg->memory_bytes, GIB, "full: memory = 1G");
 	is_int(cfg->frequency, 497, "full: frequency = 497");
 	is_str(cfg->directory, "/srv/flight rec;1",
@@ -342,7 +345,23 @@ struct err_case {
 #define X50	"xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"
 #define LONG200	X50 X50 X50 X50
 
+#define ACC_OOM	"accepted: -1000..1000"
 static const struct err_case err_cases[] = {
+	/* oom_score_adj: the one signed number */
+	{ "oom_score_adj below -1000", BASE_W "oom_score_adj = -1001\n", 0, 7,
+	  { "[recorder] oom_score_adj = -1001: too small; " ACC_OOM } },
+	{ "oom_score_adj above 1000", BASE_W "oom_score_adj = 1001\n", 0, 7,
+	  { "[recorder] oom_score_adj = 1001: too large; " ACC_OOM } },
+	{ "oom_score_adj with a plus", BASE_W "oom_score_adj = +5\n", 0, 7,
+	  { "[recorder] oom_score_adj = +5: invalid number; " ACC_OOM } },
+	{ "oom_score_adj a lone minus", BASE_W "oom_score_adj = -\n", 0, 7,
+	  { "[recorder] oom_score_adj = -: invalid number; " ACC_OOM } },
+	{ "oom_score_adj two minuses", BASE_W "oom_score_adj = --5\n", 0, 7,
+	  { "[recorder] oom_score_adj = --5: invalid number; " ACC_OOM } },
+	{ "oom_score_adj with a unit", BASE_W "oom_score_adj = -9k\n", 0, 7,
+	  { "[recorder] oom_score_adj = -9k: invalid number; " ACC_OOM } },
+	{ "oom_score_adj overflows", BASE_W "oom_score_adj = -99999999999999999999\n", 0, 7,
+	  { "[recorder] oom_score_adj = -99999999999999999999: too small; " ACC_OOM } },
 	/* window */
 	{ "window without unit", BASE_W "window = 30\n", 0, 7,
 	  { "[recorder] window = 30: invalid duration", ACC_W } },
