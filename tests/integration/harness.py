@@ -80,6 +80,28 @@ def daemon_env():
     return env
 
 
+def memory_cgroup(limit):
+    """A fresh memory cgroup (v1 or v2) limited to @limit bytes: (dir, procs file), or
+    None where there is no memory controller. The caller removes the directory."""
+    v1 = "/sys/fs/cgroup/memory"
+    name = f"fr-test-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        cg = os.path.join(v1, name)
+        os.makedirs(cg, exist_ok=True)
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(limit))
+        return cg, os.path.join(cg, "cgroup.procs")
+    for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+        ctl = os.path.join(v2, "cgroup.controllers")
+        if os.path.exists(ctl) and "memory" in open(ctl).read():
+            cg = os.path.join(v2, name)
+            os.makedirs(cg, exist_ok=True)
+            with open(os.path.join(cg, "memory.max"), "w") as f:
+                f.write(str(limit))
+            return cg, os.path.join(cg, "cgroup.procs")
+    return None
+
+
 def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp",
                  socket=None, extra="", output_extra="", recorder_extra=""):
     """A config file for a test daemon; @extra holds more sections (triggers)."""

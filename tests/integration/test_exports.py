@@ -23,7 +23,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (FLIGHTREC, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
+from harness import (memory_cgroup, FLIGHTREC, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
                      processes, require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
@@ -662,26 +662,6 @@ def check_folded(path, tmp, spin_pid):
     _, b, _ = export("--format", "chrome", path)
     tap.ok(rc == 0 and open(dest, "rb").read() == b and not [f for f in os.listdir(tmp) if ".tmp." in f],
            "chrome: -o FILE holds what stdout gets, no temporary file left", err)
-
-
-def memory_cgroup(limit):
-    """A fresh memory cgroup (v1 or v2) limited to @limit bytes: (dir, procs) or None."""
-    v1 = "/sys/fs/cgroup/memory"
-    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
-        cg = os.path.join(v1, f"fr-exp-{os.getpid()}")
-        os.makedirs(cg, exist_ok=True)
-        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
-            f.write(str(limit))
-        return cg, os.path.join(cg, "cgroup.procs")
-    for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        ctl = os.path.join(v2, "cgroup.controllers")
-        if os.path.exists(ctl) and "memory" in open(ctl).read():
-            cg = os.path.join(v2, f"fr-exp-{os.getpid()}")
-            os.makedirs(cg, exist_ok=True)
-            with open(os.path.join(cg, "memory.max"), "w") as f:
-                f.write(str(limit))
-            return cg, os.path.join(cg, "cgroup.procs")
-    return None
 
 
 def check_oom():

@@ -12,7 +12,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (FLIGHTREC, FRSPIN, Daemon, Tap, daemon_env, events,  # noqa: E402
+from harness import (FLIGHTREC, memory_cgroup, FRSPIN, Daemon, Tap, daemon_env, events,  # noqa: E402
                      flightrec, processes, require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
@@ -235,33 +235,13 @@ def jit_perf_map(d):
         pass
 
 
-def memory_cgroup():
-    """A fresh memory cgroup with a 48 MiB limit: (procs file, cleanup), or None."""
-    v2 = "/sys/fs/cgroup/unified" if os.path.ismount("/sys/fs/cgroup/unified") else "/sys/fs/cgroup"
-    v1 = "/sys/fs/cgroup/memory"
-    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
-        cg = os.path.join(v1, f"fr-oom-{os.getpid()}")
-        os.mkdir(cg)
-        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
-            f.write(str(48 << 20))
-        return os.path.join(cg, "cgroup.procs"), cg
-    ctl = os.path.join(v2, "cgroup.controllers")
-    if os.path.exists(ctl) and "memory" in open(ctl).read():
-        cg = os.path.join(v2, f"fr-oom-{os.getpid()}")
-        os.mkdir(cg)
-        with open(os.path.join(cg, "memory.max"), "w") as f:
-            f.write(str(48 << 20))
-        return os.path.join(cg, "cgroup.procs"), cg
-    return None
-
-
 def oom_kill(d):
-    cg = memory_cgroup()
+    cg = memory_cgroup(48 << 20)
     if not cg:
         tap.diag("no memory cgroup controller (v1 or v2) here: OOM kill not tested")
         tap.ok(True, "# SKIP no memory cgroup controller")
         return
-    procs_file, cgdir = cg
+    cgdir, procs_file = cg
     p = subprocess.Popen([FRTOOL, "hog", "512", procs_file], stdout=subprocess.PIPE, text=True)
     p.communicate(timeout=60)
     path = d.dump()

@@ -15,7 +15,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (FLIGHTREC, FLIGHTRECD, Daemon, Tap, events, flightrec,  # noqa: E402
+from harness import (memory_cgroup, FLIGHTREC, FLIGHTRECD, Daemon, Tap, events, flightrec,  # noqa: E402
                      require_root_bpf, show, write_config)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
@@ -35,26 +35,6 @@ def dumps_by_type(d, ttype):
         if any(t["type"] == ttype for t in s["triggers"]):
             out.append((p, s))
     return out
-
-
-def memory_cgroup(limit):
-    """A fresh memory cgroup (v1 or v2) limited to @limit bytes: (dir, procs) or None."""
-    v1 = "/sys/fs/cgroup/memory"
-    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
-        cg = os.path.join(v1, f"fr-psi-{os.getpid()}")
-        os.makedirs(cg, exist_ok=True)
-        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
-            f.write(str(limit))
-        return cg, os.path.join(cg, "cgroup.procs")
-    for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        ctl = os.path.join(v2, "cgroup.controllers")
-        if os.path.exists(ctl) and "memory" in open(ctl).read():
-            cg = os.path.join(v2, f"fr-psi-{os.getpid()}")
-            os.makedirs(cg, exist_ok=True)
-            with open(os.path.join(cg, "memory.max"), "w") as f:
-                f.write(str(limit))
-            return cg, os.path.join(cg, "cgroup.procs")
-    return None
 
 
 def memory_pressure():
