@@ -190,6 +190,18 @@ class Daemon:
             fields = f.read().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
+    def settle(self, max_s=20.0, quiet=0.05):
+        """Wait (at most @max_s) until a second passes with the daemon using less than
+        @quiet s of CPU: its start-up work (the /proc scan, symbol and unwind tables
+        for what runs) is done. True when it settled."""
+        end = time.monotonic() + max_s
+        while time.monotonic() < end:
+            c0 = self.cpu_seconds()
+            time.sleep(1.0)
+            if self.cpu_seconds() - c0 < quiet:
+                return True
+        return False
+
     def stop(self, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
