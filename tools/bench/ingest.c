@@ -17,8 +17,9 @@
  * --churn records one process is replaced by a new incarnation (fork, exec,
  * exit of the old one), so the process table and string table also churn.
  * The warm-up ("auto": one lap of the window's event ring plus 10 %) fills
- * the window and touches every slot of its ring once, so the timed part is
- * the steady state, without first-touch page faults.
+ * the window, so the timed part is the steady state; its page faults
+ * (minflt_timed) and the tables' resident against live bytes at the end
+ * are printed too.
  * Prints one line of key=value figures; events_per_cpu_s is the result,
  * maxrss_kb the process's peak RSS. --dump DIR then writes the window
  * through the real dumper (encoder, LZ4, file writer; no process snapshot,
@@ -445,7 +446,8 @@ int main(int argc, char **argv)
 	struct proctable_stats ps;
 	double t0, t1;
 	struct timespec c0, c1;
-	struct rusage ru;
+	struct rusage ru, ru0;
+	struct drain_footprint fp;
 
 	parse(argc, argv);
 	rng_state = opt.seed * 0x9e3779b97f4a7c15ULL + 1;
@@ -483,6 +485,7 @@ int main(int argc, char **argv)
 	if (opt.warmup == UINT64_MAX)
 		opt.warmup = window__capacity(drain__tables(d)->win) * 11 / 10;
 	feed(d, procs, recs, nrecs, &ts, opt.warmup, picks, npicks, &ctr);
+	getrusage(RUSAGE_SELF, &ru0);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	t0 = now_s();
 	feed(d, procs, recs, nrecs, &ts, opt.events, picks, npicks, &ctr);
@@ -496,6 +499,7 @@ int main(int argc, char **argv)
 	intern__stats(t->strs, &cs);
 	proctable__stats(t->procs, &ps);
 	getrusage(RUSAGE_SELF, &ru);
+	drain__footprint(d, &fp);
 	{
 		double wall = t1 - t0;
 		double cpu = (c1.tv_sec - c0.tv_sec) + (c1.tv_nsec - c0.tv_nsec) / 1e9;
@@ -506,13 +510,18 @@ int main(int argc, char **argv)
 		       " window_events=%" PRIu64 " live_stacks=%" PRIu64 " stack_blocks=%" PRIu64
 		       "/%" PRIu64 " string_blocks=%" PRIu64 "/%" PRIu64 " procs=%" PRIu64
 		       " distinct_records=%u evicted_space=%" PRIu64 " warmup=%" PRIu64
-		       " window_slots=%zu maxrss_kb=%ld\n",
+		       " window_slots=%zu maxrss_kb=%ld minflt_timed=%ld tables_resident_kb=%" PRIu64
+		       " tables_live_kb=%" PRIu64 " window_resident_kb=%" PRIu64 " window_live_kb=%"
+		       PRIu64 " laps=%.1f\n",
 		       opt.events, wall, cpu, opt.events / wall, opt.events / cpu,
 		       wall * 1e9 / opt.events, ds->records, ds->dropped, ds->bad, ds->forced,
 		       ds->late, window__head(t->win) - window__tail(t->win), ss.live,
 		       ss.blocks_used, ss.blocks_total, cs.blocks_used, cs.blocks_total, ps.live,
 		       nrecs, window__stats(t->win)->evicted_space, opt.warmup,
-		       window__capacity(t->win), ru.ru_maxrss);
+		       window__capacity(t->win), ru.ru_maxrss, ru.ru_minflt - ru0.ru_minflt,
+		       fp.all.resident >> 10, fp.all.live >> 10, fp.window.resident >> 10,
+		       fp.window.live >> 10,
+		       (double)window__stats(t->win)->appended / window__capacity(t->win));
 	}
 	if (opt.dump && write_dump(d))
 		return 1;
