@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,13 @@ int main(int argc, char **argv)
 	struct daemon *dm;
 	int c, e;
 
+	/*
+	 * A fixed mmap threshold: glibc's dynamic one rises to the largest
+	 * block freed, after which DWARF sections and dump buffers of many
+	 * MiB come from the heap and fragment it; kept at 256 KiB, they are
+	 * mapped and given back whole when freed.
+	 */
+	mallopt(M_MMAP_THRESHOLD, 256 << 10);
 	while ((c = getopt_long(argc, argv, "c:o:vhV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
