@@ -70,6 +70,11 @@ static int add_memory_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "window_chunks_grown", ws->chunks_grown);
 	err |= kvlist__add_u64(m, "window_chunks_released", ws->chunks_released);
 	err |= kvlist__add_u64(m, "window_shrinks", ws->shrinks);
+	err |= kvlist__add_u64(m, "tables_shrinks", fp.stacks.shrinks + fp.strings.shrinks +
+			       fp.procs.shrinks + fp.stage.shrinks);
+	err |= kvlist__add_u64(m, "tables_released", fp.stacks.released_bytes +
+			       fp.strings.released_bytes + fp.procs.released_bytes +
+			       fp.stage.released_bytes);
 	return err;
 }
 

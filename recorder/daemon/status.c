@@ -122,13 +122,16 @@ static void text_memory(struct daemon *dm, FILE *f)
 	drain__footprint(dm->drain, &fp);
 	fprintf(f, "memory: tables resident %.1f MiB for %.1f MiB of contents (window %.1f/%.1f, "
 		"stacks %.1f/%.1f, strings %.1f/%.1f, processes %.1f/%.1f MiB); cap %.0f MiB; "
-		"window chunks grown %" PRIu64 ", given back %" PRIu64 " in %" PRIu64 " shrinks\n",
+		"window chunks grown %" PRIu64 ", given back %" PRIu64 " in %" PRIu64 " shrinks; "
+		"tables' shrinks: stacks %" PRIu64 ", strings %" PRIu64 ", processes %" PRIu64
+		", staging %" PRIu64 "\n",
 		fp.all.resident / 1048576.0, fp.all.live / 1048576.0,
 		fp.window.resident / 1048576.0, fp.window.live / 1048576.0,
 		fp.stacks.resident / 1048576.0, fp.stacks.live / 1048576.0,
 		fp.strings.resident / 1048576.0, fp.strings.live / 1048576.0,
 		fp.procs.resident / 1048576.0, fp.procs.live / 1048576.0,
-		dm->cfg->memory_bytes / 1048576.0, ws->chunks_grown, ws->chunks_released, ws->shrinks);
+		dm->cfg->memory_bytes / 1048576.0, ws->chunks_grown, ws->chunks_released, ws->shrinks,
+		fp.stacks.shrinks, fp.strings.shrinks, fp.procs.shrinks, fp.stage.shrinks);
 }
 
 static void json_part(struct json *j, const char *name, const struct drain_footprint_part *p)
@@ -136,6 +139,8 @@ static void json_part(struct json *j, const char *name, const struct drain_footp
 	json__obj(j, name);
 	json__u64(j, "resident", p->resident);
 	json__u64(j, "live", p->live);
+	json__u64(j, "shrinks", p->shrinks);
+	json__u64(j, "released", p->released_bytes);
 	json__end_obj(j);
 }
 

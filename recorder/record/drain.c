@@ -6,10 +6,13 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../../bpf/contract.h"
 #include "drain.h"
+#include "idpool.h"
 #include "util.h"
 
 #define FR_STACK_BLOCK		128	/* 16 frames per block */
@@ -25,6 +28,8 @@ struct drain {
 	struct fr_event *stage;		/* staged events, sorted by ts */
 	size_t nstage;
 	size_t stage_cap;
+	struct idpool_trim stage_trim;
+	uint64_t next_trim;		/* the tables' next trim, watermark ns */
 	uint64_t watermark;
 	uint64_t last_released;
 	uint64_t budget;
@@ -73,8 +78,14 @@ static int make_tables(struct drain *d, uint64_t memory, uint64_t span)
 		    intern__budget(FR_STR_BLOCK, str_blocks, str_blocks / 2) +
 		    intern__budget(FR_STACK_BLOCK, stk_blocks, stk_blocks / 2) +
 		    proctable__budget(nprocs);
-	d->stage = calloc(d->stage_cap, sizeof(*d->stage));
-	return d->stage ? 0 : -ENOMEM;
+	/* Its own mapping: only the pages a backlog reached become resident. */
+	d->stage = mmap(NULL, d->stage_cap * sizeof(*d->stage), PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (d->stage == MAP_FAILED) {
+		d->stage = NULL;
+		return -errno;
+	}
+	return 0;
 }
 
 /*
@@ -108,7 +119,8 @@ void drain__free(struct drain *d)
 {
 	if (!d)
 		return;
-	free(d->stage);
+	if (d->stage)
+		munmap(d->stage, d->stage_cap * sizeof(*d->stage));
 	proctable__free(d->t.procs);
 	intern__free(d->t.stacks);
 	intern__free(d->t.strs);
@@ -402,6 +414,39 @@ static void release_one(struct drain *d, const struct fr_event *ev)
 }
 
 /*
+ * stage_trim() - give back the staging pages above the events staged once
+ * they have stayed well above them (idpool__trim_due()): a backlog's.
+ */
+static void stage_trim(struct drain *d, uint64_t now)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = d->stage_cap * sizeof(*d->stage);
+	size_t from = FR_ALIGN(d->nstage * sizeof(*d->stage), pg);
+	uint64_t res = fr_resident_bytes(d->stage, len), above;
+
+	if (!idpool__trim_due(&d->stage_trim, now, res, d->nstage * sizeof(*d->stage)))
+		return;
+	d->stage_trim.above_since = 0;
+	above = from < len ? fr_resident_bytes((char *)d->stage + from, len - from) : 0;
+	if (!above)
+		return;
+	if (fr_pages_release((char *)d->stage + from, len - from)) {
+		d->stage_trim.release_failed++;
+		return;
+	}
+	d->stage_trim.shrinks++;
+	d->stage_trim.pages_released += above / pg;
+}
+
+/* trim_tables() - once a second: each table gives back what its need left. */
+static void trim_tables(struct drain *d, uint64_t now)
+{
+	intern__trim(d->t.stacks, now);
+	intern__trim(d->t.strs, now);
+	proctable__trim(d->t.procs, now);
+	stage_trim(d, now);
+}
+
+/*
  * drain__release() - move every staged event stamped at or before
  * @watermark into the window, oldest first, then age the window out
  * relative to the newest time the watermark vouches for.
@@ -417,6 +462,10 @@ void drain__release(struct drain *d, uint64_t watermark)
 		d->nstage -= i;
 	}
 	window__expire(d->t.win, watermark);
+	if (watermark >= d->next_trim) {
+		d->next_trim = watermark + FR_NSEC_PER_SEC;
+		trim_tables(d, watermark);
+	}
 }
 
 /*
@@ -578,17 +627,38 @@ uint64_t drain__watermark(const struct drain *d)
 	return d->watermark;
 }
 
+/*
+ * drain__footprint() - each table's resident bytes against what its
+ * contents need, and how often it gave pages back.
+ */
 void drain__footprint(const struct drain *d, struct drain_footprint *out)
 {
+	const struct window_stats *ws = window__stats(d->t.win);
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	struct window_footprint wf;
+	struct intern_stats is;
+	struct proctable_stats ps;
 
+	memset(out, 0, sizeof(*out));
 	window__footprint(d->t.win, &wf);
-	out->window = (struct drain_footprint_part){ wf.resident_bytes, wf.live_bytes };
+	out->window = (struct drain_footprint_part){ wf.resident_bytes, wf.live_bytes,
+		ws->shrinks, ws->chunks_released * wf.chunk_bytes };
 	intern__footprint(d->t.stacks, &out->stacks.resident, &out->stacks.live);
+	intern__stats(d->t.stacks, &is);
+	out->stacks.shrinks = is.shrinks;
+	out->stacks.released_bytes = is.pages_released * pg;
 	intern__footprint(d->t.strs, &out->strings.resident, &out->strings.live);
+	intern__stats(d->t.strs, &is);
+	out->strings.shrinks = is.shrinks;
+	out->strings.released_bytes = is.pages_released * pg;
 	proctable__footprint(d->t.procs, &out->procs.resident, &out->procs.live);
+	proctable__stats(d->t.procs, &ps);
+	out->procs.shrinks = ps.shrinks;
+	out->procs.released_bytes = ps.pages_released * pg;
 	out->stage.resident = fr_resident_bytes(d->stage, d->stage_cap * sizeof(*d->stage));
 	out->stage.live = d->nstage * sizeof(*d->stage);
+	out->stage.shrinks = d->stage_trim.shrinks;
+	out->stage.released_bytes = d->stage_trim.pages_released * pg;
 	out->all.resident = out->window.resident + out->stacks.resident + out->strings.resident +
 			    out->procs.resident + out->stage.resident;
 	out->all.live = out->window.live + out->stacks.live + out->strings.live +

@@ -116,6 +116,8 @@ uint64_t drain__watermark(const struct drain *d);
 struct drain_footprint_part {
 	uint64_t resident;
 	uint64_t live;
+	uint64_t shrinks;		/* trims that gave pages back */
+	uint64_t released_bytes;	/* what they gave back */
 };
 
 struct drain_footprint {

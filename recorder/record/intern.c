@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "idpool.h"
 #include "intern.h"
 #include "util.h"
 
@@ -19,7 +20,7 @@ struct intern_entry {
 	uint32_t len;
 	uint32_t tag;
 	uint32_t first;		/* first block, FR_NIL when len == 0 */
-	uint32_t chain;		/* next in bucket; next free when unused */
+	uint32_t chain;		/* next in bucket */
 	uint32_t refs;
 	uint32_t queued;	/* on the deferred-free list */
 };
@@ -39,10 +40,13 @@ struct intern {
 	 */
 	uint32_t *buckets;
 	uint32_t mask;
-	uint32_t free_ent;		/* free lists of recycled items */
-	uint32_t free_blk;
-	uint32_t fresh_ent;		/* items never handed out start here */
-	uint32_t fresh_blk;
+	/*
+	 * Lowest-first allocation (idpool.h), so that the blocks and entries
+	 * in use stay packed and the pages touched follow them.
+	 */
+	struct idpool ents;		/* ids 0..nentries; 0 is taken */
+	struct idpool blks;
+	struct idpool_trim trim;
 	uint32_t *deferred;
 	size_t ndeferred;
 	int hold;
@@ -60,21 +64,31 @@ static size_t bucket_count(size_t nentries)
 	return n;
 }
 
-/* Layout of the single mapping behind a table, in bytes per part. */
-static size_t layout(size_t bsize, size_t nblocks, size_t nentries, size_t part[5])
+/*
+ * Layout of the single mapping behind a table, in bytes per part: blocks,
+ * block links, entries (the three that trim() gives pages of back),
+ * buckets, the deferred list, and the two pools' bits.
+ */
+static size_t layout(size_t bsize, size_t nblocks, size_t nentries, size_t part[7])
 {
+	size_t sum = 0;
+
 	part[0] = FR_ALIGN(nblocks * bsize, 64);
 	part[1] = FR_ALIGN(nblocks * sizeof(uint32_t), 64);
 	part[2] = FR_ALIGN((nentries + 1) * sizeof(struct intern_entry), 64);
 	part[3] = FR_ALIGN(bucket_count(nentries) * sizeof(uint32_t), 64);
 	part[4] = FR_ALIGN((nentries + 1) * sizeof(uint32_t), 64);
-	return part[0] + part[1] + part[2] + part[3] + part[4];
+	part[5] = idpool__bytes(nentries + 1);
+	part[6] = idpool__bytes(nblocks);
+	for (int i = 0; i < 7; i++)
+		sum += part[i];
+	return sum;
 }
 
 /* intern__budget() - bytes a table of this shape reserves. */
 size_t intern__budget(size_t block_size, size_t nblocks, size_t nentries)
 {
-	size_t part[5];
+	size_t part[7];
 
 	return layout(block_size, nblocks, nentries, part) + sizeof(struct intern);
 }
@@ -87,7 +101,7 @@ size_t intern__budget(size_t block_size, size_t nblocks, size_t nentries)
 struct intern *intern__new(size_t block_size, size_t nblocks, size_t nentries)
 {
 	struct intern *t;
-	size_t part[5];
+	size_t part[7];
 	uint8_t *p;
 
 	if (!block_size || block_size % 8 || !nblocks || !nentries ||
@@ -111,15 +125,14 @@ struct intern *intern__new(size_t block_size, size_t nblocks, size_t nentries)
 	t->ent = (struct intern_entry *)(p += part[1]);
 	t->buckets = (uint32_t *)(p += part[2]);
 	t->deferred = (uint32_t *)(p += part[3]);
+	idpool__init(&t->ents, p += part[4], nentries + 1);
+	idpool__init(&t->blks, p += part[5], nblocks);
+	idpool__alloc(&t->ents);	/* id 0: "none" */
 	t->bsize = block_size;
 	t->nblocks = nblocks;
 	t->nentries = nentries;
 	t->mask = bucket_count(nentries) - 1;
 	memset(t->buckets, 0xff, (t->mask + 1) * sizeof(uint32_t));
-	t->free_ent = FR_NIL;
-	t->free_blk = FR_NIL;
-	t->fresh_ent = 1;
-	t->fresh_blk = 0;
 	t->st.blocks_total = nblocks;
 	t->st.entries_total = nentries;
 	t->st.bytes_total = t->map_len + sizeof(*t);
@@ -132,30 +145,6 @@ void intern__free(struct intern *t)
 		return;
 	munmap(t->map, t->map_len);
 	free(t);
-}
-
-static uint32_t alloc_entry(struct intern *t)
-{
-	uint32_t id = t->free_ent;
-
-	if (id != FR_NIL) {
-		t->free_ent = t->ent[id].chain;
-		return id;
-	}
-	if (t->fresh_ent > t->nentries)
-		return FR_NIL;
-	return t->fresh_ent++;
-}
-
-static uint32_t alloc_block(struct intern *t)
-{
-	uint32_t b = t->free_blk;
-
-	if (b != FR_NIL) {
-		t->free_blk = t->bnext[b];
-		return b;
-	}
-	return t->fresh_blk++;
 }
 
 static inline uint8_t *block(const struct intern *t, uint32_t b)
@@ -206,7 +195,7 @@ static uint32_t lookup(const struct intern *t, uint64_t hash, uint32_t tag,
 static uint32_t insert(struct intern *t, uint64_t hash, uint32_t tag,
 		       const uint8_t *data, size_t len)
 {
-	uint32_t id = alloc_entry(t), prev = FR_NIL;
+	uint32_t id = idpool__alloc(&t->ents), prev = FR_NIL;
 	struct intern_entry *e = &t->ent[id];
 	size_t left = len;
 
@@ -217,7 +206,7 @@ static uint32_t insert(struct intern *t, uint64_t hash, uint32_t tag,
 	e->queued = 0;
 	e->first = FR_NIL;
 	while (left) {
-		uint32_t b = alloc_block(t);
+		uint32_t b = idpool__alloc(&t->blks);
 		size_t n = FR_MIN(left, t->bsize);
 
 		memcpy(block(t, b), data, n);
@@ -239,9 +228,8 @@ static uint32_t insert(struct intern *t, uint64_t hash, uint32_t tag,
 
 static bool has_space(const struct intern *t, size_t len)
 {
-	bool entry = t->free_ent != FR_NIL || t->fresh_ent <= t->nentries;
-
-	return entry && t->st.blocks_used + blocks_for(t, len) <= t->nblocks;
+	return t->ents.nused < t->ents.n &&
+	       t->st.blocks_used + blocks_for(t, len) <= t->nblocks;
 }
 
 /*
@@ -293,13 +281,11 @@ static void release_entry(struct intern *t, uint32_t id)
 	while (b != FR_NIL) {
 		uint32_t next = t->bnext[b];
 
-		t->bnext[b] = t->free_blk;
-		t->free_blk = b;
+		idpool__free(&t->blks, b);
 		b = next;
 	}
 	t->st.blocks_used -= blocks_for(t, e->len);
-	e->chain = t->free_ent;
-	t->free_ent = id;
+	idpool__free(&t->ents, id);
 }
 
 /*
@@ -350,15 +336,50 @@ void intern__stats(const struct intern *t, struct intern_stats *st)
 	*st = t->st;
 }
 
+/* The bytes the live entries need: their blocks, links and entries. */
+static uint64_t need_bytes(const struct intern *t)
+{
+	return t->st.blocks_used * (t->bsize + sizeof(uint32_t)) +
+	       t->st.live * sizeof(struct intern_entry);
+}
+
 /*
  * intern__footprint() - the table's resident bytes (mincore()) and the
- * bytes its live entries need: their blocks and entries.
+ * bytes its live entries need.
  */
 void intern__footprint(const struct intern *t, uint64_t *resident, uint64_t *live)
 {
 	*resident = fr_resident_bytes(t->map, t->map_len);
-	*live = t->st.blocks_used * (t->bsize + sizeof(uint32_t)) +
-		t->st.live * sizeof(struct intern_entry);
+	*live = need_bytes(t);
+}
+
+/*
+ * intern__trim() - the writer, about once a second of @now (ns): when the
+ * blocks, links and entries resident have stayed well above what the live
+ * entries need (idpool__trim_due()), give back the pages that hold only
+ * free ones. Readers may be copying: they copy live entries only.
+ */
+void intern__trim(struct intern *t, uint64_t now)
+{
+	uint64_t res = fr_resident_bytes(t->blocks, (size_t)((uint8_t *)t->buckets - t->blocks));
+	long n, pages;
+
+	if (!idpool__trim_due(&t->trim, now, res, need_bytes(t)))
+		return;
+	pages = idpool__release(&t->blks, t->blocks, t->bsize);
+	if (pages >= 0) {
+		n = idpool__release(&t->blks, t->bnext, sizeof(uint32_t));
+		pages = n < 0 ? n : pages + n;
+	}
+	if (pages >= 0) {
+		n = idpool__release(&t->ents, t->ent, sizeof(struct intern_entry));
+		pages = n < 0 ? n : pages + n;
+	}
+	idpool__trimmed(&t->ents, NULL, 0);
+	idpool__trimmed(&t->blks, &t->trim, pages);
+	t->st.shrinks = t->trim.shrinks;
+	t->st.pages_released = t->trim.pages_released;
+	t->st.release_failed = t->trim.release_failed;
 }
 
 /* intern__inserted() - how many entries were ever stored (not found). */

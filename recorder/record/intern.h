@@ -6,7 +6,8 @@
  *
  * Storage is a fixed pool of equal-size blocks chained per entry, so any
  * freed entry makes room for any new one and nothing is allocated after
- * intern__new(). One writer thread; readers may copy entries concurrently
+ * intern__new(). Blocks and entries are taken lowest first, and the pages
+ * the need left are given back after a while (intern__trim()). One writer thread; readers may copy entries concurrently
  * while the writer holds the table (intern__hold): frees are deferred until
  * intern__release(), so an id a reader found stays intact.
  */
@@ -25,6 +26,9 @@ struct intern_stats {
 	uint64_t hits;		/* lookups that found an existing entry */
 	uint64_t inserts;
 	uint64_t full;		/* inserts refused: no space */
+	uint64_t shrinks;	/* trims that gave pages back */
+	uint64_t pages_released;
+	uint64_t release_failed;
 };
 
 struct intern;
@@ -42,6 +46,7 @@ void intern__release(struct intern *t);
 void intern__stats(const struct intern *t, struct intern_stats *st);
 uint64_t intern__inserted(const struct intern *t);
 void intern__footprint(const struct intern *t, uint64_t *resident, uint64_t *live);
+void intern__trim(struct intern *t, uint64_t now);
 
 /* Reader side. */
 size_t intern__len(const struct intern *t, uint32_t id);

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "idpool.h"
 #include "procmeta.h"
 #include "proctable.h"
 #include "util.h"
@@ -20,7 +21,7 @@ struct proc_slot {
 	struct proc_meta *prev_meta;	/* facts of the image before the last exec */
 	uint64_t exec_ts;	/* that exec, CLOCK_BOOTTIME ns; 0: none seen */
 	uint32_t refs;
-	uint32_t chain;		/* bucket chain; free list when unused */
+	uint32_t chain;		/* bucket chain */
 	uint8_t used;
 	uint8_t queued;		/* on the deferred-free list */
 };
@@ -38,8 +39,8 @@ struct proctable {
 	size_t ndeferred;
 	uint32_t mask;
 	uint32_t max;
-	uint32_t free_slot;
-	uint32_t fresh;
+	struct idpool ids;	/* slots 0..max, lowest first (idpool.h); 0 is taken */
+	struct idpool_trim trim;
 	int hold;
 	size_t map_len;
 	void *map;
@@ -55,17 +56,19 @@ static size_t nbuckets(size_t n)
 	return b;
 }
 
-static size_t layout(size_t n, size_t part[3])
+/* The mapping's parts: slots, buckets, the deferred list, the slots' bits. */
+static size_t layout(size_t n, size_t part[4])
 {
 	part[0] = FR_ALIGN((n + 1) * sizeof(struct proc_slot), 64);
 	part[1] = FR_ALIGN(nbuckets(n) * sizeof(uint32_t), 64);
 	part[2] = FR_ALIGN((n + 1) * sizeof(uint32_t), 64);
-	return part[0] + part[1] + part[2];
+	part[3] = idpool__bytes(n + 1);
+	return part[0] + part[1] + part[2] + part[3];
 }
 
 size_t proctable__budget(size_t max_entries)
 {
-	size_t part[3];
+	size_t part[4];
 
 	return layout(max_entries, part) + sizeof(struct proctable);
 }
@@ -77,7 +80,7 @@ size_t proctable__budget(size_t max_entries)
 struct proctable *proctable__new(size_t max_entries)
 {
 	struct proctable *pt;
-	size_t part[3];
+	size_t part[4];
 	uint8_t *p;
 
 	if (!max_entries || max_entries > (1u << 30)) {
@@ -98,11 +101,11 @@ struct proctable *proctable__new(size_t max_entries)
 	pt->slots = (struct proc_slot *)p;
 	pt->buckets = (uint32_t *)(p + part[0]);
 	pt->deferred = (uint32_t *)(p + part[0] + part[1]);
+	idpool__init(&pt->ids, p + part[0] + part[1] + part[2], max_entries + 1);
+	idpool__alloc(&pt->ids);	/* slot 0: "none" */
 	pt->mask = nbuckets(max_entries) - 1;
 	memset(pt->buckets, 0xff, (pt->mask + 1) * sizeof(uint32_t));
 	pt->max = max_entries;
-	pt->free_slot = FR_NIL;
-	pt->fresh = 1;
 	pt->st.capacity = max_entries;
 	pthread_mutex_init(&pt->lock, NULL);
 	return pt;
@@ -112,7 +115,7 @@ void proctable__free(struct proctable *pt)
 {
 	if (!pt)
 		return;
-	for (uint32_t s = 1; s < pt->fresh; s++) {
+	for (uint32_t s = 1; s < pt->ids.hi; s++) {
 		proc_meta__put(pt->slots[s].meta);
 		proc_meta__put(pt->slots[s].prev_meta);
 	}
@@ -158,19 +161,6 @@ int proctable__lookup(struct proctable *pt, uint32_t pid, uint64_t start, uint32
 	return err;
 }
 
-static uint32_t alloc_slot(struct proctable *pt)
-{
-	uint32_t s = pt->free_slot;
-
-	if (s != FR_NIL) {
-		pt->free_slot = pt->slots[s].chain;
-		return s;
-	}
-	if (pt->fresh > pt->max)
-		return FR_NIL;
-	return pt->fresh++;
-}
-
 /*
  * proctable__get() - find or create the entry of (@pid, @start) and take a
  * reference. @comm (may be NULL) names a new entry. Returns 0 when it
@@ -187,8 +177,8 @@ int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
 		proctable__ref(pt, *slot);
 		return 0;
 	}
-	s = alloc_slot(pt);
-	if (s == FR_NIL) {
+	s = idpool__alloc(&pt->ids);
+	if (s == FR_IDPOOL_NONE) {
 		pt->st.full++;
 		return -ENOSPC;
 	}
@@ -232,8 +222,7 @@ static void release_slot(struct proctable *pt, uint32_t s)
 	pthread_mutex_lock(&pt->lock);
 	*pp = ps->chain;
 	ps->used = 0;
-	ps->chain = pt->free_slot;
-	pt->free_slot = s;
+	idpool__free(&pt->ids, s);
 	meta = ps->meta;
 	prev = ps->prev_meta;
 	ps->meta = ps->prev_meta = NULL;
@@ -339,6 +328,28 @@ void proctable__footprint(const struct proctable *pt, uint64_t *resident, uint64
 {
 	*resident = fr_resident_bytes(pt->map, pt->map_len);
 	*live = pt->st.live * sizeof(struct proc_slot);
+}
+
+/*
+ * proctable__trim() - the writer, about once a second of @now (ns): when
+ * the slots resident have stayed well above what the live ones need
+ * (idpool__trim_due()), give back the pages that hold only free slots,
+ * under the lock readers copy under.
+ */
+void proctable__trim(struct proctable *pt, uint64_t now)
+{
+	uint64_t res = fr_resident_bytes(pt->slots, (size_t)pt->ids.n * sizeof(struct proc_slot));
+	long pages;
+
+	if (!idpool__trim_due(&pt->trim, now, res, pt->st.live * sizeof(struct proc_slot)))
+		return;
+	pthread_mutex_lock(&pt->lock);
+	pages = idpool__release(&pt->ids, pt->slots, sizeof(struct proc_slot));
+	pthread_mutex_unlock(&pt->lock);
+	idpool__trimmed(&pt->ids, &pt->trim, pages);
+	pt->st.shrinks = pt->trim.shrinks;
+	pt->st.pages_released = pt->trim.pages_released;
+	pt->st.release_failed = pt->trim.release_failed;
 }
 
 /*

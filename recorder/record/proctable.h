@@ -7,7 +7,8 @@
  * exited is freed when its last event leaves the window; since an exit is
  * marked only when the drain releases the exit event (in watermark order),
  * that is exactly "the watermark passed its exit and none of its events
- * remain". One writer thread (the drain). Readers copy entries under the
+ * remain". Slots are taken lowest first, and the pages the need left are
+ * given back after a while (proctable__trim()). One writer thread (the drain). Readers copy entries under the
  * table's lock and hold the table while they keep slot numbers, which
  * defers frees.
  */
@@ -38,6 +39,9 @@ struct proctable_stats {
 	uint64_t created;
 	uint64_t freed;
 	uint64_t full;		/* creations refused: table full */
+	uint64_t shrinks;	/* trims that gave pages back */
+	uint64_t pages_released;
+	uint64_t release_failed;
 };
 
 struct proctable;
@@ -63,6 +67,7 @@ void proctable__hold(struct proctable *pt);
 void proctable__release(struct proctable *pt);
 void proctable__stats(const struct proctable *pt, struct proctable_stats *st);
 void proctable__footprint(const struct proctable *pt, uint64_t *resident, uint64_t *live);
+void proctable__trim(struct proctable *pt, uint64_t now);
 
 /* Any thread: copy an entry, or take its /proc facts, under the table lock. */
 int proctable__read(struct proctable *pt, uint32_t slot, struct fr_proc *out);

@@ -186,6 +186,90 @@ static void test_memory_cap(void)
 	drain__free(d);
 }
 
+/* Feed @secs seconds from @t0 at 1000 samples/s: 10 steady processes on
+ * 20 stacks, plus, when @burst, 20 new short-lived processes a second... */
+static uint64_t feed(struct drain *d, uint64_t t0, int secs, int burst)
+{
+	static uint32_t next_pid = 5000;
+	uint64_t ts = t0;
+
+	for (int ms = 0; ms < secs * 1000; ms++, ts += MS) {
+		sample(d, ts, 100 + ms % 10, 1, "steady", 1 + ms % 20, 24);
+		if (burst) {
+			/* ...10 x the samples: each of 9 more a new process with its
+			 * own stack, which exits at once. */
+			for (int k = 0; k < 9; k++) {
+				uint32_t pid = next_pid++;
+				char comm[16];
+
+				snprintf(comm, sizeof(comm), "burst%u", pid);
+				sample(d, ts + 1 + k, pid, pid, comm, 100000 + pid, 24);
+				exit_rec(d, ts + 10 + k, pid, pid, 0);
+			}
+		}
+		if (ms % 10 == 9)
+			drain__release(d, ts);
+	}
+	return ts;
+}
+
+/*
+ * A burst of 10 x the rate with new processes and stacks grows the stack,
+ * string and process tables; once it has left the window the tables give
+ * the pages back (lowest-first allocation kept the survivors low), within
+ * the window's span + 10 s + a second of the tables' trim.
+ */
+static void test_burst_tables(void)
+{
+	struct drain *d = drain__new(64 << 20, 1 * SEC);
+	struct drain_footprint f0, f1, f2;
+	uint64_t ts;
+
+	ts = feed(d, 1 * SEC, 15, 0);
+	drain__footprint(d, &f0);
+	ts = feed(d, ts, 5, 1);
+	drain__footprint(d, &f1);
+	tap_diag("before the burst: stacks %llu/%llu, strings %llu/%llu, processes %llu/%llu "
+		 "KiB resident/live; at its end: %llu/%llu, %llu/%llu, %llu/%llu",
+		 (unsigned long long)f0.stacks.resident >> 10, (unsigned long long)f0.stacks.live >> 10,
+		 (unsigned long long)f0.strings.resident >> 10, (unsigned long long)f0.strings.live >> 10,
+		 (unsigned long long)f0.procs.resident >> 10, (unsigned long long)f0.procs.live >> 10,
+		 (unsigned long long)f1.stacks.resident >> 10, (unsigned long long)f1.stacks.live >> 10,
+		 (unsigned long long)f1.strings.resident >> 10, (unsigned long long)f1.strings.live >> 10,
+		 (unsigned long long)f1.procs.resident >> 10, (unsigned long long)f1.procs.live >> 10);
+	ok(f1.stacks.resident > f0.stacks.resident + (256u << 10) &&
+	   f1.procs.resident > f0.procs.resident + (256u << 10),
+	   "the burst grew the stack and process tables");
+	is_int(drain__stats(d)->dropped, 0, "nothing dropped");
+	ts = feed(d, ts, 9, 0);
+	drain__footprint(d, &f2);
+	is_int(f2.stacks.shrinks + f2.procs.shrinks, 0, "9 s after the burst: nothing given back yet");
+	ts = feed(d, ts, 4, 0);
+	drain__footprint(d, &f2);
+	tap_diag("13 s after: stacks %llu/%llu, strings %llu/%llu, processes %llu/%llu KiB; "
+		 "released %llu, %llu, %llu KiB",
+		 (unsigned long long)f2.stacks.resident >> 10, (unsigned long long)f2.stacks.live >> 10,
+		 (unsigned long long)f2.strings.resident >> 10, (unsigned long long)f2.strings.live >> 10,
+		 (unsigned long long)f2.procs.resident >> 10, (unsigned long long)f2.procs.live >> 10,
+		 (unsigned long long)f2.stacks.released_bytes >> 10,
+		 (unsigned long long)f2.strings.released_bytes >> 10,
+		 (unsigned long long)f2.procs.released_bytes >> 10);
+	ok(f2.stacks.shrinks >= 1 && f2.procs.shrinks >= 1 && f2.strings.shrinks >= 1,
+	   "13 s after the burst each table has given pages back");
+	ok(f2.stacks.resident <= f0.stacks.resident + 2 * f2.stacks.live + (64u << 10),
+	   "the stack table is back near its size before the burst");
+	ok(f2.procs.resident <= f0.procs.resident + 2 * f2.procs.live + (64u << 10),
+	   "the process table too");
+	ok(f2.strings.resident <= f0.strings.resident + 2 * f2.strings.live + (64u << 10),
+	   "and the string table");
+	ts = feed(d, ts, 15, 0);
+	drain__footprint(d, &f1);
+	is_int(f1.stacks.shrinks + f1.procs.shrinks + f1.strings.shrinks,
+	       f2.stacks.shrinks + f2.procs.shrinks + f2.strings.shrinks,
+	       "at a steady rate afterwards, no more shrinks in 15 s");
+	drain__free(d);
+}
+
 static void test_bad_records(void)
 {
 	struct drain *d = drain__new(8 << 20, 10 * SEC);
@@ -210,6 +294,7 @@ int main(void)
 	test_incarnations();
 	test_exit_lifetime();
 	test_memory_cap();
+	test_burst_tables();
 	test_bad_records();
 	return tap_done_testing();
 }

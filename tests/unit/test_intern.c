@@ -127,12 +127,66 @@ static void test_churn(void)
 	intern__free(t);
 }
 
+/*
+ * A burst of 8000 entries, then all but 110 of them leave: after 10 s above
+ * its need the table gives back the pages of the free blocks and entries
+ * (mincore() through intern__footprint()), once, and keeps the survivors.
+ */
+static void test_trim(void)
+{
+	const uint64_t s = 1000000000ULL;
+	struct intern *t = intern__new(128, 20000, 10000);
+	uint64_t res0, res1, res2, res3, live, ips[16], out[16];
+	uint32_t ids[8000], id;
+	struct intern_stats st;
+	int bad = 0;
+
+	intern__footprint(t, &res0, &live);
+	for (int i = 0; i < 8000; i++) {
+		fill(ips, 16, (uint64_t)i);
+		intern__get(t, 0, ips, sizeof(ips), &ids[i]);
+	}
+	ok(ids[0] == 1 && ids[7999] == 8000, "ids are handed out lowest first (1..8000)");
+	for (int i = 100; i < 8000; i++)
+		if (i < 4000 || i >= 4010)
+			intern__unref(t, ids[i]);
+	intern__footprint(t, &res1, &live);
+	intern__trim(t, 1 * s);
+	intern__trim(t, 9 * s);
+	intern__footprint(t, &res2, &live);
+	is_int(res2, res1, "not given back before 10 s above the need (%.0f KiB resident)",
+	       res1 / 1024.0);
+	intern__trim(t, 11 * s);
+	intern__footprint(t, &res3, &live);
+	intern__stats(t, &st);
+	ok(res3 + (900u << 10) < res1, "given back after 10 s: %.0f KiB resident for %.0f KiB "
+	   "of contents (%.0f KiB at start)", res3 / 1024.0, live / 1024.0, res0 / 1024.0);
+	ok(res3 <= res0 + 2 * live + (64u << 10), "resident within start + 2 x contents + 64 KiB");
+	is_int(st.shrinks, 1, "one shrink");
+	for (int i = 0; i < 8000; i++) {
+		if (i >= 100 && (i < 4000 || i >= 4010))
+			continue;
+		fill(ips, 16, (uint64_t)i);
+		bad += intern__copy(t, ids[i], out, sizeof(out)) != sizeof(ips) ||
+		       memcmp(out, ips, sizeof(ips));
+	}
+	is_int(bad, 0, "the 110 survivors read back intact");
+	fill(ips, 16, 123456);
+	intern__get(t, 0, ips, sizeof(ips), &id);
+	is_int(id, 101, "a new entry takes the lowest free id");
+	intern__trim(t, 30 * s);
+	intern__stats(t, &st);
+	is_int(st.shrinks, 1, "near its need the table does not trim again");
+	intern__free(t);
+}
+
 int main(void)
 {
 	test_dedup();
 	test_refcount_and_hold();
 	test_full();
 	test_churn();
+	test_trim();
 	ok(intern__new(30, 8, 8) == NULL && errno == EINVAL, "block size must be a multiple of 8");
 	return tap_done_testing();
 }

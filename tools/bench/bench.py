@@ -5,6 +5,7 @@
     tools/bench/bench.py [--quick] [--out FILE] [--build DIR] [--json FILE]
                          [--only LIST] [--rounds N] [--dumps N] [--perf-dumps N]
                          [--stacks-rounds N] [--stacks-seconds S]
+                         [--footprint-seconds S]
 
 Runs, in one go and as root, with the binaries of a build directory:
 
@@ -1238,14 +1239,21 @@ def minflt(pid):
 
 
 def bench_footprint(b, o, res):
-    """9: what is resident against what the window holds, with the daemon running."""
-    secs = 4 if o.quick else 60
-    cases = [("default config (256M, 30 s window) at 999 Hz", 999, "30s", "256M"),
-             ("default config (256M, 30 s window) at 99 Hz", 99, "30s", "256M"),
-             ("8M, 1 s window, 2999 Hz: the ring laps every ~15 s", 2999, "1s", "8M")]
+    """9: what is resident against what the window holds, with the daemon running.
+
+    Each case samples the daemon every 5 s. The verdicts take the samples after the
+    window has filled (its length + 15 s): the tables against 2 x their contents,
+    VmRSS against RSS at ready + 2 x contents + the line cache's peak + 24 MiB (the
+    bound test_soak asserts), and the minor faults per second."""
+    secs = 4 if o.quick else o.footprint_seconds
+    cases = [("default config (256M, 30 s window) at 999 Hz", 999, 30, "256M", secs),
+             ("default config (256M, 30 s window) at 99 Hz", 99, 30, "256M", secs),
+             ("8M, 1 s window, 2999 Hz: the ring laps every ~15 s", 2999, 1, "8M",
+              min(secs, 120))]
     out = {}
-    for what, hz, window, memory in cases:
-        d = Daemon(b, o.workdir, f"footprint{hz}", hz, window=window, memory=memory)
+    for what, hz, window, memory, secs in cases:
+        d = Daemon(b, o.workdir, f"footprint{hz}", hz, window=f"{window}s", memory=memory)
+        samples = []
         try:
             d.ready()
             settle(d.pid)
@@ -1253,47 +1261,71 @@ def bench_footprint(b, o, res):
             # One set of workers throughout, spawning nothing: the steady state.
             argv = [b.work, "--seconds", str(secs), "--spawn-every", "1000000000"]
             note_cmd(f"footprint workload ({what})", argv)
+            t0 = mono()
             w = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-            time.sleep(secs / 2)
-            s1, f1, t1 = d.status(), minflt(d.pid), mono()
-            w.wait()
-            s2, f2, t2 = d.status(), minflt(d.pid), mono()
-            rss = status_kb(d.pid, "VmRSS")
+            while True:
+                done = w.poll() is not None
+                s = d.status()
+                samples.append((mono() - t0, status_kb(d.pid, "VmRSS"), minflt(d.pid), s))
+                if done:
+                    break
+                time.sleep(0.5 if o.quick else 5)
         finally:
             d.stop()
-        m1, m2 = s1["memory"], s2["memory"]
-        slots = s2["window"]["event_slots"]
+        warm = min(window + 15, secs / 2)
+        steady = [x for x in samples if x[0] >= warm] or samples[-1:]
+        (ta, _, fa, sa), (tb, rss, fb, sb) = steady[0], samples[-1]
+        m2 = sb["memory"]
+        slots = sb["window"]["event_slots"]
         laps = m2["window_appended"] / slots if slots else 0
-        grown = m2["window_chunks_grown"] - m1["window_chunks_grown"]
-        flt = (f2 - f1) / (t2 - t1)
-        ok = m2["resident"] <= 2 * m2["live"] + (16 << 20)
-        res.row(f"9. Footprint, {what}, after {secs} s ({laps:.2f} laps of its "
+        grown = m2["window_chunks_grown"] - sa["memory"]["window_chunks_grown"]
+        flt = (fb - fa) / (tb - ta) if tb > ta else 0.0
+
+        def over(x):
+            """KiB of VmRSS above the bound at sample @x (negative: under it)."""
+            live = x[3]["memory"]["live"] >> 10
+            lines = x[3].get("lines", {}).get("bytes_peak", 0) >> 10
+            return x[1] - (rss0 + 2 * live + lines + (24 << 10))
+        worst = max(steady, key=over)
+        tres_ok = all(x[3]["memory"]["resident"] <= 2 * x[3]["memory"]["live"] + (16 << 20)
+                      for x in steady)
+        res.row(f"9. Footprint, {what}, after {tb:.0f} s ({laps:.2f} laps of its "
                 f"{slots * 32 / 1048576:.1f} MiB ring): tables resident for "
                 f"{m2['live'] / 1048576:.2f} MiB of contents (ring "
                 f"{m2['window']['resident'] / 1048576:.2f} MiB for "
-                f"{m2['window']['live'] / 1048576:.2f} MiB of events); VmRSS "
-                f"{(rss - rss0) / 1024:+.1f} MiB over ready", m2["resident"], None,
-                "≤ 2 × contents + 16 MiB", verdict(ok, o.quick),
+                f"{m2['window']['live'] / 1048576:.2f} MiB of events)", m2["resident"], None,
+                "≤ 2 × contents + 16 MiB", verdict(tres_ok, o.quick),
                 lambda v: f"{v / 1048576:.1f} MiB", ratio=False)
-        res.row(f"9. Footprint, {what}: the daemon's page faults per second, second half "
-                f"(ring chunks grown then: {grown})", flt, None, "≈ 0",
+        res.row(f"9. Footprint, {what}: VmRSS over ready, the highest of {len(steady)} "
+                f"samples from {warm:.0f} s on (at the end {(rss - rss0) / 1024:+.1f} MiB)",
+                (worst[1] - rss0) * 1024, None,
+                f"≤ 2 × contents + line cache + 24 MiB ({(worst[1] - rss0 - over(worst)) / 1024:.1f} MiB then)",
+                verdict(over(worst) <= 0, o.quick), lambda v: f"{v / 1048576:+.1f} MiB",
+                ratio=False)
+        res.row(f"9. Footprint, {what}: the daemon's page faults per second from {warm:.0f} s "
+                f"on (ring chunks grown then: {grown})", flt, None, "≈ 0",
                 verdict(flt < 10 and grown == 0, o.quick), lambda v: f"{v:.1f}/s", ratio=False)
         out[hz] = {"rss0_kb": rss0, "rss_kb": rss, "memory": m2, "laps": laps,
-                   "minflt_per_s": flt, "grown": grown}
+                   "minflt_per_s": flt, "grown": grown, "seconds": tb,
+                   "rss_curve_kb": [(round(x[0]), x[1]) for x in samples]}
     res.detail("Footprint (memory follows the window)",
                "Each case runs the workload (one process per CPU, spawning nothing: the "
-               f"steady state) for {secs} s under a fresh flightrecd; `flightrec status "
-               "--json` \"memory\" gives the tables' resident bytes (mincore() of the window "
-               "ring, stack, string and process tables, and the staging) against their live "
-               "contents (events × 32, blocks and entries in use). The page faults are the "
-               "daemon's minor faults (/proc/PID/stat) over the second half, a status request "
-               "included. At the default cap "
-               "the ring would take ~26 min at 999 Hz (and hours at 99 Hz) to lap; the "
-               "8M case and the ingest benchmark (row 6) lap it several times. With the ring "
-               "walked slot by slot, the resident ring grew by the events appended until its "
-               "first lap and stayed at the whole 94 MiB.\n\n" +
-               "\n".join(f"- {hz} Hz: VmRSS at ready {v['rss0_kb']} KiB, at the end {v['rss_kb']} "
-                         f"KiB; memory {json.dumps(v['memory'])}" for hz, v in out.items()))
+               f"steady state) for {o.footprint_seconds if not o.quick else 4:.0f} s (the 8M "
+               "case at most 120 s) under a fresh flightrecd and samples it every "
+               "5 s. `flightrec status --json` \"memory\" gives the tables' resident bytes "
+               "(mincore() of the window ring, stack, string and process tables, and the "
+               "staging) against their live contents (events × 32, blocks and entries in "
+               "use). The verdicts take the samples after the window has filled (its length + "
+               "15 s). The page faults are the daemon's minor faults (/proc/PID/stat) over "
+               "those samples, the status requests included. At the default cap the ring "
+               "takes ~26 min at 999 Hz (and hours at 99 Hz) to lap; `--footprint-seconds` "
+               "runs longer, and the 8M case and the ingest benchmark (row 6) lap it several "
+               "times. With the ring walked slot by slot, the resident ring grew by the "
+               "events appended until its first lap and stayed at the whole 94 MiB.\n\n" +
+               "\n".join(f"- {hz} Hz: VmRSS at ready {v['rss0_kb']} KiB, at the end "
+                         f"{v['rss_kb']} KiB after {v['seconds']:.0f} s; VmRSS (s, KiB) "
+                         f"{v['rss_curve_kb'][::max(1, len(v['rss_curve_kb']) // 12)]}; "
+                         f"memory {json.dumps(v['memory'])}" for hz, v in out.items()))
     return {"footprint": out}
 
 
@@ -2586,6 +2618,8 @@ def main():
                     help="perf dumps, each after a full window (default 10)")
     ap.add_argument("--stacks-rounds", type=int, default=5,
                     help="stacks case: overhead rounds (default 5)")
+    ap.add_argument("--footprint-seconds", type=float, default=120,
+                    help="seconds of the default-config footprint cases (default 120)")
     ap.add_argument("--stacks-seconds", type=float, default=1.5,
                     help="stacks case: CPU-s of the workload process per overhead run "
                     "(default 1.5)")
