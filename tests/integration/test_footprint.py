@@ -12,7 +12,7 @@ not its memory cap, and the daemon survives the OOM kill it records.
   steady rate. A ring that walked every slot would hold all of its 3 MiB.
 - Burst: on a base load of ~100 samples/s, 5 s of both CPUs busy and
   ~hundreds of new processes a second (over 10x the events): the ring
-  grows at once, with nothing lost, and within the window + 10 s + 3 s of
+  grows at once, with nothing lost, and within the window + 10 s + 5 s of
   the burst's end it has given the pages back; so have the process and
   stack tables. (test_window and test_drain drive the same at exactly 10x.)
 - oom_score_adj: the configured value is the daemon's (raising it needs
@@ -176,7 +176,7 @@ def burst():
                f"{peak.get('window', {}).get('resident', 0) >> 10} KiB resident for "
                f"{peak.get('window', {}).get('live', 0) >> 10} KiB of events)")
         shrunk_at, tables_at, j = None, None, j1
-        while time.monotonic() - t_end < 25 and (shrunk_at is None or tables_at is None):
+        while time.monotonic() - t_end < 30 and (shrunk_at is None or tables_at is None):
             time.sleep(1)
             j = status(d)
             m = j.get("memory", {})
@@ -188,10 +188,12 @@ def burst():
                                       peak.get("processes", {}).get("shrinks", 0)):
                 tables_at = time.monotonic() - t_end
         m = j.get("memory", {})
-        tap.ok(shrunk_at is not None and shrunk_at <= 2 + 10 + 3,
+        # The stated time: the window, the 10 s a chunk or page stays unused
+        # first, and 5 s for the once-a-second trims and status polls.
+        tap.ok(shrunk_at is not None and shrunk_at <= 2 + 10 + 5,
                f"the ring gave its pages back {shrunk_at and round(shrunk_at, 1)} s after the "
-               f"burst (within the 2 s window + 10 s + 3 s): {m.get('window')}")
-        tap.ok(tables_at is not None and tables_at <= 2 + 10 + 3,
+               f"burst (within the 2 s window + 10 s + 5 s): {m.get('window')}")
+        tap.ok(tables_at is not None and tables_at <= 2 + 10 + 5,
                f"so did the process table, {tables_at and round(tables_at, 1)} s after: "
                f"{m.get('processes')} (stacks {m.get('stacks')})")
         tap.eq(losses(j), losses(j0), "nothing lost: BPF reserve failures, evictions for "
