@@ -28,6 +28,7 @@ struct drain {
 	struct fr_event *stage;		/* staged events, sorted by ts */
 	size_t nstage;
 	size_t stage_cap;
+	size_t stage_hi;		/* the most staged since the last trim */
 	struct idpool_trim stage_trim;
 	uint64_t next_trim;		/* the tables' next trim, watermark ns */
 	uint64_t watermark;
@@ -421,11 +422,12 @@ static void stage_trim(struct drain *d, uint64_t now)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE), len = d->stage_cap * sizeof(*d->stage);
 	size_t from = FR_ALIGN(d->nstage * sizeof(*d->stage), pg);
-	uint64_t res = fr_resident_bytes(d->stage, len), above;
+	uint64_t touched = FR_ALIGN(d->stage_hi * sizeof(*d->stage), pg), above;
 
-	if (!idpool__trim_due(&d->stage_trim, now, res, d->nstage * sizeof(*d->stage)))
+	if (!idpool__trim_due(&d->stage_trim, now, touched, d->nstage * sizeof(*d->stage)))
 		return;
 	d->stage_trim.above_since = 0;
+	d->stage_hi = d->nstage;
 	above = from < len ? fr_resident_bytes((char *)d->stage + from, len - from) : 0;
 	if (!above)
 		return;
@@ -455,6 +457,8 @@ void drain__release(struct drain *d, uint64_t watermark)
 {
 	size_t i = 0;
 
+	if (d->nstage > d->stage_hi)
+		d->stage_hi = d->nstage;
 	while (i < d->nstage && d->stage[i].ts <= watermark)
 		release_one(d, &d->stage[i++]);
 	if (i) {

@@ -131,17 +131,18 @@ static bool range_free(const struct idpool *p, uint32_t first, uint32_t last)
 }
 
 /*
- * idpool__trim_due() - called about once a second with the table's
- * @resident bytes and the bytes its contents @need: true once resident has
- * stayed above need + need/4 + FR_IDPOOL_SLACK for FR_IDPOOL_TRIM_NS of
- * @now (any clock in ns). A trim resets the clock (idpool__trimmed()), so
- * a table whose free items are spread over its pages tries again at most
- * once per FR_IDPOOL_TRIM_NS.
+ * idpool__trim_due() - called about once a second with the bytes the
+ * table has @touched (its ids handed out since the last trim times their
+ * size: what may be resident, known without a system call) and the bytes
+ * its contents @need: true once touched has stayed above need + need/4 +
+ * FR_IDPOOL_SLACK for FR_IDPOOL_TRIM_NS of @now (any clock in ns). A trim
+ * resets the clock (idpool__trimmed()), so a table whose free items are
+ * spread over its pages tries again at most once per FR_IDPOOL_TRIM_NS.
  */
-bool idpool__trim_due(struct idpool_trim *t, uint64_t now, uint64_t resident,
+bool idpool__trim_due(struct idpool_trim *t, uint64_t now, uint64_t touched,
 		      uint64_t need)
 {
-	if (resident <= need + need / 4 + FR_IDPOOL_SLACK) {
+	if (touched <= need + need / 4 + FR_IDPOOL_SLACK) {
 		t->above_since = 0;
 		return false;
 	}

@@ -10,7 +10,9 @@
  * array, so the pages touched follow the need; a free list would scatter
  * them over the high-water mark. When a table has stayed well above its
  * need for FR_IDPOOL_TRIM_NS (hysteresis), its owner gives back the whole
- * pages that hold free items only, once, off the hot path.
+ * pages that hold free items only, once, off the hot path. The check that
+ * runs once a second costs no system call (the ids handed out bound what
+ * was touched); only a trim reads mincore().
  *
  * The bitmap lives in memory the owner provides, zeroed (a fresh
  * anonymous mapping: nothing of it is touched until used). One thread.
@@ -51,7 +53,7 @@ uint32_t idpool__alloc(struct idpool *p);
 void idpool__free(struct idpool *p, uint32_t id);
 bool idpool__in_use(const struct idpool *p, uint32_t id);
 
-bool idpool__trim_due(struct idpool_trim *t, uint64_t now, uint64_t resident,
+bool idpool__trim_due(struct idpool_trim *t, uint64_t now, uint64_t touched,
 		      uint64_t need);
 long idpool__release(const struct idpool *p, void *base, size_t item_size);
 void idpool__trimmed(struct idpool *p, struct idpool_trim *t, long pages);

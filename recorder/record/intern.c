@@ -355,16 +355,17 @@ void intern__footprint(const struct intern *t, uint64_t *resident, uint64_t *liv
 
 /*
  * intern__trim() - the writer, about once a second of @now (ns): when the
- * blocks, links and entries resident have stayed well above what the live
- * entries need (idpool__trim_due()), give back the pages that hold only
- * free ones. Readers may be copying: they copy live entries only.
+ * blocks, links and entries touched have stayed well above what the live
+ * entries need (idpool__trim_due()), give back the resident pages that
+ * hold only free ones. Readers may be copying: they copy live entries only.
  */
 void intern__trim(struct intern *t, uint64_t now)
 {
-	uint64_t res = fr_resident_bytes(t->blocks, (size_t)((uint8_t *)t->buckets - t->blocks));
+	uint64_t touched = (uint64_t)t->blks.hi * (t->bsize + sizeof(uint32_t)) +
+			   (uint64_t)t->ents.hi * sizeof(struct intern_entry);
 	long n, pages;
 
-	if (!idpool__trim_due(&t->trim, now, res, need_bytes(t)))
+	if (!idpool__trim_due(&t->trim, now, touched, need_bytes(t)))
 		return;
 	pages = idpool__release(&t->blks, t->blocks, t->bsize);
 	if (pages >= 0) {

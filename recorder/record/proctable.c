@@ -332,16 +332,16 @@ void proctable__footprint(const struct proctable *pt, uint64_t *resident, uint64
 
 /*
  * proctable__trim() - the writer, about once a second of @now (ns): when
- * the slots resident have stayed well above what the live ones need
+ * the slots touched have stayed well above what the live ones need
  * (idpool__trim_due()), give back the pages that hold only free slots,
  * under the lock readers copy under.
  */
 void proctable__trim(struct proctable *pt, uint64_t now)
 {
-	uint64_t res = fr_resident_bytes(pt->slots, (size_t)pt->ids.n * sizeof(struct proc_slot));
+	uint64_t touched = (uint64_t)pt->ids.hi * sizeof(struct proc_slot);
 	long pages;
 
-	if (!idpool__trim_due(&pt->trim, now, res, pt->st.live * sizeof(struct proc_slot)))
+	if (!idpool__trim_due(&pt->trim, now, touched, pt->st.live * sizeof(struct proc_slot)))
 		return;
 	pthread_mutex_lock(&pt->lock);
 	pages = idpool__release(&pt->ids, pt->slots, sizeof(struct proc_slot));
