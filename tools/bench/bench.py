@@ -2538,7 +2538,10 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "leaves them; chunks beyond the need + 1/4 + 1, unused for 10 s, give their pages "
            "back once (MADV_DONTNEED, unlocked and re-locked on fault), so a steady window "
            "reuses the same chunks and faults no page, a burst grows the ring at once, and "
-           "10 s after it the pages go back. Figures: `flightrec status --json` \"memory\" "
+           "10 s after it the pages go back. The stack, string and process tables take their "
+           "lowest free item and, after 10 s above their contents + 1/4 + 64 KiB, give back "
+           "the whole pages that hold only free ones (the staging, the pages above its "
+           "backlog). Figures: `flightrec status --json` \"memory\" "
            "(mincore() of each table) and the daemon's minor faults; the ingest benchmark's "
            "figures after it lapped the 256M ring.",
            ""]
