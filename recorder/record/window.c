@@ -32,7 +32,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "idpool.h"
 #include "util.h"
 #include "window.h"
 
@@ -49,8 +48,7 @@ struct window {
 	uint32_t nchunks;		/* physical chunks */
 	uint32_t nmap;			/* entries of map[] */
 	uint32_t *map;			/* logical chunk % nmap -> physical chunk */
-	struct idpool chunks;		/* physical chunks in use, lowest first (idpool.h) */
-	void *chunk_bits;		/* its memory */
+	uint64_t *free_bits;		/* physical chunks free */
 	uint64_t *touched_bits;		/* physical chunks whose pages may be resident */
 	uint64_t *freed_at;		/* per chunk: window__expire()'s clock when freed */
 	uint32_t in_use, touched;
@@ -124,7 +122,7 @@ struct window *window__new(size_t nslots, uint64_t span_ns,
 	w->nmap = 2 * w->nchunks;
 	words = (w->nchunks + 63) / 64;
 	w->map = malloc(w->nmap * sizeof(*w->map));
-	w->chunk_bits = calloc(1, idpool__bytes(w->nchunks));
+	w->free_bits = malloc(words * sizeof(uint64_t));
 	w->touched_bits = calloc(words, sizeof(uint64_t));
 	w->freed_at = calloc(w->nchunks, sizeof(uint64_t));
 	w->map_len = window__budget(nslots);
@@ -132,14 +130,16 @@ struct window *window__new(size_t nslots, uint64_t span_ns,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (w->slots == MAP_FAILED)
 		w->slots = NULL;
-	if (!w->map || !w->chunk_bits || !w->touched_bits || !w->freed_at || !w->slots) {
+	if (!w->map || !w->free_bits || !w->touched_bits || !w->freed_at || !w->slots) {
 		window__free(w);
 		errno = ENOMEM;
 		return NULL;
 	}
 	for (uint32_t i = 0; i < w->nmap; i++)
 		w->map[i] = FR_NO_CHUNK;
-	idpool__init(&w->chunks, w->chunk_bits, w->nchunks);
+	memset(w->free_bits, 0, words * sizeof(uint64_t));
+	for (uint32_t i = 0; i < w->nchunks; i++)
+		bit_set(w->free_bits, i, true);
 	w->nslots = nslots;
 	w->span = span_ns;
 	w->pin = FR_NO_PIN;
@@ -156,7 +156,7 @@ void window__free(struct window *w)
 		munmap(w->slots, w->map_len);
 	free(w->freed_at);
 	free(w->touched_bits);
-	free(w->chunk_bits);
+	free(w->free_bits);
 	free(w->map);
 	free(w);
 }
@@ -200,17 +200,22 @@ static void slot_store(struct window *w, uint64_t idx, const struct fr_event *ev
 /* chunk_take() - the free physical chunk with the lowest address, now in use; FR_NO_CHUNK if none. */
 static uint32_t chunk_take(struct window *w)
 {
-	uint32_t c = idpool__alloc(&w->chunks);
+	for (uint32_t k = 0; k < (w->nchunks + 63) / 64; k++) {
+		uint32_t c;
 
-	if (c == FR_IDPOOL_NONE)
-		return FR_NO_CHUNK;
-	w->in_use++;
-	if (!bit_get(w->touched_bits, c)) {
-		bit_set(w->touched_bits, c, true);
-		w->touched++;
-		w->st.chunks_grown++;
+		if (!w->free_bits[k])
+			continue;
+		c = k * 64 + (uint32_t)__builtin_ctzll(w->free_bits[k]);
+		bit_set(w->free_bits, c, false);
+		w->in_use++;
+		if (!bit_get(w->touched_bits, c)) {
+			bit_set(w->touched_bits, c, true);
+			w->touched++;
+			w->st.chunks_grown++;
+		}
+		return c;
 	}
-	return c;
+	return FR_NO_CHUNK;
 }
 
 /* Drop the oldest event: hand it to the evict callback, then advance tail. */
@@ -226,7 +231,7 @@ static void evict_tail(struct window *w, uint64_t tail)
 		/* The tail left its chunk: every event of it is gone. */
 		uint32_t c = w->map[(tail >> w->shift) % w->nmap];
 
-		idpool__free(&w->chunks, c);
+		bit_set(w->free_bits, c, true);
 		w->freed_at[c] = w->now;
 		w->in_use--;
 	}
@@ -251,10 +256,27 @@ int window__evict_oldest(struct window *w)
 	return 0;
 }
 
-/* chunk_release() - give the pages of free chunk @c back. Returns 0 or -errno. */
+/*
+ * chunk_release() - give the pages of free chunk @c back. Locked memory
+ * (mlockall) refuses MADV_DONTNEED: it is unlocked for that and locked
+ * again on fault, as mlockall(MCL_ONFAULT) had it. Returns 0 or -errno.
+ */
 static int chunk_release(struct window *w, uint32_t c)
 {
-	return fr_pages_release((char *)w->slots + (size_t)c * chunk_bytes(w), chunk_bytes(w));
+	void *p = (char *)w->slots + (size_t)c * chunk_bytes(w);
+	size_t len = chunk_bytes(w);
+
+	if (!madvise(p, len, MADV_DONTNEED))
+		return 0;
+	if (errno != EINVAL || munlock(p, len))
+		return -errno;
+	if (madvise(p, len, MADV_DONTNEED)) {
+		int err = -errno;
+
+		mlock2(p, len, MLOCK_ONFAULT);
+		return err;
+	}
+	return mlock2(p, len, MLOCK_ONFAULT) ? -errno : 0;
 }
 
 /*
@@ -269,7 +291,7 @@ static void trim(struct window *w)
 	bool any = false;
 
 	for (uint32_t c = w->nchunks; c-- > 0 && w->touched > keep;) {
-		if (!bit_get(w->touched_bits, c) || idpool__in_use(&w->chunks, c) ||
+		if (!bit_get(w->touched_bits, c) || !bit_get(w->free_bits, c) ||
 		    w->now - w->freed_at[c] < FR_WINDOW_TRIM_NS)
 			continue;
 		if (chunk_release(w, c)) {
