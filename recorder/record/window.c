@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "idpool.h"
 #include "util.h"
 #include "window.h"
 
@@ -256,27 +257,10 @@ int window__evict_oldest(struct window *w)
 	return 0;
 }
 
-/*
- * chunk_release() - give the pages of free chunk @c back. Locked memory
- * (mlockall) refuses MADV_DONTNEED: it is unlocked for that and locked
- * again on fault, as mlockall(MCL_ONFAULT) had it. Returns 0 or -errno.
- */
+/* chunk_release() - give the pages of free chunk @c back (fr_pages_release()). Returns 0 or -errno. */
 static int chunk_release(struct window *w, uint32_t c)
 {
-	void *p = (char *)w->slots + (size_t)c * chunk_bytes(w);
-	size_t len = chunk_bytes(w);
-
-	if (!madvise(p, len, MADV_DONTNEED))
-		return 0;
-	if (errno != EINVAL || munlock(p, len))
-		return -errno;
-	if (madvise(p, len, MADV_DONTNEED)) {
-		int err = -errno;
-
-		mlock2(p, len, MLOCK_ONFAULT);
-		return err;
-	}
-	return mlock2(p, len, MLOCK_ONFAULT) ? -errno : 0;
+	return fr_pages_release((char *)w->slots + (size_t)c * chunk_bytes(w), chunk_bytes(w));
 }
 
 /*
