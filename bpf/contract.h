@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	2
+#define FR_CONTRACT_VERSION	3
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -32,6 +32,8 @@ enum fr_rec_type {
 	FR_REC_EXEC	= 4,	/* successful execve */
 	FR_REC_OOM	= 5,	/* oom/mark_victim: the OOM killer chose a victim */
 	FR_REC_TASK	= 6,	/* task iterator: one live task at a snapshot */
+	FR_REC_RSS	= 7,	/* rss_stat: an RSS counter moved (the ledger) */
+	FR_REC_OOMADJ	= 8,	/* oom_score_adj_update: the value was written */
 };
 
 /* Sample flags. */
@@ -115,6 +117,16 @@ struct fr_rec_exec {
 	char filename[FR_PATH_LEN];
 };
 
+/*
+ * The OOM dossier. mark_victim runs in the context of the task whose
+ * allocation invoked the OOM killer: the invoker, with its stacks. The
+ * memory cgroup whose limit was hit is the nearest of the invoker's memory
+ * cgroup and its ancestors with a limit that its usage is within
+ * FR_OOM_MEMCG_SLACK of; none: a global OOM (memcg_id 0).
+ */
+#define FR_OOM_MEMCG_SLACK	(1 << 20)
+#define FR_OOM_MEMCG_LEVELS	16	/* ancestors looked at (bounded loop) */
+
 struct fr_rec_oom {
 	struct fr_rec_hdr h;	/* the victim: tgid, start, comm */
 	__u64 total_vm;		/* bytes */
@@ -124,6 +136,63 @@ struct fr_rec_oom {
 	__u64 pgtables;		/* bytes */
 	__s32 oom_score_adj;
 	__u32 uid;
+	/* contract 3 */
+	__u64 swapents;		/* bytes of swap entries */
+	__u64 inv_start;	/* the invoker's incarnation */
+	__u32 inv_tgid;
+	__u32 inv_tid;
+	char inv_comm[FR_COMM_LEN];
+	__u64 memcg_id;		/* kernfs id of the memcg at its limit; 0: global */
+	__u64 memcg_usage;	/* bytes */
+	__u64 memcg_limit;	/* bytes */
+	__u16 kn;		/* the invoker's kernel frames in ips[0..kn) */
+	__u16 un;		/* and user frames in ips[FR_MAX_STACK..+un) */
+	__u32 flags;		/* FR_SAMPLE_* truncation and error bits */
+	__u64 ips[2 * FR_MAX_STACK];
+};
+
+/*
+ * The RSS ledger (rss_stat). Per mm the BPF side keeps the last value it
+ * logged of each member, and logs a member again when it moved by the step
+ * (max(rss_step, rss_step_pct % of the logged value)), or when a change has
+ * waited rss_max_age without being logged (a timer of the mm), at the
+ * owner's exit, and once on first sight of the mm. The value is the
+ * counter get_mm_counter() reads, as /proc/PID/status and the OOM killer's
+ * report do (a per-CPU counter's approximation since 6.2: FORMAT.md).
+ * A change is the mm's owner's (mm->owner), whoever made it: kswapd's
+ * reclaim, another process's process_vm_writev, the owner's own faults.
+ */
+enum fr_rss_member {		/* the kernel's MM_* counters, in its order */
+	FR_RSS_FILE	= 0,
+	FR_RSS_ANON	= 1,
+	FR_RSS_SWAP	= 2,	/* swap entries */
+	FR_RSS_SHMEM	= 3,
+	FR_RSS_NMEMBERS,
+};
+
+enum fr_rss_why {
+	FR_RSS_STEP	= 0,	/* moved by the step since the value logged */
+	FR_RSS_AGE	= 1,	/* a change rss_max_age old, not logged yet */
+	FR_RSS_FIRST	= 2,	/* first sight of the mm: its value then */
+	FR_RSS_EXIT	= 3,	/* the owner's group exit: the death counters */
+};
+
+struct fr_rec_rss {
+	struct fr_rec_hdr h;	/* tgid, start, comm: the mm's owner; tid: the
+				 * owner's thread that made the change, 0 if
+				 * another task or the timer did */
+	__u64 value;		/* bytes */
+	__u64 changed;		/* CLOCK_BOOTTIME ns the value was reached */
+	__u32 by_tgid;		/* the tgid of another task that made it, else 0 */
+	__u8 member;		/* enum fr_rss_member */
+	__u8 why;		/* enum fr_rss_why */
+	__u16 pad;
+};
+
+struct fr_rec_oomadj {
+	struct fr_rec_hdr h;	/* the process whose value was written */
+	__s32 value;		/* the new oom_score_adj */
+	__u32 by_tgid;		/* the tgid of the task that wrote it */
 };
 
 /* One live task, written by the task iterator (bpf_seq_write, not the ring). */
@@ -134,6 +203,11 @@ struct fr_rec_task {
 	__u32 flags;		/* task->flags (PF_KTHREAD) */
 	__u32 nr_threads;
 	__u64 leader_start;	/* == h.start; kept for clarity of the record */
+	/* contract 3: the group's memory as the OOM killer would list it */
+	__u64 rss[FR_RSS_NMEMBERS];	/* bytes, get_mm_counter(); 0 without an mm */
+	__u64 pgtables;		/* bytes */
+	__s32 oom_score_adj;
+	__u32 pad;
 };
 
 /*
@@ -218,6 +292,9 @@ enum fr_counter {
 	FR_CNT_UNWIND_ROWS,	/* user frames found with unwind rows */
 	FR_CNT_UNWIND_FP,	/* user frames found by frame pointer in a process with rows */
 	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
+	FR_CNT_RSS_CALLS,	/* rss_stat calls seen with the ledger on */
+	FR_CNT_RSS_UNOWNED,	/* changes to an mm with no live owner (an exit's or exec's teardown) */
+	FR_CNT_RSS_FULL,	/* mms not tracked: the ledger's map was full (a loss) */
 	FR_CNT_NR,
 };
 
@@ -229,8 +306,10 @@ _Static_assert(sizeof(struct fr_exit_stats) == 64, "fr_exit_stats size");
 _Static_assert(sizeof(struct fr_rec_exit) == 120, "fr_rec_exit size");
 _Static_assert(sizeof(struct fr_rec_fork) == 64, "fr_rec_fork size");
 _Static_assert(sizeof(struct fr_rec_exec) == 56 + FR_PATH_LEN, "fr_rec_exec size");
-_Static_assert(sizeof(struct fr_rec_oom) == 96, "fr_rec_oom size");
-_Static_assert(sizeof(struct fr_rec_task) == 72, "fr_rec_task size");
+_Static_assert(sizeof(struct fr_rec_oom) == 168 + 2 * FR_MAX_STACK * 8, "fr_rec_oom size");
+_Static_assert(sizeof(struct fr_rec_rss) == 72, "fr_rec_rss size");
+_Static_assert(sizeof(struct fr_rec_oomadj) == 56, "fr_rec_oomadj size");
+_Static_assert(sizeof(struct fr_rec_task) == 120, "fr_rec_task size");
 _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
 _Static_assert(sizeof(struct fr_ugen) == 16, "fr_ugen size");

@@ -7,7 +7,8 @@
  * with unwind rows where the daemon loaded them (unwind.bpf.h), by frame
  * pointers otherwise. Tracepoint programs record
  * process lifecycle events: group exit with counters at death, process
- * fork, exec and OOM victim selection. A task iterator lists live tasks for
+ * fork, exec and OOM victim selection (with its invoker, memory.bpf.h), the
+ * RSS ledger and oom_score_adj writes. A task iterator lists live tasks for
  * the snapshot. Records follow bpf/contract.h. Nothing is aggregated here:
  * the daemon's drain owns ordering, interning and the window.
  */
@@ -26,6 +27,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 contract_version = FR_CONTRACT_VERSION;
 const volatile __u32 page_shift = 12;
 const volatile __u64 wakeup_bytes = 1 << 20;	/* wake the drain past this */
+/* The RSS ledger ([memory]): off, or its step and maximum age. */
+const volatile __u8 rss_on = 0;
+const volatile __u64 rss_step = 4 << 20;	/* bytes */
+const volatile __u32 rss_step_pct = 2;		/* % of the logged value */
+const volatile __u64 rss_max_age = 1000000000;	/* ns */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -101,6 +107,8 @@ static __always_inline __u64 mm_pages(struct mm_struct *mm, int member)
 
 	return v > 0 ? (__u64)v << page_shift : 0;
 }
+
+#include "memory.bpf.h"
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
@@ -189,6 +197,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		return 0;
 	if (unwind_on)
 		unwind_forget(p);
+	if (rss_on && mm)
+		led_exit(p, mm);	/* the ledger's last values first */
 
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
@@ -248,6 +258,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 
 	if (unwind_on)
 		ugen_bump(p->tgid);	/* a new image: the old rows no longer apply */
+	if (rss_on)
+		led_exec(p);
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
 	if (!x) {
 		count(FR_CNT_RESERVE);
@@ -267,8 +279,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("tp_btf/mark_victim")
 int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 {
+	struct task_struct *cur = bpf_get_current_task_btf();
 	struct mm_struct *mm = victim->mm;
 	struct fr_rec_oom *o;
+	long kb, ub;
 
 	o = bpf_ringbuf_reserve(&events, sizeof(*o), 0);
 	if (!o) {
@@ -281,13 +295,45 @@ int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 		o->rss_anon = mm_pages(mm, MM_ANONPAGES);
 		o->rss_file = mm_pages(mm, MM_FILEPAGES);
 		o->rss_shmem = mm_pages(mm, MM_SHMEMPAGES);
+		o->swapents = mm_pages(mm, MM_SWAPENTS);
 		o->pgtables = BPF_CORE_READ(mm, pgtables_bytes.counter);
 	} else {
 		o->total_vm = o->rss_anon = o->rss_file = o->rss_shmem = 0;
-		o->pgtables = 0;
+		o->swapents = o->pgtables = 0;
 	}
 	o->oom_score_adj = BPF_CORE_READ(victim, signal, oom_score_adj);
 	o->uid = uid;
+	/* The invoker: whose allocation ran out, and where. */
+	o->inv_tgid = cur->tgid;
+	o->inv_tid = cur->pid;
+	o->inv_start = leader_start(cur);
+	BPF_CORE_READ_STR_INTO(&o->inv_comm, cur, comm);
+	oom_memcg(cur, o);
+	o->flags = 0;
+	kb = bpf_get_stack(ctx, o->ips, FR_MAX_STACK * sizeof(__u64), 0);
+	if (kb < 0) {
+		o->flags |= FR_SAMPLE_KERR;
+		kb = 0;
+	}
+	o->kn = (__u32)kb / sizeof(__u64);
+	if (o->kn > FR_MAX_STACK)
+		o->kn = FR_MAX_STACK;
+	if (o->kn == FR_MAX_STACK)
+		o->flags |= FR_SAMPLE_KTRUNC;
+	ub = -1;
+	if (!(cur->flags & PF_KTHREAD))
+		ub = bpf_get_stack(ctx, &o->ips[FR_MAX_STACK], FR_MAX_STACK * sizeof(__u64),
+				   BPF_F_USER_STACK);
+	if (ub < 0) {
+		if (!(cur->flags & PF_KTHREAD))
+			o->flags |= FR_SAMPLE_UERR;
+		ub = 0;
+	}
+	o->un = (__u32)ub / sizeof(__u64);
+	if (o->un > FR_MAX_STACK)
+		o->un = FR_MAX_STACK;
+	if (o->un == FR_MAX_STACK)
+		o->flags |= FR_SAMPLE_UTRUNC;
 	o->h.ts = bpf_ktime_get_boot_ns();
 	bpf_ringbuf_submit(o, BPF_RB_FORCE_WAKEUP);
 	return 0;
@@ -333,6 +379,16 @@ int list_tasks(struct bpf_iter__task *ctx)
 	r.flags = t->flags;
 	r.nr_threads = BPF_CORE_READ(t, signal, nr_threads);
 	r.leader_start = r.h.start;
+	if (r.h.tid == r.h.tgid && t->mm) {
+		struct mm_struct *mm = t->mm;
+
+		r.rss[FR_RSS_FILE] = mm_pages(mm, MM_FILEPAGES);
+		r.rss[FR_RSS_ANON] = mm_pages(mm, MM_ANONPAGES);
+		r.rss[FR_RSS_SWAP] = mm_pages(mm, MM_SWAPENTS);
+		r.rss[FR_RSS_SHMEM] = mm_pages(mm, MM_SHMEMPAGES);
+		r.pgtables = BPF_CORE_READ(mm, pgtables_bytes.counter);
+	}
+	r.oom_score_adj = BPF_CORE_READ(t, signal, oom_score_adj);
 	bpf_seq_write(seq, &r, sizeof(r));
 	return 0;
 }

@@ -256,6 +256,11 @@ enum conf_row {
 	CONF_OUTPUT_RESOLVE_TIMEOUT,
 	CONF_CONTROL_SOCKET,
 	CONF_PRIVACY_CMDLINE,
+	CONF_MEMORY_RSS_LEDGER,
+	CONF_MEMORY_RSS_STEP,
+	CONF_MEMORY_RSS_STEP_PERCENT,
+	CONF_MEMORY_RSS_MAX_AGE,
+	CONF_MEMORY_CGROUPS,
 	CONF_TRIG_TYPE,
 	CONF_TRIG_RESOURCE,
 	CONF_TRIG_KIND,
@@ -340,6 +345,28 @@ static const struct conf_key conf_keys[] = {
 		    privacy_cmdline,
 		    "read and store process command lines; false = never read them",
 		    FR_CONF_NAMES(conf_bool_names)),
+	[CONF_MEMORY_RSS_LEDGER] =
+	FR_CONF_KEY("memory", "rss_ledger", CONF_BOOL, 0, 1, "true",
+		    rss_ledger,
+		    "log every process's RSS counters (file, anon, swap, shmem) as they move, stamped by the kernel; false = RSS only at the snapshot and at death",
+		    FR_CONF_NAMES(conf_bool_names)),
+	[CONF_MEMORY_RSS_STEP] =
+	FR_CONF_KEY("memory", "rss_step", CONF_SIZE,
+		    4 * FR_CONF_KIB, FR_CONF_GIB, "4M", rss_step,
+		    "log a counter again when it moved this much since it was last logged (or rss_step_percent of its value, if larger)",
+		    .example = "1M, 16M"),
+	[CONF_MEMORY_RSS_STEP_PERCENT] =
+	FR_CONF_KEY("memory", "rss_step_percent", CONF_U32,
+		    0, 100, "2", rss_step_pct,
+		    "the step in percent of the value last logged, where that is larger than rss_step; 0 = rss_step only"),
+	[CONF_MEMORY_RSS_MAX_AGE] =
+	FR_CONF_KEY("memory", "rss_max_age", CONF_DURATION,
+		    10 * FR_CONF_MSEC, 60 * FR_CONF_SEC, "1s", rss_max_age_ns,
+		    "a change smaller than the step is logged at the latest this long after it"),
+	[CONF_MEMORY_CGROUPS] =
+	FR_CONF_KEY("memory", "cgroups", CONF_U32,
+		    0, 4096, "64", memory_cgroups,
+		    "memory cgroups whose usage, limit and events are read once a second (those of the window's processes, PSI-watched ones first); the rest are counted as skipped; 0 = none"),
 	[CONF_TRIG_TYPE] =
 	FR_CONF_TRIG("type", CONF_ENUM, FR_CONF_T_ALL, type,
 		     "what fires it: psi (pressure stall), oom (an OOM kill) or signal (SIGUSR1)",

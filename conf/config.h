@@ -82,6 +82,12 @@ struct fr_config {
 	char *control_socket;	/* 'socket', default /run/flightrec/control.sock; absolute path */
 	/* [privacy] */
 	bool privacy_cmdline;	/* 'cmdline', default true; false: command lines are never read or stored */
+	/* [memory] */
+	bool rss_ledger;	/* 'rss_ledger', default true: the RSS ledger (rss_stat) */
+	uint64_t rss_step;	/* 'rss_step', default 4M; 4K..1G */
+	uint32_t rss_step_pct;	/* 'rss_step_percent', default 2; 0..100 */
+	uint64_t rss_max_age_ns; /* 'rss_max_age', default 1s; 10ms..60s */
+	uint32_t memory_cgroups; /* 'cgroups', default 64; 0..4096: memory cgroups read once a second */
 	/* [trigger NAME] sections; none by default */
 	struct fr_trigger_conf *triggers;	/* in file order */
 	size_t ntriggers;

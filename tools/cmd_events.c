@@ -63,6 +63,16 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		putchar('\n');
 		return;
 	}
+	if (!dump__event_has_proc(e->type)) {
+		json__u64(&j, "pid", 0);
+		json__u64(&j, "tid", 0);
+		json__u64(&j, "start", 0);
+		json__str(&j, "comm", "");
+		view_reading_json(&j, d, e);
+		json__end_obj(&j);
+		putchar('\n');
+		return;
+	}
 	json__u64(&j, "pid", p->pid);
 	json__u64(&j, "tid", e->tid);
 	json__u64(&j, "start", p->start);
@@ -113,6 +123,25 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		putchar('\n');
 		return;
 	}
+	if (e->type == FR_DEV_MEMSYS) {
+		printf("%" PRIu64 ".%09" PRIu64 " %-8s available=%s free=%s swap_free=%s pgscan_direct=%" PRIu64
+		       " allocstall=%" PRIu64 " refault_file=%" PRIu64 " oom_kill=%" PRIu64 "\n",
+		       e->ts / 1000000000, e->ts % 1000000000, "memory",
+		       view_bytes(e->msys.v[FR_MSYS_MEM_AVAILABLE], b2, sizeof(b2)),
+		       view_bytes(e->msys.v[FR_MSYS_MEM_FREE], b3, sizeof(b3)),
+		       view_bytes(e->msys.v[FR_MSYS_SWAP_FREE], buf, sizeof(buf)),
+		       e->msys.v[FR_MSYS_PGSCAN_DIRECT], e->msys.v[FR_MSYS_ALLOCSTALL],
+		       e->msys.v[FR_MSYS_REFAULT_FILE], e->msys.v[FR_MSYS_OOM_KILL]);
+		return;
+	}
+	if (e->type == FR_DEV_MEMCG) {
+		printf("%" PRIu64 ".%09" PRIu64 " %-8s %s usage=%s limit=%s max_events=%" PRIu64
+		       " oom_kill=%" PRIu64 "\n", e->ts / 1000000000, e->ts % 1000000000, "memcg",
+		       view_str(d, e->comm, buf, sizeof(buf)), view_bytes(e->mcg.usage, b2, sizeof(b2)),
+		       e->mcg.flags & FR_DMCG_UNLIMITED ? "max" : view_bytes(e->mcg.limit, b3, sizeof(b3)),
+		       e->mcg.ev_max, e->mcg.ev_oom_kill);
+		return;
+	}
 
 	printf("%" PRIu64 ".%09" PRIu64 " %-6s %u/%u start=%" PRIu64 ".%09" PRIu64 " %-16s cpu%u",
 	       e->ts / 1000000000, e->ts % 1000000000, dump__event_type_name(e->type),
@@ -144,6 +173,26 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	case FR_DEV_OOM:
 		printf(" OOM victim rss=%s",
 		       view_bytes(e->oom.rss_anon + e->oom.rss_file + e->oom.rss_shmem, b2, sizeof(b2)));
+		if (e->oom.invoker)
+			printf(" invoked by %u (%s)", d->proc[e->oom.invoker - 1].pid,
+			       view_str(d, d->proc[e->oom.invoker - 1].comm, buf, sizeof(buf)));
+		printf(" %s", e->oom.memcg ? view_str(d, e->oom.memcg, buf, sizeof(buf)) : "global");
+		if (e->oom.memcg_limit)
+			printf(" usage=%s limit=%s", view_bytes(e->oom.memcg_usage, b2, sizeof(b2)),
+			       view_bytes(e->oom.memcg_limit, b3, sizeof(b3)));
+		break;
+	case FR_DEV_RSS:
+		printf(" %s=%s (%s", dump__rss_member_name(e->rss.member),
+		       view_bytes(e->rss.value, b2, sizeof(b2)), dump__rss_why_name(e->rss.why));
+		if (e->rss.changed != e->ts)
+			printf(", since %" PRIu64 ".%09" PRIu64, e->rss.changed / 1000000000,
+			       e->rss.changed % 1000000000);
+		if (e->rss.by)
+			printf(", by pid %u", e->rss.by);
+		putchar(')');
+		break;
+	case FR_DEV_OOMADJ:
+		printf(" oom_score_adj=%d by pid %u", e->oomadj.value, e->oomadj.by);
 		break;
 	}
 	putchar('\n');

@@ -685,7 +685,7 @@ static int report__json(FILE *f, struct report *r, const char *path)
 	for (uint32_t i = 0; i < r->d->nev; i++) {
 		const struct fr_dump_event *e = &r->d->ev[i];
 
-		if (e->type < FR_DEV_NTYPES && (e->type == FR_DEV_PRESSURE ? filter__match(&r->tflt, r->d, e) :
+		if (e->type < FR_DEV_NTYPES && (!dump__event_has_proc(e->type) ? filter__match(&r->tflt, r->d, e) :
 				    r->pmap[e->proc] && filter__match(r->flt, r->d, e)))
 			by_type[e->type]++;
 	}

@@ -44,6 +44,7 @@ struct chrome {
 	bool first;		/* no event written yet */
 	struct series *series;	/* pressure series seen so far */
 	uint32_t nseries;
+	uint64_t (*rss)[FR_DRSS_NMEMBERS];	/* per process: the ledger's values so far */
 };
 
 /* The synthetic Trace Event "pid" of process index @proc. */
@@ -181,7 +182,7 @@ static int write_metadata(struct chrome *c)
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
 
-		if (e->type == FR_DEV_PRESSURE || !exported(c, e))
+		if (!dump__event_has_proc(e->type) || e->type == FR_DEV_RSS || !exported(c, e))
 			continue;
 		used[e->proc] = true;
 		th[nth++] = (struct thread_key){ e->proc, e->tid, e->comm, i };
@@ -292,6 +293,9 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 	case FR_DEV_EXEC:
 		snprintf(name, sizeof(name), "exec: %s", dump__str(d, e->filename));
 		break;
+	case FR_DEV_OOMADJ:
+		snprintf(name, sizeof(name), "oom_score_adj: %d", e->oomadj.value);
+		break;
 	default:
 		snprintf(name, sizeof(name), "oom kill: pid %u", d->proc[e->proc].pid);
 		break;
@@ -371,6 +375,52 @@ static void write_pressure(struct chrome *c, const struct fr_dump_event *e,
 	end_event(c);
 }
 
+/*
+ * write_rss() - the RSS ledger as a counter track on its process: every
+ * member's value so far (a member not logged yet in the window is 0).
+ */
+static void write_rss(struct chrome *c, const struct fr_dump_event *e)
+{
+	uint64_t *v = c->rss[e->proc];
+	struct json j;
+
+	v[e->rss.member] = e->rss.value;
+	begin_event(c, "C", NULL, "RSS", track_pid(e->proc), 0, e->rss.changed);
+	add_cat(c, "memory");
+	begin_args(c, &j);
+	for (unsigned m = 0; m < FR_DRSS_NMEMBERS; m++)
+		json__u64(&j, dump__rss_member_name(m), v[m]);
+	json__end_obj(&j);
+	end_event(c);
+}
+
+/* write_memory() - the system's memory and each memory cgroup's, as counter tracks. */
+static void write_memory(struct chrome *c, const struct fr_dump_event *e)
+{
+	const struct fr_dump *d = c->d;
+	char name[600];
+	struct json j;
+
+	if (e->type == FR_DEV_MEMSYS)
+		snprintf(name, sizeof(name), "memory system");
+	else
+		snprintf(name, sizeof(name), "memcg %s", dump__str(d, e->comm));
+	begin_event(c, "C", NULL, name, c->psi_pid, 0, e->ts);
+	add_cat(c, "memory");
+	begin_args(c, &j);
+	if (e->type == FR_DEV_MEMSYS) {
+		json__u64(&j, "MemAvailable", e->msys.v[FR_MSYS_MEM_AVAILABLE]);
+		json__u64(&j, "MemFree", e->msys.v[FR_MSYS_MEM_FREE]);
+		json__u64(&j, "SwapFree", e->msys.v[FR_MSYS_SWAP_FREE]);
+	} else {
+		json__u64(&j, "usage", e->mcg.usage);
+		if (!(e->mcg.flags & FR_DMCG_UNLIMITED))
+			json__u64(&j, "limit", e->mcg.limit);
+	}
+	json__end_obj(&j);
+	end_event(c);
+}
+
 static void write_trigger(struct chrome *c, const struct fr_dump_trigger *t)
 {
 	const struct fr_dump *d = c->d;
@@ -439,10 +489,15 @@ int export__chrome(const struct fr_dump *d, const struct filter *flt, FILE *f)
 	int err;
 
 	export__range(d, flt, &c.r);
+	c.rss = calloc(d->nproc + 1, sizeof(*c.rss));
+	if (!c.rss)
+		return -ENOMEM;
 	fputs("{\"traceEvents\":[", f);
 	err = write_metadata(&c);
-	if (err)
+	if (err) {
+		free(c.rss);
 		return err;
+	}
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
 
@@ -452,10 +507,15 @@ int export__chrome(const struct fr_dump *d, const struct filter *flt, FILE *f)
 			write_sample(&c, e);
 		else if (e->type == FR_DEV_PRESSURE)
 			write_pressure(&c, e, previous_reading(&c, e, &err));
+		else if (e->type == FR_DEV_RSS)
+			write_rss(&c, e);
+		else if (e->type == FR_DEV_MEMSYS || e->type == FR_DEV_MEMCG)
+			write_memory(&c, e);
 		else
 			write_lifecycle(&c, e);
 	}
 	free(c.series);
+	free(c.rss);
 	if (err)
 		return err;
 	for (uint32_t i = 0; i < d->ntrig; i++)

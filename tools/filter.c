@@ -84,7 +84,7 @@ bool filter__match(const struct filter *f, const struct fr_dump *d,
 		return false;
 	if (!f->npids)
 		return true;
-	if (e->type == FR_DEV_PRESSURE)
+	if (!dump__event_has_proc(e->type))
 		return false;
 	return filter__pid(f, d->proc[e->proc].pid);
 }

@@ -22,6 +22,7 @@ static const struct {
 	{ "folded", cmd_folded, "collapsed stacks for flame graphs (flamegraph.pl, speedscope)" },
 	{ "export", cmd_export, "the dump for other tools: Perfetto/Chrome trace, pprof, folded" },
 	{ "processes", cmd_processes, "the process table: every incarnation in the dump" },
+	{ "memory", cmd_memory, "who ate the memory: RSS growers, cgroups at their limit, OOM dossiers" },
 	{ "report", cmd_report, "one self-contained HTML page: flame graph, timeline, processes" },
 	{ "snapshot", cmd_snapshot, "ask the running flightrecd for a dump now; print its path" },
 	{ "status", cmd_status, "what the running flightrecd is doing: window, rates, triggers, dumps" },

@@ -201,8 +201,74 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 		json__u64(j, "pgtables", e->oom.pgtables);
 		json__i64(j, "oom_score_adj", e->oom.oom_score_adj);
 		json__u64(j, "uid", e->oom.uid);
+		json__u64(j, "swapents", e->oom.swapents);
+		if (e->oom.invoker) {
+			const struct fr_dump_proc *ip = &d->proc[e->oom.invoker - 1];
+
+			json__u64(j, "invoker_pid", ip->pid);
+			json__u64(j, "invoker_start_ns", ip->start);
+			json__u64(j, "invoker_tid", e->oom.invoker_tid);
+			json__str(j, "invoker_comm", dump__str(d, ip->comm));
+		}
+		view_stack_json(j, d, "invoker_stack", e->stack);
+		json__str(j, "memcg", e->oom.memcg ? dump__str(d, e->oom.memcg) : "");
+		json__bool(j, "global", !e->oom.memcg && !e->oom.memcg_limit);
+		json__u64(j, "memcg_usage", e->oom.memcg_usage);
+		json__u64(j, "memcg_limit", e->oom.memcg_limit);
+		break;
+	case FR_DEV_RSS:
+		json__str(j, "member", dump__rss_member_name(e->rss.member));
+		json__u64(j, "value", e->rss.value);
+		json__u64(j, "changed_ns", e->rss.changed);
+		json__str(j, "why", dump__rss_why_name(e->rss.why));
+		json__u64(j, "by_pid", e->rss.by);
+		break;
+	case FR_DEV_OOMADJ:
+		json__i64(j, "oom_score_adj", e->oomadj.value);
+		json__u64(j, "by_pid", e->oomadj.by);
 		break;
 	}
+}
+
+/* view_stack_json() - member @key: stack @stack (index + 1; 0: none) as frame strings. */
+void view_stack_json(struct json *j, const struct fr_dump *d, const char *key, uint32_t stack)
+{
+	char buf[FR_VIEW_FRAME_MAX];
+
+	json__arr(j, key);
+	if (stack && stack <= d->nstack) {
+		const struct fr_dump_stack *s = &d->stack[stack - 1];
+
+		for (uint32_t k = 0; k < s->kn + s->un; k++)
+			json__str(j, NULL, view_frame(d, s->frames[k], buf, sizeof(buf)));
+	}
+	json__end_arr(j);
+}
+
+/*
+ * view_reading_json() - the members of a reading without a process
+ * (memory, memcg): its source and values.
+ */
+void view_reading_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	if (e->type == FR_DEV_MEMSYS) {
+		for (unsigned f = 0; f < FR_MSYS_NFIELDS; f++)
+			json__u64(j, dump__memsys_field_name(f), e->msys.v[f]);
+		return;
+	}
+	if (e->type != FR_DEV_MEMCG)
+		return;
+	json__str(j, "cgroup", dump__str(d, e->comm));
+	json__str(j, "hierarchy", e->mcg.flags & FR_DMCG_V1 ? "v1" : "v2");
+	json__u64(j, "usage", e->mcg.usage);
+	json__bool(j, "unlimited", e->mcg.flags & FR_DMCG_UNLIMITED);
+	json__u64(j, "limit", e->mcg.flags & FR_DMCG_UNLIMITED ? 0 : e->mcg.limit);
+	json__u64(j, "anon", e->mcg.anon);
+	json__u64(j, "file", e->mcg.file);
+	json__u64(j, "events_high", e->mcg.ev_high);
+	json__u64(j, "events_max", e->mcg.ev_max);
+	json__u64(j, "events_oom", e->mcg.ev_oom);
+	json__u64(j, "events_oom_kill", e->mcg.ev_oom_kill);
 }
 
 /*

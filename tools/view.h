@@ -56,6 +56,8 @@ const char *view_resource(unsigned r);
 bool view_is_loss(const char *key);
 struct json;
 void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e);
+void view_stack_json(struct json *j, const struct fr_dump *d, const char *key, uint32_t stack);
+void view_reading_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e);
 void view_sparklines(const struct fr_dump *d, FILE *f);
 
 #endif /* FR_VIEW_H */

@@ -24,6 +24,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "daemon.h"
 #include "attacher.h"
 #include "tables.h"
@@ -206,6 +207,14 @@ static int scan_task(void *ctx, const struct fr_rec_task *t)
 }
 
 /* Drain hook: an OOM victim was chosen. Queued: the drain is mid-pump. */
+/* The OOM dossier's memory cgroup, by its kernfs id (a walk of the hierarchy; rare). */
+static void hook_memcg_path(void *ctx, uint64_t id, char *buf, size_t len)
+{
+	(void)ctx;
+	if (cgroup__path_of_id(id, buf, len))
+		buf[0] = 0;
+}
+
 static void hook_oom(void *ctx, const void *rec)
 {
 	const struct fr_rec_oom *o = rec;
@@ -343,6 +352,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		.unwind_rows = (uint32_t)FR_MIN(cfg->unwind_bytes / sizeof(struct fr_urow),
 						 FR_UROWS_MAX),
 		.unwind_files = FR_UNWIND_FILES,
+		.rss_ledger = cfg->rss_ledger, .rss_step = cfg->rss_step,
+		.rss_step_pct = cfg->rss_step_pct, .rss_max_age_ns = cfg->rss_max_age_ns,
 	};
 	char err[512];
 	sigset_t mask;
@@ -387,6 +398,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	e = setup_triggers(dm);
 	if (!e)
 		e = pressure__init(&dm->pressure, dm->cfg, dm->epfd, FR_EV_TAG_PSI);
+	if (!e)
+		e = memhist__init(&dm->memhist, dm->cfg);
 	if (e) {
 		if (e == -ENOMEM)
 			fr_err("failed to set up triggers: %s", strerror(-e));
@@ -420,7 +433,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
 		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
-		.oom = hook_oom, .no_table = hook_no_table });
+		.oom = hook_oom, .no_table = hook_no_table, .memcg_path = hook_memcg_path });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {
@@ -490,6 +503,7 @@ void daemon__fini(struct daemon *dm)
 	sampler__close(dm->sampler);
 	control__free(dm->control);
 	pressure__fini(&dm->pressure);
+	memhist__fini(&dm->memhist);
 	trigger__fini(&dm->oom_trig);
 	trigger__fini(&dm->command_trig);
 	trigger__fini(&dm->signal_trig);
@@ -674,6 +688,7 @@ static void on_tick(struct daemon *dm)
 		return;
 	/* Once a second. */
 	pressure__tick(&dm->pressure, dm->drain);
+	memhist__tick(&dm->memhist, dm->drain);
 	control__expire(dm->control, fr_boottime_ns());
 	hooks__expire(&dm->hooks, fr_boottime_ns());
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());

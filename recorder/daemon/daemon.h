@@ -33,6 +33,7 @@
 #include "history.h"
 #include "hooks.h"
 #include "planner.h"
+#include "memhist.h"
 #include "pressure.h"
 #include "procinfo.h"
 #include "ringbuf.h"
@@ -79,6 +80,7 @@ struct daemon {
 	struct trigger oom_trig;
 	bool has_oom;
 	struct pressure_set pressure;
+	struct memhist memhist;		/* the memory history, once a second */
 	struct trigger_fire queued[FR_QUEUED_FIRES];
 	uint32_t nqueued;
 

@@ -117,6 +117,12 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_str(m, "boot_id", dm->boot_id);
 	err |= kvlist__add_u64(m, "ncpus", sampler__ncpus(dm->sampler));
 	err |= kvlist__add_u64(m, "frequency", dm->cfg->frequency);
+	err |= kvlist__add_u64(m, "rss_ledger", dm->cfg->rss_ledger);
+	err |= kvlist__add_u64(m, "rss_step", dm->cfg->rss_step);
+	err |= kvlist__add_u64(m, "rss_step_percent", dm->cfg->rss_step_pct);
+	err |= kvlist__add_u64(m, "rss_max_age_ns", dm->cfg->rss_max_age_ns);
+	err |= kvlist__add_u64(m, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
+	err |= kvlist__add_u64(m, "memcg_read", dm->memhist.st.last_count);
 	err |= kvlist__add_str(m, "event_source", sampler__source(dm->sampler));
 	err |= kvlist__add_u64(m, "clock_boottime_ns", b0 + (b1 - b0) / 2);
 	err |= kvlist__add_u64(m, "clock_realtime_ns", r);
@@ -173,6 +179,9 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	procinfo__stats(dm->procinfo, &is);
 	err |= add_cpu_counter(dm, l, "bpf_reserve_failed", FR_CNT_RESERVE);
 	err |= add_cpu_counter(dm, l, "bpf_scratch_failed", FR_CNT_SCRATCH);
+	err |= add_cpu_counter(dm, l, "rss_untracked_mms", FR_CNT_RSS_FULL);
+	err |= kvlist__add_u64(l, "memcg_skipped", dm->memhist.st.skipped);
+	err |= kvlist__add_u64(l, "memcg_read_failed", dm->memhist.st.failed);
 	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
 	err |= kvlist__add_u64(l, "window_evicted_pinned", ws->evicted_pinned);
 	err |= kvlist__add_u64(l, "window_evicted_time", ws->evicted_time);

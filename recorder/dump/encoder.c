@@ -135,6 +135,7 @@ struct encoder {
 	struct encode_in in;
 	struct fr_dump *d;
 	struct snapshot snap;
+	unsigned page_shift;
 	uint32_t str_cap, proc_cap, bin_cap, frame_cap, stack_cap, line_cap;
 	/* Every map's key is the whole identity, compared on lookup. */
 	struct fr_hashmap str_of;	/* string (bytes) -> dump string */
@@ -389,6 +390,14 @@ static int proc_facts(struct encoder *e, uint32_t idx, struct proc_meta *m)
 		err = add_cstr(e, m->cmdline, &dp->cmdline);
 	if (!err && m->cgroup)
 		err = add_cstr(e, m->cgroup, &dp->cgroup);
+	if (!err && m->memcg)
+		err = add_cstr(e, m->memcg, &dp->memcg);
+	if (!err && m->container)
+		err = add_cstr(e, m->container, &dp->container);
+	if (m->nspid)
+		dp->nspid = m->nspid;
+	if (m->cgroup_id)
+		dp->cgroup_id = m->cgroup_id;
 	if (!err)
 		err = add_threads(e, idx, m);
 	if (!(dp->flags & FR_DPROC_EXITED)) {
@@ -484,6 +493,16 @@ static int merge_snapshot(struct encoder *e)
 		dp = &d->proc[idx];
 		if (sp->flags & FR_SNAP_KTHREAD)
 			dp->flags |= FR_DPROC_KTHREAD;
+		if (sp->has_mem && !(dp->flags & FR_DPROC_EXITED)) {
+			dp->has_mem = 1;
+			dp->oom_score_adj = sp->oom_score_adj;
+			dp->rss_file = sp->rss[FR_RSS_FILE];
+			dp->rss_anon = sp->rss[FR_RSS_ANON];
+			dp->rss_shmem = sp->rss[FR_RSS_SHMEM];
+			dp->swap = sp->rss[FR_RSS_SWAP];
+			dp->pgtables = sp->pgtables;
+			dp->mem_stamp = sp->seen;
+		}
 		if (!(sp->flags & FR_SNAP_GONE) && !(dp->flags & FR_DPROC_EXITED))
 			dp->flags |= FR_DPROC_LIVE;
 		proc_meta__get(sp->meta);
@@ -496,17 +515,37 @@ static int merge_snapshot(struct encoder *e)
 
 /* --------------------------------------------------------------- collect */
 
+/* The OOM dossier's references: the invoker and its stack, the memcg's path. */
+static int collect_oom(struct encoder *e, const struct fr_event *ev)
+{
+	struct fr_oom_info o = {};
+	uint32_t tmp;
+	int err = 0;
+
+	if (ev->arg)
+		err = proc_of(e, ev->arg, &tmp);
+	if (!err && ev->tid)
+		err = stack_of(e, ev->tid, ev->ts, &tmp);
+	if (err)
+		return err;
+	intern__copy(e->in.t->strs, ev->ref, &o, sizeof(o));
+	o.memcg[sizeof(o.memcg) - 1] = 0;
+	return o.memcg[0] ? add_cstr(e, o.memcg, &tmp) : 0;
+}
+
 static int collect_one(struct encoder *e, const struct fr_event *ev)
 {
 	uint32_t idx, tmp;
 	int err;
 
-	if (ev->type == FR_EV_PRESSURE)
+	if (!dump__event_has_proc(ev->type))
 		return str_of(e, ev->comm, &tmp);
 	err = proc_of(e, ev->proc, &idx);
 	if (!err)
 		err = str_of(e, ev->comm, &tmp);
-	if (!err)
+	/* An OOM's tid field holds its stack; another process's RSS change names that process. */
+	if (!err && ev->tid && ev->type != FR_EV_OOM &&
+	    !(ev->type == FR_EV_RSS && (ev->flags & FR_EVRSS_OTHER)))
 		err = add_thread(e, idx, ev->tid, e->d->str[tmp]);
 	if (err)
 		return err;
@@ -530,6 +569,8 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 		e->d->proc[idx].rss = st.rss_anon + st.rss_file + st.rss_shmem;
 		return 0;
 	}
+	case FR_EV_OOM:
+		return collect_oom(e, ev);
 	default:
 		return 0;
 	}
@@ -1074,6 +1115,7 @@ struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
 	e->in = *in;
 	e->d = model;
 	e->cursor = in->first;
+	e->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	e->boot_to_real = fr_clock_ns(CLOCK_REALTIME) - fr_boottime_ns();
 	fr_hashmap__init(&e->str_of, sizeof(struct str_key), sizeof(uint32_t),
 			 str_key_hash, str_key_equal, NULL);
@@ -1155,6 +1197,37 @@ int encoder__prepare(struct encoder *e)
 }
 
 /* Translate window event @ev; -ENOENT if it references what pass 1 missed. */
+/* The OOM event with its dossier: the invoker, its stack, the memcg. */
+static int translate_oom(struct encoder *e, const struct fr_event *ev,
+			 struct fr_dump_event *out)
+{
+	struct fr_oom_info o = {};
+
+	intern__copy(e->in.t->strs, ev->ref, &o, sizeof(o));
+	o.memcg[sizeof(o.memcg) - 1] = 0;
+	out->tid = 0;
+	out->oom = (struct fr_dump_oom){
+		.total_vm = o.total_vm, .rss_anon = o.rss_anon,
+		.rss_file = o.rss_file, .rss_shmem = o.rss_shmem,
+		.pgtables = o.pgtables, .oom_score_adj = o.oom_score_adj,
+		.uid = o.uid, .swapents = o.swapents, .invoker_tid = o.invoker_tid,
+		.memcg_usage = o.memcg_usage, .memcg_limit = o.memcg_limit,
+	};
+	if (ev->arg) {
+		if (!id_get(&e->proc_of_slot, ev->arg, &out->oom.invoker))
+			return -ENOENT;
+		out->oom.invoker++;
+	}
+	if (ev->tid) {
+		if (!id_get(&e->stack_of_id, ev->tid, &out->stack))
+			return -ENOENT;
+		out->stack++;
+	}
+	if (o.memcg[0] && add_cstr(e, o.memcg, &out->oom.memcg))
+		return -ENOENT;
+	return 0;
+}
+
 static int translate(struct encoder *e, const struct fr_event *ev,
 		     struct fr_dump_event *out)
 {
@@ -1166,6 +1239,16 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	out->flags = ev->flags;
 	if (ev->comm && !id_get(&e->str_of_id, ev->comm, &out->comm))
 		return -ENOENT;
+	if (ev->type == FR_EV_MEMSYS) {
+		intern__copy(e->in.t->strs, ev->ref, &out->msys, sizeof(out->msys));
+		out->cpu = 0;
+		return 0;
+	}
+	if (ev->type == FR_EV_MEMCG) {
+		intern__copy(e->in.t->strs, ev->ref, &out->mcg, sizeof(out->mcg));
+		out->cpu = 0;
+		return 0;
+	}
 	if (ev->type == FR_EV_PRESSURE) {
 		struct fr_pressure_info p = {};
 
@@ -1207,18 +1290,24 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 		};
 		return 0;
 	}
-	case FR_EV_OOM: {
-		struct fr_oom_info o = {};
-
-		intern__copy(e->in.t->strs, ev->ref, &o, sizeof(o));
-		out->oom = (struct fr_dump_oom){
-			.total_vm = o.total_vm, .rss_anon = o.rss_anon,
-			.rss_file = o.rss_file, .rss_shmem = o.rss_shmem,
-			.pgtables = o.pgtables, .oom_score_adj = o.oom_score_adj,
-			.uid = o.uid,
+	case FR_EV_OOM:
+		return translate_oom(e, ev, out);
+	case FR_EV_RSS:
+		out->flags = 0;
+		out->rss = (struct fr_dump_rss){
+			.member = ev->flags & FR_EVRSS_MEMBER_MASK,
+			.why = (ev->flags & FR_EVRSS_WHY_MASK) >> FR_EVRSS_WHY_SHIFT,
+			.value = (uint64_t)ev->ref << e->page_shift,
+			.changed = ev->ts - FR_MIN((uint64_t)ev->arg * 1000, ev->ts),
 		};
+		if (ev->flags & FR_EVRSS_OTHER) {
+			out->rss.by = ev->tid;
+			out->tid = 0;
+		}
 		return 0;
-	}
+	case FR_EV_OOMADJ:
+		out->oomadj = (struct fr_dump_oomadj){ .value = (int32_t)ev->arg, .by = ev->ref };
+		return 0;
 	default:
 		return -ENOENT;
 	}

@@ -215,9 +215,47 @@ const char *dump__event_type_name(unsigned type)
 	static const char *const names[FR_DEV_NTYPES] = {
 		[FR_DEV_SAMPLE] = "sample", [FR_DEV_EXIT] = "exit", [FR_DEV_FORK] = "fork",
 		[FR_DEV_EXEC] = "exec", [FR_DEV_OOM] = "oom", [FR_DEV_PRESSURE] = "pressure",
+		[FR_DEV_RSS] = "rss", [FR_DEV_OOMADJ] = "oom_score_adj",
+		[FR_DEV_MEMSYS] = "memory", [FR_DEV_MEMCG] = "memcg",
 	};
 
 	return type < FR_ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
+}
+
+const char *dump__rss_member_name(unsigned m)
+{
+	static const char *const names[FR_DRSS_NMEMBERS] = {
+		[FR_DRSS_FILE] = "file", [FR_DRSS_ANON] = "anon",
+		[FR_DRSS_SWAP] = "swap", [FR_DRSS_SHMEM] = "shmem",
+	};
+
+	return m < FR_DRSS_NMEMBERS ? names[m] : "?";
+}
+
+const char *dump__rss_why_name(unsigned w)
+{
+	static const char *const names[FR_DRSS_NWHY] = {
+		[FR_DRSS_STEP] = "step", [FR_DRSS_AGE] = "age",
+		[FR_DRSS_FIRST] = "first", [FR_DRSS_EXIT] = "exit",
+	};
+
+	return w < FR_DRSS_NWHY ? names[w] : "?";
+}
+
+const char *dump__memsys_field_name(unsigned f)
+{
+	static const char *const names[FR_MSYS_NFIELDS] = {
+		[FR_MSYS_MEM_TOTAL] = "MemTotal", [FR_MSYS_MEM_AVAILABLE] = "MemAvailable",
+		[FR_MSYS_MEM_FREE] = "MemFree", [FR_MSYS_SWAP_TOTAL] = "SwapTotal",
+		[FR_MSYS_SWAP_FREE] = "SwapFree",
+		[FR_MSYS_PGSCAN_KSWAPD] = "pgscan_kswapd", [FR_MSYS_PGSCAN_DIRECT] = "pgscan_direct",
+		[FR_MSYS_PGSTEAL_KSWAPD] = "pgsteal_kswapd", [FR_MSYS_PGSTEAL_DIRECT] = "pgsteal_direct",
+		[FR_MSYS_ALLOCSTALL] = "allocstall", [FR_MSYS_REFAULT_ANON] = "workingset_refault_anon",
+		[FR_MSYS_REFAULT_FILE] = "workingset_refault_file", [FR_MSYS_PSWPIN] = "pswpin",
+		[FR_MSYS_PSWPOUT] = "pswpout", [FR_MSYS_OOM_KILL] = "oom_kill",
+	};
+
+	return f < FR_MSYS_NFIELDS ? names[f] : "?";
 }
 
 const char *dump__uend_name(unsigned uend)
@@ -463,6 +501,18 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 		put_varint(w, b, p->rss);
 		put_varint(w, b, p->stamp);
 		put_varint(w, b, p->cgroup);
+		put_varint(w, b, p->has_mem);	/* 1.4 */
+		put_svarint(w, b, p->oom_score_adj);
+		put_varint(w, b, p->rss_file);
+		put_varint(w, b, p->rss_anon);
+		put_varint(w, b, p->rss_shmem);
+		put_varint(w, b, p->swap);
+		put_varint(w, b, p->pgtables);
+		put_varint(w, b, p->mem_stamp);
+		put_varint(w, b, p->nspid);
+		put_varint(w, b, p->memcg);
+		put_varint(w, b, p->container);
+		put_varint(w, b, p->cgroup_id);
 		item_end(w);
 	}
 	end(w);
@@ -595,6 +645,40 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 		put_varint(w, b, e->oom.pgtables);
 		put_svarint(w, b, e->oom.oom_score_adj);
 		put_varint(w, b, e->oom.uid);
+		put_varint(w, b, e->oom.swapents);	/* 1.4 */
+		put_varint(w, b, e->oom.invoker);
+		put_varint(w, b, e->oom.invoker_tid);
+		put_varint(w, b, e->stack);
+		put_varint(w, b, e->oom.memcg);
+		put_varint(w, b, e->oom.memcg_usage);
+		put_varint(w, b, e->oom.memcg_limit);
+		break;
+	case FR_DEV_RSS:
+		put_bytes(w, b, &e->rss.member, 1);
+		put_bytes(w, b, &e->rss.why, 1);
+		put_varint(w, b, e->rss.by);
+		put_varint(w, b, e->rss.value);
+		put_varint(w, b, e->ts - e->rss.changed);
+		break;
+	case FR_DEV_OOMADJ:
+		put_svarint(w, b, e->oomadj.value);
+		put_varint(w, b, e->oomadj.by);
+		break;
+	case FR_DEV_MEMSYS:
+		put_varint(w, b, FR_MSYS_NFIELDS);
+		for (int k = 0; k < FR_MSYS_NFIELDS; k++)
+			put_varint(w, b, e->msys.v[k]);
+		break;
+	case FR_DEV_MEMCG:
+		put_varint(w, b, e->mcg.flags);
+		put_varint(w, b, e->mcg.usage);
+		put_varint(w, b, e->mcg.limit);
+		put_varint(w, b, e->mcg.anon);
+		put_varint(w, b, e->mcg.file);
+		put_varint(w, b, e->mcg.ev_high);
+		put_varint(w, b, e->mcg.ev_max);
+		put_varint(w, b, e->mcg.ev_oom);
+		put_varint(w, b, e->mcg.ev_oom_kill);
 		break;
 	case FR_DEV_PRESSURE:
 		put_bytes(w, b, &e->psi.resource, 1);
@@ -1000,6 +1084,20 @@ static int parse_item(struct parse *ps, struct rd *r)
 		p->rss = get_varint(r);
 		p->stamp = get_varint(r);
 		p->cgroup = r->p < r->end ? get_u32v(r) : 0;	/* 1.1 */
+		if (r->p < r->end) {	/* 1.4 */
+			p->has_mem = get_u32v(r);
+			p->oom_score_adj = get_s32v(r);
+			p->rss_file = get_varint(r);
+			p->rss_anon = get_varint(r);
+			p->rss_shmem = get_varint(r);
+			p->swap = get_varint(r);
+			p->pgtables = get_varint(r);
+			p->mem_stamp = get_varint(r);
+			p->nspid = get_u32v(r);
+			p->memcg = get_u32v(r);
+			p->container = get_u32v(r);
+			p->cgroup_id = get_varint(r);
+		}
 		return r->bad ? -EBADMSG : 0;
 	}
 	case FR_SEC_THRD: {
@@ -1112,6 +1210,57 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		e->oom.pgtables = get_varint(r);
 		e->oom.oom_score_adj = get_svarint(r);
 		e->oom.uid = get_varint(r);
+		if (r->p < r->end) {	/* 1.4 */
+			e->oom.swapents = get_varint(r);
+			e->oom.invoker = get_u32v(r);
+			e->oom.invoker_tid = get_u32v(r);
+			e->stack = get_u32v(r);
+			e->oom.memcg = get_u32v(r);
+			e->oom.memcg_usage = get_varint(r);
+			e->oom.memcg_limit = get_varint(r);
+		}
+		break;
+	case FR_DEV_RSS: {
+		uint64_t age;
+
+		e->rss.member = get_u8(r);
+		e->rss.why = get_u8(r);
+		e->rss.by = get_u32v(r);
+		e->rss.value = get_varint(r);
+		age = get_varint(r);
+		if (age > e->ts || e->rss.member >= FR_DRSS_NMEMBERS || e->rss.why >= FR_DRSS_NWHY)
+			return -EBADMSG;
+		e->rss.changed = e->ts - age;
+		break;
+	}
+	case FR_DEV_OOMADJ:
+		e->oomadj.value = get_s32v(r);
+		e->oomadj.by = get_u32v(r);
+		if (e->oomadj.value < -1000 || e->oomadj.value > 1000)
+			return -EBADMSG;
+		break;
+	case FR_DEV_MEMSYS: {
+		uint64_t n = get_varint(r);
+
+		/* A newer writer may add fields: keep ours, skip the rest. */
+		for (uint64_t k = 0; k < n && !r->bad; k++) {
+			uint64_t v = get_varint(r);
+
+			if (k < FR_MSYS_NFIELDS)
+				e->msys.v[k] = v;
+		}
+		break;
+	}
+	case FR_DEV_MEMCG:
+		e->mcg.flags = get_u32v(r);
+		e->mcg.usage = get_varint(r);
+		e->mcg.limit = get_varint(r);
+		e->mcg.anon = get_varint(r);
+		e->mcg.file = get_varint(r);
+		e->mcg.ev_high = get_varint(r);
+		e->mcg.ev_max = get_varint(r);
+		e->mcg.ev_oom = get_varint(r);
+		e->mcg.ev_oom_kill = get_varint(r);
 		break;
 	case FR_DEV_PRESSURE:
 		e->psi.resource = get_u8(r);
@@ -1272,7 +1421,7 @@ static int check_refs(struct parse *ps)
 		const struct fr_dump_proc *p = &d->proc[i];
 
 		if (p->comm >= d->nstr || p->exe >= d->nstr || p->cmdline >= d->nstr ||
-		    p->cgroup >= d->nstr)
+		    p->cgroup >= d->nstr || p->memcg >= d->nstr || p->container >= d->nstr)
 			return fail(ps, off, "process %u names string out of range", i);
 	}
 	for (uint32_t i = 0; i < d->nthread; i++)
@@ -1298,8 +1447,9 @@ static int check_refs(struct parse *ps)
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
 
-		if ((e->type != FR_DEV_PRESSURE && e->proc >= d->nproc) || e->comm >= d->nstr ||
-		    (e->type == FR_DEV_SAMPLE && e->stack > d->nstack) ||
+		if ((dump__event_has_proc(e->type) && e->proc >= d->nproc) || e->comm >= d->nstr ||
+		    ((e->type == FR_DEV_SAMPLE || e->type == FR_DEV_OOM) && e->stack > d->nstack) ||
+		    (e->type == FR_DEV_OOM && (e->oom.invoker > d->nproc || e->oom.memcg >= d->nstr)) ||
 		    (e->type == FR_DEV_FORK && e->child >= d->nproc) ||
 		    (e->type == FR_DEV_EXEC && e->filename >= d->nstr))
 			return fail(ps, off, "event %u refers out of range", i);

@@ -23,7 +23,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		3
+#define FR_DUMP_MINOR		4
 #define FR_DUMP_HDR_SIZE	32
 #define FR_SECTION_HDR_SIZE	16
 #define FR_DUMP_SUFFIX		".frd"
@@ -111,6 +111,17 @@ struct fr_dump_proc {
 	uint64_t rss;		/* bytes: at the snapshot, or at death */
 	uint64_t stamp;		/* ns: when the /proc fields were read */
 	uint32_t cgroup;	/* string index (1.1; 0 in 1.0 dumps) */
+	/* 1.4: memory and identity, as the OOM killer would list it */
+	uint32_t has_mem;	/* the fields below are known (1.4, live or exited) */
+	int32_t oom_score_adj;	/* at the snapshot (or at death: last known) */
+	uint64_t rss_file, rss_anon, rss_shmem, swap;	/* bytes, kernel counters */
+	uint64_t pgtables;	/* bytes */
+	uint64_t mem_stamp;	/* ns: when the counters were read */
+	uint32_t nspid;		/* the pid in its own PID namespace; 0: the same */
+	uint32_t memcg;		/* string index: memory cgroup path (v1 memory
+				 * hierarchy, else v2), 0: unknown */
+	uint32_t container;	/* string index: container id from the cgroup path, 0: none */
+	uint64_t cgroup_id;	/* the v2 cgroup's id (its directory's inode), 0: unknown */
 };
 
 struct fr_dump_thread {
@@ -174,6 +185,77 @@ struct fr_dump_oom {
 	uint64_t total_vm, rss_anon, rss_file, rss_shmem, pgtables;
 	int64_t oom_score_adj;
 	uint64_t uid;
+	/* 1.4: the dossier. The event's stack is the invoker's. */
+	uint64_t swapents;	/* bytes */
+	uint32_t invoker;	/* process index + 1 of the task whose allocation invoked it; 0: unknown */
+	uint32_t invoker_tid;
+	uint32_t memcg;		/* string index of the memory cgroup at its limit; 0: global */
+	uint64_t memcg_usage;	/* bytes */
+	uint64_t memcg_limit;	/* bytes */
+};
+
+/* An RSS ledger entry (1.4): member's value since @changed. */
+enum fr_dump_rss_member {
+	FR_DRSS_FILE	= 0,
+	FR_DRSS_ANON	= 1,
+	FR_DRSS_SWAP	= 2,
+	FR_DRSS_SHMEM	= 3,
+	FR_DRSS_NMEMBERS,
+};
+enum fr_dump_rss_why {
+	FR_DRSS_STEP	= 0,	/* moved by the step */
+	FR_DRSS_AGE	= 1,	/* a smaller change, rss_max_age old */
+	FR_DRSS_FIRST	= 2,	/* first sight of the process's mm */
+	FR_DRSS_EXIT	= 3,	/* at death: the death counters */
+	FR_DRSS_NWHY,
+};
+struct fr_dump_rss {
+	uint8_t member;		/* enum fr_dump_rss_member */
+	uint8_t why;		/* enum fr_dump_rss_why */
+	uint32_t by;		/* pid of another process that made the change
+				 * (kswapd, a reader), 0: the process itself */
+	uint64_t value;		/* bytes */
+	uint64_t changed;	/* ns: when it took this value (<= ts) */
+};
+
+/* An oom_score_adj write (1.4). */
+struct fr_dump_oomadj {
+	int32_t value;
+	uint32_t by;		/* pid of the writer */
+};
+
+/* The system's memory, read once a second (1.4): bytes and counters. */
+enum fr_dump_memsys_field {
+	FR_MSYS_MEM_TOTAL,	/* /proc/meminfo, bytes */
+	FR_MSYS_MEM_AVAILABLE,
+	FR_MSYS_MEM_FREE,
+	FR_MSYS_SWAP_TOTAL,
+	FR_MSYS_SWAP_FREE,
+	FR_MSYS_PGSCAN_KSWAPD,	/* /proc/vmstat, pages (events) */
+	FR_MSYS_PGSCAN_DIRECT,
+	FR_MSYS_PGSTEAL_KSWAPD,
+	FR_MSYS_PGSTEAL_DIRECT,
+	FR_MSYS_ALLOCSTALL,	/* allocstall_*, summed over zones */
+	FR_MSYS_REFAULT_ANON,	/* workingset_refault_anon */
+	FR_MSYS_REFAULT_FILE,
+	FR_MSYS_PSWPIN,
+	FR_MSYS_PSWPOUT,
+	FR_MSYS_OOM_KILL,
+	FR_MSYS_NFIELDS,
+};
+struct fr_dump_memsys {
+	uint64_t v[FR_MSYS_NFIELDS];
+};
+
+/* A memory cgroup's usage, read once a second (1.4); comm names the cgroup. */
+#define FR_DMCG_V1		0x1	/* a v1 memory controller directory */
+#define FR_DMCG_UNLIMITED	0x2	/* no limit */
+struct fr_dump_memcg {
+	uint32_t flags;		/* FR_DMCG_* */
+	uint64_t usage;		/* bytes: memory.current / memory.usage_in_bytes */
+	uint64_t limit;		/* bytes: memory.max / memory.limit_in_bytes */
+	uint64_t anon, file;	/* bytes: memory.stat anon, file (v1: total_rss, total_cache) */
+	uint64_t ev_high, ev_max, ev_oom, ev_oom_kill;	/* v2 memory.events; v1: max = failcnt */
 };
 
 /* A pressure reading: avg in 1/100 %, totals in us (CLOCK_BOOTTIME). */
@@ -197,8 +279,18 @@ enum fr_dump_event_type {
 	FR_DEV_EXEC	= 4,	/* a new image: filename names it */
 	FR_DEV_OOM	= 5,	/* an OOM kill of the process */
 	FR_DEV_PRESSURE	= 6,	/* a PSI reading: no process; comm names the source */
+	FR_DEV_RSS	= 7,	/* an RSS ledger entry (1.4) */
+	FR_DEV_OOMADJ	= 8,	/* an oom_score_adj write (1.4) */
+	FR_DEV_MEMSYS	= 9,	/* the system's memory: no process (1.4) */
+	FR_DEV_MEMCG	= 10,	/* a memory cgroup's usage: no process; comm names it (1.4) */
 	FR_DEV_NTYPES		/* one past the last type this version knows */
 };
+
+/* dump__event_has_proc() - whether events of @type belong to a process. */
+static inline int dump__event_has_proc(unsigned type)
+{
+	return type != FR_DEV_PRESSURE && type != FR_DEV_MEMSYS && type != FR_DEV_MEMCG;
+}
 
 /*
  * Sample flags (fr_dump_event.flags of FR_DEV_SAMPLE): the truncation and
@@ -235,13 +327,17 @@ struct fr_dump_event {
 	uint32_t cpu;
 	uint8_t type;		/* enum fr_dump_event_type */
 	uint8_t flags;
-	uint32_t stack;		/* sample: stack index + 1, 0: no stack */
+	uint32_t stack;		/* sample, oom (the invoker's): stack index + 1, 0: none */
 	uint32_t child;		/* fork: process index of the child */
 	uint32_t filename;	/* exec: string index */
 	union {
 		struct fr_dump_exit exit;
 		struct fr_dump_oom oom;
 		struct fr_dump_pressure psi;
+		struct fr_dump_rss rss;
+		struct fr_dump_oomadj oomadj;
+		struct fr_dump_memsys msys;
+		struct fr_dump_memcg mcg;
 	};
 };
 
@@ -295,6 +391,12 @@ const char *dump__str(const struct fr_dump *d, uint32_t idx);
 const char *dump__meta_str(const struct fr_dump *d, const char *key);
 uint64_t dump__meta_u64(const struct fr_dump *d, const char *key);
 const char *dump__event_type_name(unsigned type);
+/* dump__rss_member_name() - "file", "anon", "swap", "shmem"; "?" if unknown. */
+const char *dump__rss_member_name(unsigned m);
+/* dump__rss_why_name() - "step", "age", "first", "exit"; "?" if unknown. */
+const char *dump__rss_why_name(unsigned w);
+/* dump__memsys_field_name() - the /proc key of field @f ("MemAvailable", "pgscan_direct"...). */
+const char *dump__memsys_field_name(unsigned f);
 
 /* Writer. */
 typedef int (*fr_sink_fn)(void *ctx, const void *buf, size_t len);

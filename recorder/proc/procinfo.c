@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cgroup.h"
 #include "procinfo.h"
 #include "tables.h"
 #include "util.h"
@@ -133,21 +134,56 @@ static char *read_cmdline(const char *view)
 	return strdup(buf);
 }
 
-/* The cgroup v2 path ("0::/x"), else the first hierarchy's line. */
-static char *read_cgroup(const char *view)
+/*
+ * The cgroups (cgroup.h): m->cgroup is the v2 path ("0::/x"), else the
+ * first hierarchy's line; the memory controller's path, a container id,
+ * and the v2 cgroup's id (its directory's inode) beside it.
+ */
+static void read_cgroup(const char *view, struct proc_meta *m)
 {
-	char path[PATH_MAX], buf[4096], *line, *save = NULL, *first = NULL;
+	char path[PATH_MAX], buf[4096], *nl;
+	struct cgroup_ident c;
+	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/cgroup", view);
-	if (read_file(path, buf, sizeof(buf)) <= 0)
-		return NULL;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		if (!strncmp(line, "0::", 3))
-			return strdup(line + 3);
-		if (!first)
-			first = line;
+	if (read_file(path, buf, sizeof(buf)) <= 0 || cgroup__parse(buf, &c))
+		return;
+	if (c.v2) {
+		m->cgroup = c.v2;
+		c.v2 = NULL;
+		if (!cgroup__v2_root(path, sizeof(path)) &&
+		    strlen(path) + strlen(m->cgroup) < sizeof(path)) {
+			strcat(path, m->cgroup);
+			if (!stat(path, &st))
+				m->cgroup_id = st.st_ino;
+		}
+	} else if ((nl = strchr(buf, '\n'))) {
+		*nl = 0;
+		m->cgroup = strdup(buf);
 	}
-	return first ? strdup(first) : NULL;
+	m->memcg = c.memcg;
+	m->container = c.container;
+	c.memcg = c.container = NULL;
+	cgroup__ident_free(&c);
+}
+
+/* The last NSpid of /proc/PID/status: the pid in the innermost namespace. */
+static uint32_t read_nspid(const char *view, uint32_t pid)
+{
+	char path[PATH_MAX], buf[4096], *p, *end;
+	uint32_t last = 0;
+
+	snprintf(path, sizeof(path), "%s/status", view);
+	if (read_file(path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nNSpid:")))
+		return 0;
+	for (p += 8; *p && *p != '\n'; p = end) {
+		unsigned long v = strtoul(p, &end, 10);
+
+		if (end == p)
+			break;
+		last = (uint32_t)v;
+	}
+	return last == pid ? 0 : last;
 }
 
 static int read_threads(uint32_t pid, struct proc_meta *m)
@@ -297,7 +333,8 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	}
 	m->exe = read_exe(view);
 	m->cmdline = what & FR_META_NO_CMDLINE ? NULL : read_cmdline(view);
-	m->cgroup = read_cgroup(view);
+	read_cgroup(view, m);
+	m->nspid = read_nspid(view, pid);
 	read_threads(pid, m);
 	if (what & FR_META_MAPS)
 		m->img = read_image(view, sc, deadline_ns);

@@ -31,6 +31,8 @@ void proc_meta__put(struct proc_meta *m)
 	free(m->exe);
 	free(m->cmdline);
 	free(m->cgroup);
+	free(m->memcg);
+	free(m->container);
 	free(m->threads);
 	image_put(m->img);
 	free(m);
@@ -58,6 +60,9 @@ struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pi
 	m->exe = parent->exe ? strdup(parent->exe) : NULL;
 	m->cmdline = parent->cmdline ? strdup(parent->cmdline) : NULL;
 	m->cgroup = parent->cgroup ? strdup(parent->cgroup) : NULL;
+	m->memcg = parent->memcg ? strdup(parent->memcg) : NULL;
+	m->container = parent->container ? strdup(parent->container) : NULL;
+	m->cgroup_id = parent->cgroup_id;	/* nspid: the child's own, unknown */
 	m->threads = calloc(1, sizeof(*m->threads));
 	if (m->threads) {
 		m->threads[0].tid = pid;

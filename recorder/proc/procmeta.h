@@ -42,6 +42,10 @@ struct proc_meta {
 	char *exe;			/* NULL: unreadable (kernel thread) */
 	char *cmdline;			/* arguments joined by spaces */
 	char *cgroup;			/* cgroup v2 path, else the first line */
+	char *memcg;			/* the memory controller's path (v1 memory, else v2) */
+	char *container;		/* container id from a cgroup path; NULL: none */
+	uint64_t cgroup_id;		/* the v2 cgroup's id (inode), 0: unknown */
+	uint32_t nspid;			/* pid in its own PID namespace, 0: the same */
 	struct fr_thread *threads;
 	uint32_t nthreads;
 	struct proc_image *img;		/* FR_META_MAPS only; NULL: none */

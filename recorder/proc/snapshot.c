@@ -39,6 +39,10 @@ static int add_task(void *ctx, const struct fr_rec_task *t)
 	p->seen = t->h.ts;
 	p->nthreads = 1;
 	fr_strlcpy(p->comm, t->h.comm, sizeof(p->comm));
+	p->oom_score_adj = t->oom_score_adj;
+	p->pgtables = t->pgtables;
+	memcpy(p->rss, t->rss, sizeof(p->rss));
+	p->has_mem = !(t->flags & FR_PF_KTHREAD);
 	if (t->flags & FR_PF_KTHREAD)
 		p->flags |= FR_SNAP_KTHREAD;
 	return 0;

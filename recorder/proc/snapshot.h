@@ -8,6 +8,7 @@
 #ifndef FR_SNAPSHOT_H
 #define FR_SNAPSHOT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,10 @@ struct snap_proc {
 	uint32_t flags;		/* FR_SNAP_* */
 	uint32_t nthreads;
 	char comm[16];
+	bool has_mem;		/* the iterator read its mm */
+	int32_t oom_score_adj;
+	uint64_t rss[FR_RSS_NMEMBERS];	/* bytes, kernel counters (contract.h) */
+	uint64_t pgtables;	/* bytes */
 	struct proc_meta *meta;	/* verified /proc facts; NULL if none */
 };
 

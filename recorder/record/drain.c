@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -34,6 +35,7 @@ struct drain {
 	uint64_t watermark;
 	uint64_t last_released;
 	uint64_t budget;
+	unsigned page_shift;
 	struct drain_hooks hooks;
 	struct drain_stats st;
 };
@@ -101,6 +103,7 @@ struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns)
 
 	if (!d)
 		return NULL;
+	d->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	err = make_tables(d, memory_bytes, span_ns);
 	if (err) {
 		drain__free(d);
@@ -141,6 +144,14 @@ static void put_refs(struct drain *d, const struct fr_event *ev)
 	case FR_EV_FORK:
 		proctable__unref(d->t.procs, ev->ref);
 		break;
+	case FR_EV_OOM:
+		intern__unref(d->t.strs, ev->ref);
+		proctable__unref(d->t.procs, ev->arg);
+		intern__unref(d->t.stacks, ev->tid);
+		break;
+	case FR_EV_RSS:
+	case FR_EV_OOMADJ:
+		break;	/* values, not references */
 	default:
 		intern__unref(d->t.strs, ev->ref);
 		break;
@@ -329,6 +340,32 @@ static int make_exec(struct drain *d, const void *data, size_t len,
 	return err;
 }
 
+/*
+ * The OOM invoker's incarnation and stack: @ev's arg and tid (window.h).
+ * What cannot be had is left 0; only a full table fails.
+ */
+static int oom_invoker(struct drain *d, const struct fr_rec_oom *o, struct fr_event *ev)
+{
+	uint64_t ips[2 * FR_MAX_STACK];
+	uint32_t kn = FR_MIN(o->kn, FR_MAX_STACK), un = FR_MIN(o->un, FR_MAX_STACK);
+	uint32_t slot = 0;
+	int err;
+
+	if (o->inv_tgid) {
+		err = get_proc(d, o->inv_tgid, o->inv_start, o->inv_comm, &slot);
+		if (err < 0)
+			return err;
+		if (err == 1 && d->hooks.proc)
+			d->hooks.proc(d->hooks.ctx, slot, o->inv_tgid, o->inv_start, false);
+	}
+	ev->arg = slot;
+	if (!slot)
+		un = 0;	/* user addresses mean nothing without their process */
+	memcpy(ips, o->ips, kn * sizeof(ips[0]));
+	memcpy(ips + kn, o->ips + FR_MAX_STACK, un * sizeof(ips[0]));
+	return get_stack(d, kn, un, slot, ips, &ev->tid);
+}
+
 static int make_oom(struct drain *d, const void *data, size_t len,
 		    struct fr_event *ev)
 {
@@ -342,13 +379,23 @@ static int make_oom(struct drain *d, const void *data, size_t len,
 	if (err)
 		return err;
 	ev->type = FR_EV_OOM;
+	ev->tid = 0;
+	memset(&info, 0, sizeof(info));
 	info = (struct fr_oom_info){
 		.total_vm = o->total_vm, .rss_anon = o->rss_anon,
 		.rss_file = o->rss_file, .rss_shmem = o->rss_shmem,
 		.pgtables = o->pgtables, .oom_score_adj = o->oom_score_adj,
-		.uid = o->uid,
+		.uid = o->uid, .swapents = o->swapents, .invoker_tid = o->inv_tid,
+		.memcg_id = o->memcg_id, .memcg_usage = o->memcg_usage,
+		.memcg_limit = o->memcg_limit,
 	};
-	err = get_str(d, FR_TAG_OOM, &info, sizeof(info), &ev->ref);
+	if (o->memcg_id && d->hooks.memcg_path)
+		d->hooks.memcg_path(d->hooks.ctx, o->memcg_id, info.memcg, sizeof(info.memcg));
+	err = oom_invoker(d, o, ev);
+	if (!err)
+		err = get_str(d, FR_TAG_OOM, &info,
+			      offsetof(struct fr_oom_info, memcg) + strnlen(info.memcg, sizeof(info.memcg)),
+			      &ev->ref);
 	if (err) {
 		ev->ref = 0;
 		put_refs(d, ev);
@@ -356,6 +403,49 @@ static int make_oom(struct drain *d, const void *data, size_t len,
 	}
 	if (d->hooks.oom)
 		d->hooks.oom(d->hooks.ctx, o);
+	return 0;
+}
+
+/* An RSS ledger entry: the value in pages, its age in us, no reference held. */
+static int make_rss(struct drain *d, const void *data, size_t len,
+		    struct fr_event *ev)
+{
+	const struct fr_rec_rss *r = data;
+	uint64_t age, pages;
+	int err;
+
+	if (len < sizeof(*r) || r->member >= FR_RSS_NMEMBERS || r->why > FR_RSS_EXIT)
+		return -EBADMSG;
+	err = common(d, &r->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_RSS;
+	pages = r->value >> d->page_shift;
+	ev->ref = (uint32_t)FR_MIN(pages, (uint64_t)UINT32_MAX);
+	age = r->h.ts > r->changed ? (r->h.ts - r->changed) / 1000 : 0;
+	ev->arg = (uint32_t)FR_MIN(age, (uint64_t)UINT32_MAX);
+	ev->flags = r->member | r->why << FR_EVRSS_WHY_SHIFT;
+	if (r->by_tgid) {
+		ev->flags |= FR_EVRSS_OTHER;
+		ev->tid = r->by_tgid;
+	}
+	return 0;
+}
+
+static int make_oomadj(struct drain *d, const void *data, size_t len,
+		       struct fr_event *ev)
+{
+	const struct fr_rec_oomadj *r = data;
+	int err;
+
+	if (len < sizeof(*r) || r->value < -1000 || r->value > 1000)
+		return -EBADMSG;
+	err = common(d, &r->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_OOMADJ;
+	ev->arg = (uint32_t)r->value;
+	ev->ref = r->by_tgid;
 	return 0;
 }
 
@@ -512,6 +602,12 @@ int drain__record(struct drain *d, const void *data, size_t len)
 	case FR_REC_OOM:
 		err = make_oom(d, data, len, &ev);
 		break;
+	case FR_REC_RSS:
+		err = make_rss(d, data, len, &ev);
+		break;
+	case FR_REC_OOMADJ:
+		err = make_oomadj(d, data, len, &ev);
+		break;
 	default:
 		err = -EBADMSG;
 		break;
@@ -526,14 +622,15 @@ int drain__record(struct drain *d, const void *data, size_t len)
 }
 
 /*
- * drain__add_pressure() - stage a pressure reading taken by the daemon at
- * @ts from @source ("" for /proc/pressure). It enters the window in time
- * order with the kernel's events. Returns 0, or -errno (counted as dropped).
+ * add_reading() - stage a reading the daemon took at @ts from @source: a
+ * source string and a blob of @len bytes tagged @tag. It enters the window
+ * in time order with the kernel's events. Returns 0, or -errno (counted as
+ * dropped).
  */
-int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
-			const struct fr_pressure_info *info)
+static int add_reading(struct drain *d, uint64_t ts, uint8_t type, uint16_t cpu,
+		       const char *source, uint32_t tag, const void *blob, size_t len)
 {
-	struct fr_event ev = { .ts = ts, .type = FR_EV_PRESSURE, .cpu = info->resource };
+	struct fr_event ev = { .ts = ts, .type = type, .cpu = cpu };
 	int err;
 
 	if (d->nstage == d->stage_cap)
@@ -544,7 +641,7 @@ int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
 	}
 	err = get_str(d, FR_TAG_COMM, source, strlen(source), &ev.comm);
 	if (!err) {
-		err = get_str(d, FR_TAG_PRESSURE, info, sizeof(*info), &ev.ref);
+		err = get_str(d, tag, blob, len, &ev.ref);
 		if (err)
 			intern__unref(d->t.strs, ev.comm);
 	}
@@ -554,6 +651,30 @@ int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
 	}
 	stage(d, &ev);
 	return 0;
+}
+
+/*
+ * drain__add_pressure() - stage a pressure reading taken by the daemon at
+ * @ts from @source ("" for /proc/pressure).
+ */
+int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
+			const struct fr_pressure_info *info)
+{
+	return add_reading(d, ts, FR_EV_PRESSURE, info->resource, source,
+			   FR_TAG_PRESSURE, info, sizeof(*info));
+}
+
+/* drain__add_memsys() - stage the system's memory as read at @ts. */
+int drain__add_memsys(struct drain *d, uint64_t ts, const struct fr_dump_memsys *m)
+{
+	return add_reading(d, ts, FR_EV_MEMSYS, 0, "", FR_TAG_MEMSYS, m, sizeof(*m));
+}
+
+/* drain__add_memcg() - stage memory cgroup @path's usage as read at @ts. */
+int drain__add_memcg(struct drain *d, uint64_t ts, const char *path,
+		     const struct fr_dump_memcg *m)
+{
+	return add_reading(d, ts, FR_EV_MEMCG, 0, path, FR_TAG_MEMCG, m, sizeof(*m));
 }
 
 static int record_cb(void *ctx, const void *data, size_t len)

@@ -28,6 +28,8 @@ enum fr_str_tag {
 	FR_TAG_EXIT	= 3,	/* struct fr_exit_stats */
 	FR_TAG_OOM	= 4,	/* struct fr_oom_info */
 	FR_TAG_PRESSURE	= 5,	/* struct fr_pressure_info */
+	FR_TAG_MEMSYS	= 6,	/* struct fr_dump_memsys */
+	FR_TAG_MEMCG	= 7,	/* struct fr_dump_memcg */
 };
 
 /* One pressure reading (FR_TAG_PRESSURE): avg in 1/100 %, totals in us. */
@@ -49,6 +51,14 @@ struct fr_oom_info {
 	uint64_t pgtables;
 	int64_t oom_score_adj;
 	uint64_t uid;
+	uint64_t swapents;
+	uint32_t invoker_tid;
+	uint32_t pad;
+	uint64_t memcg_id;	/* kernfs id of the memcg at its limit, 0: global */
+	uint64_t memcg_usage;
+	uint64_t memcg_limit;
+	char memcg[256];	/* its path (hooks.memcg_path), "" if unknown;
+				 * interned up to its end */
 };
 
 /* Stack tags: kernel frame count, and the owning process slot (0: none). */
@@ -61,7 +71,7 @@ struct fr_oom_info {
 
 struct drain_stats {
 	uint64_t records;	/* records taken from the BPF ring */
-	uint64_t by_type[8];	/* events released, by enum fr_event_type */
+	uint64_t by_type[FR_EV_TYPE_MAX + 1];	/* events released, by enum fr_event_type */
 	uint64_t bad;		/* malformed or unknown records */
 	uint64_t dropped;	/* no space even after evicting the window */
 	uint64_t late;		/* released behind the watermark (slack broken) */
@@ -94,6 +104,8 @@ struct drain_hooks {
 	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */
 	/* a sample walked by frame pointers: the process has no unwind table yet */
 	void (*no_table)(void *ctx, uint32_t pid, uint64_t start);
+	/* the path of memory cgroup @id into @buf ("" if unknown) */
+	void (*memcg_path)(void *ctx, uint64_t id, char *buf, size_t len);
 };
 
 struct drain;
@@ -105,6 +117,9 @@ int drain__record(struct drain *d, const void *data, size_t len);
 void drain__release(struct drain *d, uint64_t watermark);
 int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
 			const struct fr_pressure_info *info);
+int drain__add_memsys(struct drain *d, uint64_t ts, const struct fr_dump_memsys *m);
+int drain__add_memcg(struct drain *d, uint64_t ts, const char *path,
+		     const struct fr_dump_memcg *m);
 int drain__pump(struct drain *d, struct ringbuf *rb);
 int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 		uint64_t timeout_ns);

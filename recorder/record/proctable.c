@@ -398,6 +398,22 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 }
 
 /*
+ * proctable__each_meta() - call @fn with the /proc facts of every entry
+ * that has some, under the table lock (any thread; @fn must be quick and
+ * must not call back into the table). Only the slots ever handed out since
+ * the last trim are looked at: the pages a scan touches are those in use.
+ */
+void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const struct proc_meta *m),
+			  void *ctx)
+{
+	pthread_mutex_lock(&pt->lock);
+	for (uint32_t i = 1; i < pt->ids.hi && i <= pt->max; i++)
+		if (pt->slots[i].refs && pt->slots[i].meta)
+			fn(ctx, pt->slots[i].meta);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/*
  * proctable__set_meta() - hang @m (its reference passes to the table) on
  * @slot. Facts whose read began before the last exec describe the image
  * before it: they become the previous era's (if it has none yet) or are

@@ -197,6 +197,11 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 			 s->ring_bytes, strerror(-e));
 		goto fail;
 	}
+	s->skel->rodata->rss_on = o->rss_ledger;
+	s->skel->rodata->rss_step = o->rss_step;
+	s->skel->rodata->rss_step_pct = o->rss_step_pct;
+	s->skel->rodata->rss_max_age = o->rss_max_age_ns;
+	bpf_program__set_autoload(s->skel->progs.on_rss, o->rss_ledger);
 	e = size_unwind(s, o);
 	if (e) {
 		snprintf(err, errlen, "failed to size unwind tables to %u rows: %s",

@@ -7,6 +7,7 @@
 #ifndef FR_SAMPLER_H
 #define FR_SAMPLER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,10 @@ struct sampler_opts {
 	size_t ring_bytes;	/* 0: sized from frequency and CPUs */
 	uint32_t unwind_rows;	/* row pool for unwinding without frame pointers; 0: off */
 	uint32_t unwind_files;	/* file slots for the pool */
+	bool rss_ledger;	/* the RSS ledger (rss_stat) */
+	uint64_t rss_step;	/* bytes */
+	uint32_t rss_step_pct;	/* % of the value logged, if larger */
+	uint64_t rss_max_age_ns;
 };
 
 /* The BPF maps the unwinder (recorder/unwind/) writes; -1 when off. */

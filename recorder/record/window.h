@@ -33,20 +33,37 @@ enum fr_event_type {
 	FR_EV_EXEC	= FR_DEV_EXEC,
 	FR_EV_OOM	= FR_DEV_OOM,
 	FR_EV_PRESSURE	= FR_DEV_PRESSURE,	/* a pressure reading, made by the daemon */
+	FR_EV_RSS	= FR_DEV_RSS,		/* an RSS ledger entry */
+	FR_EV_OOMADJ	= FR_DEV_OOMADJ,	/* an oom_score_adj write */
+	FR_EV_MEMSYS	= FR_DEV_MEMSYS,	/* the system's memory, read by the daemon */
+	FR_EV_MEMCG	= FR_DEV_MEMCG,		/* a memory cgroup's, read by the daemon */
 	FR_EV_TYPE_MAX	= FR_DEV_NTYPES - 1,
 };
 
 /*
  * One window slot. References point into the drain's tables and hold a
  * reference there until the event is evicted:
- *   proc:  process table slot of the incarnation (0 for pressure)
- *   comm:  string id of the thread's comm; pressure: of the source
+ *   proc:  process table slot of the incarnation (0 for pressure, memsys,
+ *          memcg)
+ *   tid:   the thread; oom: the invoker's stack id (0: none); rss: the
+ *          owner's thread, or with FR_EVRSS_OTHER the pid of the other
+ *          process that made the change
+ *   comm:  string id of the thread's comm; pressure, memcg: of the source
  *          ("" for /proc/pressure, else the cgroup directory)
  *   ref:   sample: stack id (0: none); exec: filename string id;
  *          exit: string id of the struct fr_exit_stats blob;
- *          fork: process table slot of the child; oom, pressure: blob id.
- *   arg:   exit: wait status; fork: child pid; otherwise 0.
+ *          fork: process table slot of the child; oom, pressure, memsys,
+ *          memcg: blob id; rss: the value in pages (no reference);
+ *          oom_score_adj: the writer's pid (no reference).
+ *   arg:   exit: wait status; fork: child pid; oom: the invoker's process
+ *          table slot (a reference, 0: none); rss: microseconds since the
+ *          value was reached; oom_score_adj: the value; otherwise 0.
+ *   flags: sample: FR_SAMPLE_* bits; rss: member | why << 2 | FR_EVRSS_OTHER.
  */
+#define FR_EVRSS_MEMBER_MASK	0x3
+#define FR_EVRSS_WHY_SHIFT	2
+#define FR_EVRSS_WHY_MASK	0xc
+#define FR_EVRSS_OTHER		0x10
 struct fr_event {
 	uint64_t ts;		/* CLOCK_BOOTTIME ns */
 	uint32_t proc;

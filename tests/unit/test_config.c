@@ -766,7 +766,7 @@ static const struct trig_case trig_cases[] = {
 	  { "[trigger]: missing name", T_NAME_ACC } },
 	{ "trigger section glued to its name", T_PRE "[triggerx]\n", 1, 5,
 	  { "unknown section [triggerx]",
-	    "accepted: [recorder], [output], [control], [privacy], [trigger NAME]" } },
+	    "accepted: [recorder], [output], [control], [privacy], [memory], [trigger NAME]" } },
 	{ "plain section with a name", T_PRE "[output x]\n", 1, 5,
 	  { "unknown section [output x]" } },
 	{ "psi trigger without stall",

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * memory.bpf.h - the memory half of the kernel side: the RSS ledger
+ * (rss_stat), oom_score_adj writes, and the OOM dossier's memory cgroup.
+ * Included by flightrec.bpf.c after its helpers (count, fill_hdr,
+ * mm_pages, leader_start, wakeup_flag).
+ *
+ * The ledger keeps, per mm, the value of each member it logged last and
+ * logs a member again when it moved by the step, when a change has waited
+ * rss_max_age unlogged (the mm's own timer carries it), once on first sight
+ * and at the owner's exit (contract.h, struct fr_rec_rss). Changes are the
+ * mm owner's (mm->owner, kept by the kernel's memory cgroup code), whoever
+ * makes them: kswapd's reclaim of another process's pages fires with that
+ * process's mm. Without mm->owner (no CONFIG_MEMCG), only changes the
+ * mm's own threads make are attributed.
+ */
+#ifndef FR_MEMORY_BPF_H
+#define FR_MEMORY_BPF_H
+
+#define FR_LED_MAX	16384		/* mms tracked; least recently used go */
+#define FR_LONG_MAX	0x7fffffffffffffffULL
+#define FR_CLOCK_BOOTTIME	7
+
+struct mm_led {
+	struct bpf_timer timer;	/* fires rss_max_age after a change waits */
+	__u64 start;		/* the owner's incarnation */
+	__u32 tgid;
+	__u32 armed;		/* the timer is pending */
+	__u64 logged[FR_RSS_NMEMBERS];	/* bytes, the value last logged */
+	__u64 cur[FR_RSS_NMEMBERS];	/* the value last seen */
+	__u64 when[FR_RSS_NMEMBERS];	/* when it was seen */
+	__u64 pending[FR_RSS_NMEMBERS];	/* the first change not logged; 0: none */
+	char comm[FR_COMM_LEN];	/* the owner's group leader's comm */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FR_LED_MAX);
+	__type(key, __u64);	/* the mm's address */
+	__type(value, struct mm_led);
+} mm_led SEC(".maps");
+
+/* The value of counter @m of @mm in bytes (a switch: CO-RE wants constant indexes). */
+static __always_inline __u64 mm_member(struct mm_struct *mm, __u32 m)
+{
+	switch (m) {
+	case FR_RSS_FILE:
+		return mm_pages(mm, MM_FILEPAGES);
+	case FR_RSS_ANON:
+		return mm_pages(mm, MM_ANONPAGES);
+	case FR_RSS_SWAP:
+		return mm_pages(mm, MM_SWAPENTS);
+	default:
+		return mm_pages(mm, MM_SHMEMPAGES);
+	}
+}
+
+/*
+ * The live task that owns @mm, or NULL: an mm no live task uses as its own
+ * any more (torn down after an exit or an exec) has no ledger.
+ */
+static __always_inline struct task_struct *mm_owner(struct mm_struct *mm)
+{
+	struct task_struct *o;
+
+	if (!bpf_core_field_exists(mm->owner)) {
+		o = bpf_get_current_task_btf();
+		return BPF_CORE_READ(o, mm) == mm ? o : NULL;
+	}
+	o = BPF_CORE_READ(mm, owner);
+	if (!o || BPF_CORE_READ(o, mm) != mm)
+		return NULL;
+	return o;
+}
+
+static __always_inline void led_emit(struct mm_led *v, __u32 tid, __u32 by, __u32 member,
+				     __u32 why, __u64 value, __u64 changed)
+{
+	struct fr_rec_rss *r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+
+	if (!r) {
+		count(FR_CNT_RESERVE);
+		return;
+	}
+	r->h.start = v->start;
+	r->h.tgid = v->tgid;
+	r->h.tid = tid;
+	r->h.type = FR_REC_RSS;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.size = sizeof(*r);
+	__builtin_memcpy(r->h.comm, v->comm, FR_COMM_LEN);
+	r->value = value;
+	r->changed = changed;
+	r->by_tgid = by;
+	r->member = member;
+	r->why = why;
+	r->pad = 0;
+	r->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(r, wakeup_flag());
+}
+
+/* Log member @m's last seen value if it waits unlogged (the timer, an exit). */
+static __always_inline void led_flush(struct mm_led *v, __u32 m, __u32 why)
+{
+	__u64 old = v->logged[m], cur = v->cur[m];
+
+	v->pending[m] = 0;
+	if (cur == old)
+		return;
+	if (__sync_val_compare_and_swap(&v->logged[m], old, cur) == old)
+		led_emit(v, 0, 0, m, why, cur, v->when[m]);
+}
+
+/* The timer: the changes that waited rss_max_age get logged. */
+static int led_fire(void *map, __u64 *key, struct mm_led *v)
+{
+	v->armed = 0;
+	if (v->pending[FR_RSS_FILE])
+		led_flush(v, FR_RSS_FILE, FR_RSS_AGE);
+	if (v->pending[FR_RSS_ANON])
+		led_flush(v, FR_RSS_ANON, FR_RSS_AGE);
+	if (v->pending[FR_RSS_SWAP])
+		led_flush(v, FR_RSS_SWAP, FR_RSS_AGE);
+	if (v->pending[FR_RSS_SHMEM])
+		led_flush(v, FR_RSS_SHMEM, FR_RSS_AGE);
+	return 0;
+}
+
+/*
+ * First sight of @mm owned by @own: a ledger entry, its timer, and its
+ * values now (each member not 0 logged as FR_RSS_FIRST). NULL if the map
+ * refused it.
+ */
+static __always_inline struct mm_led *led_new(__u64 key, struct task_struct *own,
+					      struct mm_struct *mm, __u64 now)
+{
+	struct mm_led nv = {}, *v;
+
+	nv.start = leader_start(own);
+	nv.tgid = BPF_CORE_READ(own, tgid);
+	BPF_CORE_READ_STR_INTO(&nv.comm, own, group_leader, comm);
+	for (__u32 m = 0; m < FR_RSS_NMEMBERS; m++) {
+		nv.logged[m] = nv.cur[m] = mm_member(mm, m);
+		nv.when[m] = now;
+	}
+	if (bpf_map_update_elem(&mm_led, &key, &nv, BPF_ANY)) {
+		count(FR_CNT_RSS_FULL);
+		return NULL;
+	}
+	v = bpf_map_lookup_elem(&mm_led, &key);
+	if (!v)
+		return NULL;
+	bpf_timer_init(&v->timer, &mm_led, FR_CLOCK_BOOTTIME);
+	bpf_timer_set_callback(&v->timer, led_fire);
+	for (__u32 m = 0; m < FR_RSS_NMEMBERS; m++)
+		if (v->logged[m])
+			led_emit(v, 0, 0, m, FR_RSS_FIRST, v->logged[m], now);
+	return v;
+}
+
+/*
+ * rss_stat fires after every change of an mm's counter (6.2+: each
+ * percpu_counter_add). Most calls end after the map lookup and a compare;
+ * one in (step / 4 KiB) of a steadily faulting process writes a record.
+ */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(on_rss, struct mm_struct *mm, int member)
+{
+	struct task_struct *cur, *own;
+	__u64 key = (__u64)mm, now, val, old, d, step, *logged, *pend;
+	__u32 m, tid = 0, by = 0;
+	struct mm_led *v;
+
+	if ((__u32)member >= FR_RSS_NMEMBERS)
+		return 0;
+	/* A mask the verifier sees (clang reuses the unchecked argument otherwise). */
+	m = (__u32)member & (FR_RSS_NMEMBERS - 1);
+	count(FR_CNT_RSS_CALLS);
+	own = mm_owner(mm);
+	if (!own) {
+		count(FR_CNT_RSS_UNOWNED);
+		return 0;
+	}
+	now = bpf_ktime_get_boot_ns();
+	v = bpf_map_lookup_elem(&mm_led, &key);
+	if (!v || v->tgid != BPF_CORE_READ(own, tgid) || v->start != leader_start(own)) {
+		led_new(key, own, mm, now);	/* a new mm, or a freed one's address reused */
+		return 0;
+	}
+	cur = bpf_get_current_task_btf();
+	if (cur->tgid == v->tgid)
+		tid = cur->pid;
+	else
+		by = cur->tgid;
+	val = mm_member(mm, m);
+	/* The member's slots, with a bound the verifier keeps (clang would
+	 * index with a reloaded copy of m it knows nothing of). */
+	asm volatile("%[m] &= 3" : [m] "+r"(m));
+	logged = &v->logged[m];
+	pend = &v->pending[m];
+	v->cur[m] = val;
+	asm volatile("%[m] &= 3" : [m] "+r"(m));
+	v->when[m] = now;
+	old = *logged;
+	d = val > old ? val - old : old - val;
+	step = old / 100 * rss_step_pct;
+	if (step < rss_step)
+		step = rss_step;
+	if (d >= step || (*pend && now - *pend >= rss_max_age)) {
+		if (__sync_val_compare_and_swap(logged, old, val) == old) {
+			*pend = 0;
+			led_emit(v, tid, by, m, d >= step ? FR_RSS_STEP : FR_RSS_AGE, val, now);
+		}
+		return 0;
+	}
+	if (!d) {
+		*pend = 0;	/* back at the value logged: nothing waits */
+		return 0;
+	}
+	if (!*pend)
+		*pend = now;
+	if (!v->armed) {
+		v->armed = 1;
+		bpf_timer_start(&v->timer, rss_max_age, 0);
+	}
+	return 0;
+}
+
+/*
+ * The group of @p died: log what waits, at the values the exit record
+ * reads (the death counters), and forget the mm: its teardown that follows
+ * has no owner.
+ */
+static __always_inline void led_exit(struct task_struct *p, struct mm_struct *mm)
+{
+	__u64 key = (__u64)mm, now = bpf_ktime_get_boot_ns();
+	struct mm_led *v = bpf_map_lookup_elem(&mm_led, &key);
+
+	if (!v || v->tgid != p->tgid)
+		return;
+	for (__u32 m = 0; m < FR_RSS_NMEMBERS; m++) {
+		v->cur[m] = mm_member(mm, m);
+		v->when[m] = now;
+		led_flush(v, m, FR_RSS_EXIT);
+	}
+	bpf_map_delete_elem(&mm_led, &key);
+}
+
+/* An exec replaced @p's mm: its ledger starts again (first sight). */
+static __always_inline void led_exec(struct task_struct *p)
+{
+	__u64 key = (__u64)p->mm;
+
+	bpf_map_delete_elem(&mm_led, &key);
+}
+
+SEC("tp_btf/oom_score_adj_update")
+int BPF_PROG(on_oomadj, struct task_struct *task)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct fr_rec_oomadj *r;
+
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(FR_CNT_RESERVE);
+		return 0;
+	}
+	fill_hdr(&r->h, task, FR_REC_OOMADJ, sizeof(*r));
+	r->value = BPF_CORE_READ(task, signal, oom_score_adj);
+	r->by_tgid = cur->tgid;
+	r->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(r, wakeup_flag());
+	return 0;
+}
+
+/*
+ * The memory cgroup whose limit the OOM invoked by @t hit: the nearest of
+ * @t's memory cgroup and its ancestors with a limit its usage is within
+ * FR_OOM_MEMCG_SLACK of. None (memcg_id 0): the OOM is global.
+ */
+static __always_inline void oom_memcg(struct task_struct *t, struct fr_rec_oom *o)
+{
+	struct cgroup_subsys_state *css = BPF_CORE_READ(t, cgroups, subsys[memory_cgrp_id]);
+
+	o->memcg_id = o->memcg_usage = o->memcg_limit = 0;
+	for (int i = 0; i < FR_OOM_MEMCG_LEVELS && css; i++) {
+		/* css is the first member of struct mem_cgroup */
+		struct mem_cgroup *mc = (struct mem_cgroup *)css;
+		__u64 max = BPF_CORE_READ(mc, memory.max);
+		__u64 usage = BPF_CORE_READ(mc, memory.usage.counter);
+
+		if (max < (FR_LONG_MAX >> page_shift) &&
+		    (usage << page_shift) + FR_OOM_MEMCG_SLACK >= max << page_shift) {
+			o->memcg_id = BPF_CORE_READ(css, cgroup, kn, id);
+			o->memcg_usage = usage << page_shift;
+			o->memcg_limit = max << page_shift;
+			return;
+		}
+		css = BPF_CORE_READ(css, parent);
+	}
+}
+
+#endif /* FR_MEMORY_BPF_H */
