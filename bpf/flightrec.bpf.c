@@ -38,6 +38,15 @@ struct {
 	__uint(max_entries, 8 << 20);	/* resized by the daemon before load */
 } events SEC(".maps");
 
+/* The OOM invoker's user stack, walked with rows: its own scratch, as a
+ * sample on this CPU may interrupt the walk and use the samples' one. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[FR_SAMPLE_MAX_SIZE]);
+} oom_scratch SEC(".maps");
+
 /* Scratch for building one sample; perf_event programs do not nest. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -276,13 +285,50 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
+/*
+ * The invoker's user stack into o->ips[FR_MAX_STACK..]: walked with its
+ * unwind rows where the daemon loaded them (stock binaries have no frame
+ * pointers), by frame pointers otherwise.
+ */
+static __always_inline void oom_user_stack(void *ctx, struct task_struct *cur, struct fr_rec_oom *o)
+{
+	struct fr_rec_sample *s;
+	struct fr_uproc *p;
+	__u32 zero = 0, uend = FR_UEND_NO_TABLE, n = 0;
+	long ub;
+
+	p = unwind_on ? uproc_get(cur, leader_start(cur)) : NULL;
+	s = p ? bpf_map_lookup_elem(&oom_scratch, &zero) : NULL;
+	if (s) {
+		n = unwind_user_task(cur, p, s, &uend);
+		if (n > FR_MAX_STACK)
+			n = FR_MAX_STACK;
+		if (n)
+			bpf_probe_read_kernel(&o->ips[FR_MAX_STACK], n * sizeof(__u64), s->ips);
+	} else {
+		ub = bpf_get_stack(ctx, &o->ips[FR_MAX_STACK], FR_MAX_STACK * sizeof(__u64),
+				   BPF_F_USER_STACK);
+		if (ub < 0) {
+			o->flags |= FR_SAMPLE_UERR;
+			ub = 0;
+		}
+		n = (__u32)ub / sizeof(__u64);
+	}
+	if (n > FR_MAX_STACK)
+		n = FR_MAX_STACK;
+	o->un = n;
+	if (uend == FR_UEND_DEPTH || n == FR_MAX_STACK)
+		o->flags |= FR_SAMPLE_UTRUNC;
+	o->flags |= uend << FR_SAMPLE_UEND_SHIFT;
+}
+
 SEC("tp_btf/mark_victim")
 int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct mm_struct *mm = victim->mm;
 	struct fr_rec_oom *o;
-	long kb, ub;
+	long kb;
 
 	o = bpf_ringbuf_reserve(&events, sizeof(*o), 0);
 	if (!o) {
@@ -320,20 +366,9 @@ int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 		o->kn = FR_MAX_STACK;
 	if (o->kn == FR_MAX_STACK)
 		o->flags |= FR_SAMPLE_KTRUNC;
-	ub = -1;
+	o->un = 0;
 	if (!(cur->flags & PF_KTHREAD))
-		ub = bpf_get_stack(ctx, &o->ips[FR_MAX_STACK], FR_MAX_STACK * sizeof(__u64),
-				   BPF_F_USER_STACK);
-	if (ub < 0) {
-		if (!(cur->flags & PF_KTHREAD))
-			o->flags |= FR_SAMPLE_UERR;
-		ub = 0;
-	}
-	o->un = (__u32)ub / sizeof(__u64);
-	if (o->un > FR_MAX_STACK)
-		o->un = FR_MAX_STACK;
-	if (o->un == FR_MAX_STACK)
-		o->flags |= FR_SAMPLE_UTRUNC;
+		oom_user_stack(ctx, cur, o);
 	o->h.ts = bpf_ktime_get_boot_ns();
 	bpf_ringbuf_submit(o, BPF_RB_FORCE_WAKEUP);
 	return 0;

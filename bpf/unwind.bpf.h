@@ -387,6 +387,25 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 	return w.n;
 }
 
+/*
+ * unwind_user_task() - the same walk from the user registers @t saved at
+ * kernel entry: for a tracepoint (the OOM invoker, in a page fault or a
+ * system call), which has no sampled registers.
+ */
+static __always_inline __u32 unwind_user_task(struct task_struct *t, struct fr_uproc *p,
+					      struct fr_rec_sample *s, __u32 *end)
+{
+	struct uwalk w = { .s = s, .p = p, .base = 0, .exact = 1, .last = FR_UMAPS_MAX };
+	struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(t);
+
+	w.pc = BPF_CORE_READ(ur, ip);
+	w.sp = BPF_CORE_READ(ur, sp);
+	w.bp = BPF_CORE_READ(ur, bp);
+	bpf_loop(FR_MAX_STACK, uwalk_step, &w, 0);
+	*end = w.end ? w.end : FR_UEND_DEPTH;
+	return w.n;
+}
+
 /* Is @tgid's table still about the code @mm maps? If not, it is stale. */
 static __always_inline void unwind_check_code(__u32 tgid, struct mm_struct *mm)
 {

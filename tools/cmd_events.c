@@ -211,6 +211,7 @@ int cmd_events(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 'T' },
 		{ "type", required_argument, NULL, 't' },
@@ -229,6 +230,11 @@ int cmd_events(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'g':
+			if (filter__parse(&flt, "cgroup", optarg))
+				return cli_usage_error("events", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
+						       optarg);
 			break;
 		case 'p':
 		case 'f':

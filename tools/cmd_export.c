@@ -67,6 +67,7 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "from", required_argument, NULL, 'F' },
 		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -91,6 +92,11 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 			if (!*optarg)
 				return cli_usage_error("export", "empty -o FILE");
 			a->output = optarg;
+			break;
+		case 'g':
+			if (filter__parse(&a->flt, "cgroup", optarg))
+				return cli_usage_error("export", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
+						       optarg);
 			break;
 		case 'p':
 		case 'F':

@@ -25,6 +25,7 @@ static void usage(FILE *f)
 		"\n"
 		"  --pid       prefix each stack with comm-PID instead of comm;\n"
 		"  --pid=PID   and keep only the samples of these PIDs\n"
+		"  --cgroup=PATH  only the samples of processes in cgroup PATH or below\n"
 		"  --from=SEC, --to=SEC  only samples from/up to SEC seconds after the\n"
 		"              trigger (negative: before it)\n"
 		"  --help      show this help\n"
@@ -117,6 +118,7 @@ int cmd_folded(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", optional_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -132,6 +134,11 @@ int cmd_folded(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
+		case 'g':
+			if (filter__parse(&flt, "cgroup", optarg))
+				return cli_usage_error("folded", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
+						       optarg);
+			break;
 		case 'p':
 			pid = true;
 			if (optarg && filter__parse(&flt, "pid", optarg))

@@ -27,6 +27,7 @@ static void usage(FILE *f)
 		"\n"
 		"  --json             one JSON array of objects, threads and cgroup included\n"
 		"  --pid=PID[,PID]    only these PIDs: every incarnation of each\n"
+		"  --cgroup=PATH      only processes in cgroup PATH or below it\n"
 		"  --help             show this help\n"
 		"  --version          show the version\n");
 }
@@ -64,7 +65,7 @@ static void text_procs(const struct fr_dump *d, const struct view *v,
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		const struct fr_dump_proc *p = &d->proc[i];
 
-		if (!filter__pid(flt, p->pid))
+		if (!filter__proc(flt, d, i))
 			continue;
 		printf("%8u %10" PRIu64 ".%09" PRIu64 " %8u %-7s %10s %8" PRIu64 " %-34s %-16s %s%s%s\n",
 		       p->pid, p->start / 1000000000, p->start % 1000000000, p->ppid,
@@ -86,7 +87,7 @@ static void json_procs(const struct fr_dump *d, const struct view *v,
 	for (uint32_t i = 0; i < d->nproc; i++) {
 		const struct fr_dump_proc *p = &d->proc[i];
 
-		if (!filter__pid(flt, p->pid))
+		if (!filter__proc(flt, d, i))
 			continue;
 		json__obj(&j, NULL);
 		json__u64(&j, "pid", p->pid);
@@ -106,6 +107,19 @@ static void json_procs(const struct fr_dump *d, const struct view *v,
 			json__str(&j, "exit_status", view_status(p->exit_code, buf, sizeof(buf)));
 		}
 		json__str(&j, "cgroup", dump__str(d, p->cgroup));
+		json__str(&j, "memcg", dump__str(d, p->memcg));
+		json__str(&j, "container", dump__str(d, p->container));
+		json__u64(&j, "cgroup_id", p->cgroup_id);
+		json__u64(&j, "nspid", p->nspid);
+		if (p->has_mem) {
+			json__i64(&j, "oom_score_adj", p->oom_score_adj);
+			json__u64(&j, "rss_anon", p->rss_anon);
+			json__u64(&j, "rss_file", p->rss_file);
+			json__u64(&j, "rss_shmem", p->rss_shmem);
+			json__u64(&j, "swap", p->swap);
+			json__u64(&j, "pgtables", p->pgtables);
+			json__u64(&j, "mem_stamp", p->mem_stamp);
+		}
 		json__u64(&j, "rss", p->rss);
 		json__u64(&j, "stamp", p->stamp);
 		json__u64(&j, "samples", v->proc_samples[i]);
@@ -130,6 +144,7 @@ int cmd_processes(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -146,6 +161,11 @@ int cmd_processes(int argc, char **argv)
 		switch (c) {
 		case 'j':
 			json = true;
+			break;
+		case 'g':
+			if (filter__parse(&flt, "cgroup", optarg))
+				return cli_usage_error("processes", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
+						       optarg);
 			break;
 		case 'p':
 			if (filter__parse(&flt, "pid", optarg))

@@ -219,7 +219,7 @@ static int report__prepare(struct report *r)
 		return -ENOMEM;
 
 	for (uint32_t i = 0; i < d->nproc; i++)
-		if (pid_shown(r->flt, d->proc[i].pid))
+		if (pid_shown(r->flt, d->proc[i].pid) && filter__proc(r->flt, d, i))
 			r->pmap[i] = ++r->nproc_out;
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
@@ -818,6 +818,7 @@ int cmd_report(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "cgroup", required_argument, NULL, 'g' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
@@ -837,6 +838,11 @@ int cmd_report(int argc, char **argv)
 			if (!*optarg)
 				return cli_usage_error("report", "--output needs a file name");
 			output = optarg;
+			break;
+		case 'g':
+			if (filter__parse(&flt, "cgroup", optarg))
+				return cli_usage_error("report", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
+						       optarg);
 			break;
 		case 'p':
 			if (filter__parse(&flt, "pid", optarg))

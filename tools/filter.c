@@ -41,6 +41,16 @@ int filter__parse(struct filter *f, const char *opt, const char *arg)
 		f->has_to = true;
 		return parse_seconds(arg, &f->to);
 	}
+	if (!strcmp(opt, "cgroup")) {
+		size_t n = arg ? strlen(arg) : 0;
+
+		if (!n || *arg != '/' || n >= sizeof(f->cgroup))
+			return -EINVAL;
+		memcpy(f->cgroup, arg, n + 1);
+		while (n > 1 && f->cgroup[n - 1] == '/')	/* "/a/" is "/a" */
+			f->cgroup[--n] = 0;
+		return 0;
+	}
 	if (!strcmp(opt, "pid")) {
 		char *copy = strdup(arg ? arg : ""), *tok, *save = NULL;
 		int err = copy && *copy ? 0 : -EINVAL;
@@ -60,7 +70,28 @@ int filter__parse(struct filter *f, const char *opt, const char *arg)
 
 bool filter__active(const struct filter *f)
 {
-	return f->npids || f->has_from || f->has_to;
+	return f->npids || f->cgroup[0] || f->has_from || f->has_to;
+}
+
+/* Whether cgroup @path is @want or below it. */
+static bool under(const char *path, const char *want)
+{
+	size_t n = strlen(want);
+
+	if (!strcmp(want, "/"))
+		return *path == '/';
+	return !strncmp(path, want, n) && (path[n] == '/' || !path[n]);
+}
+
+/* filter__proc() - does @f keep dump process @proc (its PID and its cgroups)? */
+bool filter__proc(const struct filter *f, const struct fr_dump *d, uint32_t proc)
+{
+	const struct fr_dump_proc *p = &d->proc[proc];
+
+	if (!filter__pid(f, p->pid))
+		return false;
+	return !f->cgroup[0] || under(dump__str(d, p->memcg), f->cgroup) ||
+	       under(dump__str(d, p->cgroup), f->cgroup);
 }
 
 /* filter__pid() - does @f keep process @pid (every PID when it names none)? */
@@ -82,9 +113,9 @@ bool filter__match(const struct filter *f, const struct fr_dump *d,
 
 	if ((f->has_from && t < f->from) || (f->has_to && t > f->to))
 		return false;
-	if (!f->npids)
+	if (!f->npids && !f->cgroup[0])
 		return true;
 	if (!dump__event_has_proc(e->type))
-		return false;
-	return filter__pid(f, d->proc[e->proc].pid);
+		return !f->npids && e->type == FR_DEV_MEMCG && under(dump__str(d, e->comm), f->cgroup);
+	return filter__proc(f, d, e->proc);
 }

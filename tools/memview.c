@@ -47,7 +47,11 @@ static int cmp_rise(const void *a, const void *b)
 	return x->peak < y->peak ? 1 : x->peak > y->peak ? -1 : 0;
 }
 
-/* One point of process @mp's curve at @ts, @total bytes. */
+/*
+ * One point of process @mp's curve at @ts, @total bytes. The rise runs
+ * from the running minimum; it starts at the first point above it (the
+ * curve is flat from the minimum until then).
+ */
 static void point(struct memview_proc *mp, uint64_t ts, uint64_t total, uint64_t *run_min,
 		  uint64_t *run_min_ts)
 {
@@ -55,7 +59,7 @@ static void point(struct memview_proc *mp, uint64_t ts, uint64_t total, uint64_t
 		mp->first = mp->min = mp->peak = total;
 		mp->first_ts = mp->min_ts = mp->peak_ts = ts;
 		*run_min = total;
-		*run_min_ts = ts;
+		*run_min_ts = 0;
 	}
 	if (total < mp->min) {
 		mp->min = total;
@@ -65,8 +69,10 @@ static void point(struct memview_proc *mp, uint64_t ts, uint64_t total, uint64_t
 		mp->peak = total;
 		mp->peak_ts = ts;
 	}
-	if (total < *run_min) {
+	if (total <= *run_min) {
 		*run_min = total;
+		*run_min_ts = 0;	/* growth from here starts at the next point above */
+	} else if (!*run_min_ts) {
 		*run_min_ts = ts;
 	}
 	if (total - *run_min > mp->rise) {
