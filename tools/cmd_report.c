@@ -26,10 +26,13 @@
 #include "filter.h"
 #include "json.h"
 #include "report_html.h"
+#include "memview.h"
 #include "view.h"
 
 #define FR_REPORT_MARK		"@FR_REPORT_DATA@"
 #define FR_REPORT_TOP		10	/* processes drawn in the timeline */
+#define FR_REPORT_MEM_TOP	8	/* RSS curves drawn in the memory timeline */
+#define FR_REPORT_GROWERS	20	/* rows of the growers table */
 #define FR_REPORT_BIN_NS	250000000ULL
 #define FR_REPORT_BINS_MIN	20
 #define FR_REPORT_BINS_MAX	300
@@ -646,6 +649,141 @@ static void json_marks(struct json *j, const struct report *r)
 }
 
 /* "losses": every LOSS counter; "loss" false for bookkeeping counters. */
+struct curve_out {
+	struct json *j;
+	const struct report *r;
+	int pass;		/* 0: times, 1: values */
+};
+
+static void curve_point(void *ctx, uint64_t ts, uint64_t rss)
+{
+	struct curve_out *c = ctx;
+
+	if (ts < c->r->lo || ts > c->r->hi)
+		return;
+	if (c->pass)
+		json__u64(c->j, NULL, rss);
+	else
+		json__i64(c->j, NULL, rel_us(c->r, ts));
+}
+
+/*
+ * "memory": the RSS curves of the FR_REPORT_MEM_TOP shown processes that
+ * rose most ("curves": process, times, bytes), their summaries
+ * ("growers"), the system's MemAvailable ("sys"), every memory cgroup's
+ * usage and limit ("cgroups", limit 0: none) and the OOM kills ("ooms":
+ * victim, invoker, cgroup, usage, limit), all in the range.
+ */
+static int json_memory(struct json *j, const struct report *r)
+{
+	const struct fr_dump *d = r->d;
+	struct memview mv;
+	uint32_t n = 0;
+
+	if (memview__init(&mv, d))
+		return -ENOMEM;
+	json__obj(j, "memory");
+	json__u64(j, "rss_entries", mv.rss_events);
+	json__arr(j, "curves");
+	for (uint32_t k = 0; k < mv.nprocs && n < FR_REPORT_MEM_TOP; k++) {
+		const struct memview_proc *mp = &mv.procs[k];
+
+		if (!r->pmap[mp->proc])
+			continue;
+		n++;
+		json__obj(j, NULL);
+		json__u64(j, "proc", r->pmap[mp->proc] - 1);
+		for (int pass = 0; pass < 2; pass++) {
+			struct curve_out c = { j, r, pass };
+
+			json__arr(j, pass ? "v" : "t");
+			memview__curve(d, mp->proc, curve_point, &c);
+			json__end_arr(j);
+		}
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__arr(j, "growers");
+	for (uint32_t k = 0; k < mv.nprocs && k < FR_REPORT_GROWERS; k++) {
+		const struct memview_proc *mp = &mv.procs[k];
+
+		if (!r->pmap[mp->proc])
+			continue;
+		json__obj(j, NULL);
+		json__u64(j, "proc", r->pmap[mp->proc] - 1);
+		json__u64(j, "min", mp->min);
+		json__u64(j, "peak", mp->peak);
+		json__u64(j, "end", mp->end);
+		json__u64(j, "rise", mp->rise);
+		json__f64(j, "rate", mp->rise_to > mp->rise_from ?
+			  (double)mp->rise / ((mp->rise_to - mp->rise_from) / 1e9) : 0);
+		json__i64(j, "from", mp->rise ? rel_us(r, mp->rise_from) : 0);
+		json__i64(j, "to", mp->rise ? rel_us(r, mp->rise_to) : 0);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__obj(j, "sys");
+	for (int pass = 0; pass < 2; pass++) {
+		json__arr(j, pass ? "avail" : "t");
+		for (uint32_t k = 0; k < mv.nsys; k++) {
+			const struct fr_dump_event *e = &d->ev[mv.sys[k]];
+
+			if (e->ts < r->lo || e->ts > r->hi)
+				continue;
+			if (pass)
+				json__u64(j, NULL, e->msys.v[FR_MSYS_MEM_AVAILABLE]);
+			else
+				json__i64(j, NULL, rel_us(r, e->ts));
+		}
+		json__end_arr(j);
+	}
+	json__end_obj(j);
+	json__arr(j, "cgroups");
+	for (uint32_t k = 0; k < mv.ncgroups; k++) {
+		const struct memview_cgroup *c = &mv.cgroups[k];
+
+		json__obj(j, NULL);
+		json__str(j, "path", dump__str(d, c->path));
+		json__u64(j, "limit", c->unlimited ? 0 : c->limit);
+		json__bool(j, "near_limit", memview__near_limit(c));
+		for (int pass = 0; pass < 2; pass++) {
+			json__arr(j, pass ? "usage" : "t");
+			for (uint32_t i = 0; i < d->nev; i++) {
+				const struct fr_dump_event *e = &d->ev[i];
+
+				if (e->type != FR_DEV_MEMCG || e->comm != c->path || e->ts < r->lo || e->ts > r->hi)
+					continue;
+				if (pass)
+					json__u64(j, NULL, e->mcg.usage);
+				else
+					json__i64(j, NULL, rel_us(r, e->ts));
+			}
+			json__end_arr(j);
+		}
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__arr(j, "ooms");
+	for (uint32_t k = 0; k < mv.nooms; k++) {
+		const struct fr_dump_event *e = &d->ev[mv.ooms[k]];
+
+		json__obj(j, NULL);
+		json__i64(j, "t", rel_us(r, e->ts));
+		json__i64(j, "victim", r->pmap[e->proc] ? (int64_t)r->pmap[e->proc] - 1 : -1);
+		json__u64(j, "victim_pid", d->proc[e->proc].pid);
+		json__i64(j, "invoker", e->oom.invoker && r->pmap[e->oom.invoker - 1] ?
+			  (int64_t)r->pmap[e->oom.invoker - 1] - 1 : -1);
+		json__str(j, "memcg", e->oom.memcg ? dump__str(d, e->oom.memcg) : "");
+		json__u64(j, "usage", e->oom.memcg_usage);
+		json__u64(j, "limit", e->oom.memcg_limit);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__end_obj(j);
+	memview__fini(&mv);
+	return 0;
+}
+
 static void json_losses(struct json *j, const struct fr_dump *d)
 {
 	json__arr(j, "losses");
@@ -708,6 +846,8 @@ static int report__json(FILE *f, struct report *r, const char *path)
 	err = json_timeline(&j, r);
 	json_pressure(&j, r);
 	json_marks(&j, r);
+	if (!err)
+		err = json_memory(&j, r);
 	json_losses(&j, r->d);
 	json__end_obj(&j);
 	return err;

@@ -10,9 +10,11 @@
 
 #include "cli.h"
 #include "json.h"
+#include "memview.h"
 #include "view.h"
 
 #define FR_TOP_DEFAULT	10
+#define FR_SHOW_GROWERS	3	/* RSS growers in the memory section */
 #define FR_STACK_SHOWN	6	/* frames shown per top stack in text */
 
 #define FR_STOP_SHOWN	5	/* files listed where walks stopped short */
@@ -141,11 +143,104 @@ static uint32_t stack_owner(const struct fr_dump *d, uint32_t s)
 	return 0;
 }
 
+/* The memory section: the top growers, cgroups at their limit, OOM kills, MemAvailable. */
+static void text_memory(const struct fr_dump *d, const struct memview *mv)
+{
+	char b[3][32], comm[80], path[FR_VIEW_TEXT_MAX];
+	uint32_t near = 0;
+
+	if (!mv->nprocs && !mv->nsys && !mv->nooms)
+		return;
+	printf("memory:    %" PRIu64 " RSS ledger entries of %u processes", mv->rss_events, mv->nprocs);
+	for (uint32_t k = 0; k < mv->ncgroups; k++)
+		near += memview__near_limit(&mv->cgroups[k]);
+	printf(", %u of %u memory cgroups at 90 %% of their limit or more\n", near, mv->ncgroups);
+	for (uint32_t k = 0; k < mv->nprocs && k < FR_SHOW_GROWERS && mv->procs[k].rise; k++) {
+		const struct memview_proc *mp = &mv->procs[k];
+		const struct fr_dump_proc *p = &d->proc[mp->proc];
+
+		printf("           grew: %s-%u (start %.6f) +%s to a peak of %s, %+.1f .. %+.1f s\n",
+		       view_str(d, p->comm, comm, sizeof(comm)), p->pid, p->start / 1e9,
+		       view_bytes(mp->rise, b[0], sizeof(b[0])), view_bytes(mp->peak, b[1], sizeof(b[1])),
+		       ((double)mp->rise_from - (double)mv->trigger_ts) / 1e9,
+		       ((double)mp->rise_to - (double)mv->trigger_ts) / 1e9);
+	}
+	for (uint32_t k = 0; k < mv->nooms; k++) {
+		const struct fr_dump_event *e = &d->ev[mv->ooms[k]];
+
+		printf("           OOM: killed %s-%u (rss %s)", view_str(d, d->proc[e->proc].comm, comm, sizeof(comm)),
+		       d->proc[e->proc].pid,
+		       view_bytes(e->oom.rss_anon + e->oom.rss_file + e->oom.rss_shmem, b[0], sizeof(b[0])));
+		if (e->oom.invoker)
+			printf(", invoked by %s-%u", view_str(d, d->proc[e->oom.invoker - 1].comm, comm, sizeof(comm)),
+			       d->proc[e->oom.invoker - 1].pid);
+		if (e->oom.memcg || e->oom.memcg_limit)
+			printf(", cgroup %s at %s of %s\n",
+			       e->oom.memcg ? view_str(d, e->oom.memcg, path, sizeof(path)) : "?",
+			       view_bytes(e->oom.memcg_usage, b[1], sizeof(b[1])),
+			       view_bytes(e->oom.memcg_limit, b[2], sizeof(b[2])));
+		else
+			printf(", global\n");
+	}
+	if (mv->nsys) {
+		const struct fr_dump_event *a = &d->ev[mv->sys[0]], *z = &d->ev[mv->sys[mv->nsys - 1]];
+
+		printf("           MemAvailable %s -> %s\n",
+		       view_bytes(a->msys.v[FR_MSYS_MEM_AVAILABLE], b[0], sizeof(b[0])),
+		       view_bytes(z->msys.v[FR_MSYS_MEM_AVAILABLE], b[1], sizeof(b[1])));
+	}
+}
+
+static void json_memory(struct json *j, const struct fr_dump *d, const struct memview *mv)
+{
+	json__obj(j, "memory");
+	json__u64(j, "rss_entries", mv->rss_events);
+	json__u64(j, "processes", mv->nprocs);
+	json__arr(j, "growers");
+	for (uint32_t k = 0; k < mv->nprocs && k < FR_SHOW_GROWERS && mv->procs[k].rise; k++) {
+		const struct memview_proc *mp = &mv->procs[k];
+
+		json__obj(j, NULL);
+		json__u64(j, "pid", d->proc[mp->proc].pid);
+		json__u64(j, "start", d->proc[mp->proc].start);
+		json__str(j, "comm", dump__str(d, d->proc[mp->proc].comm));
+		json__u64(j, "rise", mp->rise);
+		json__u64(j, "peak", mp->peak);
+		json__u64(j, "rise_from_ts", mp->rise_from);
+		json__u64(j, "rise_to_ts", mp->rise_to);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__arr(j, "ooms");
+	for (uint32_t k = 0; k < mv->nooms; k++) {
+		const struct fr_dump_event *e = &d->ev[mv->ooms[k]];
+
+		json__obj(j, NULL);
+		json__u64(j, "ts", e->ts);
+		json__u64(j, "pid", d->proc[e->proc].pid);
+		json__u64(j, "start", d->proc[e->proc].start);
+		view_event_json(j, d, e);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__arr(j, "cgroups_near_limit");
+	for (uint32_t k = 0; k < mv->ncgroups; k++)
+		if (memview__near_limit(&mv->cgroups[k]))
+			json__str(j, NULL, dump__str(d, mv->cgroups[k].path));
+	json__end_arr(j);
+	if (mv->nsys) {
+		json__u64(j, "mem_available_first", d->ev[mv->sys[0]].msys.v[FR_MSYS_MEM_AVAILABLE]);
+		json__u64(j, "mem_available_last", d->ev[mv->sys[mv->nsys - 1]].msys.v[FR_MSYS_MEM_AVAILABLE]);
+	}
+	json__end_obj(j);
+}
+
 static void show_text(const char *path, const struct fr_dump *d, const struct view *v,
 		      uint32_t ntop)
 {
 	uint32_t tp[256], ts[256], np, ns, live = 0, exited = 0;
 	char t0[64], t1[64], comm[80], detail[2048];
+	struct memview mv;
 	static char exe[FR_VIEW_TEXT_MAX];
 
 	for (uint32_t i = 0; i < d->nproc; i++) {
@@ -179,6 +274,10 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	text_losses(d);
 	text_completeness(d, v);
 	view_sparklines(d, stdout);
+	if (!memview__init(&mv, d)) {
+		text_memory(d, &mv);
+		memview__fini(&mv);
+	}
 
 	ntop = ntop > 256 ? 256 : ntop;
 	np = top(v->proc_samples, d->nproc, tp, ntop);
@@ -255,6 +354,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 {
 	uint32_t tp[256], ts[256], np, ns;
 	uint64_t losses = 0;
+	struct memview mv;
 	struct json j;
 	char buf[FR_VIEW_FRAME_MAX];
 
@@ -312,6 +412,10 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 			losses += loss_total(&d->loss.kv[i]);
 	json__u64(&j, "losses_total", losses);
 	json_completeness(&j, d, v);
+	if (!memview__init(&mv, d)) {
+		json_memory(&j, d, &mv);
+		memview__fini(&mv);
+	}
 
 	ntop = ntop > 256 ? 256 : ntop;
 	np = top(v->proc_samples, d->nproc, tp, ntop);

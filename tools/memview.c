@@ -230,3 +230,39 @@ bool memview__near_limit(const struct memview_cgroup *c)
 {
 	return !c->unlimited && c->limit && c->usage >= c->limit / 10 * 9;
 }
+
+/*
+ * memview__curve() - call @fn with each point (@ts, RSS bytes) of dump
+ * process @proc's curve, in order; the members start as memview__init()
+ * starts them.
+ */
+void memview__curve(const struct fr_dump *d, uint32_t proc,
+		    void (*fn)(void *ctx, uint64_t ts, uint64_t rss), void *ctx)
+{
+	uint64_t cur[FR_DRSS_NMEMBERS];
+	unsigned seen = 0;
+
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->type == FR_DEV_RSS && e->proc == proc && !(seen & 1u << e->rss.member)) {
+			seen |= 1u << e->rss.member;
+			cur[e->rss.member] = e->rss.value;
+		}
+	}
+	for (unsigned m = 0; m < FR_DRSS_NMEMBERS; m++)
+		if (!(seen & 1u << m))
+			cur[m] = end_value(d, proc, m);
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+		uint64_t total = 0;
+
+		if (e->type != FR_DEV_RSS || e->proc != proc)
+			continue;
+		cur[e->rss.member] = e->rss.value;
+		for (unsigned m = 0; m < FR_DRSS_NMEMBERS; m++)
+			if (counts(m))
+				total += cur[m];
+		fn(ctx, e->rss.changed, total);
+	}
+}

@@ -53,4 +53,7 @@ void memview__fini(struct memview *mv);
 /* memview__near_limit() - whether cgroup @c's last usage is at least 90 % of its limit. */
 bool memview__near_limit(const struct memview_cgroup *c);
 
+void memview__curve(const struct fr_dump *d, uint32_t proc,
+		    void (*fn)(void *ctx, uint64_t ts, uint64_t rss), void *ctx);
+
 #endif /* FR_MEMVIEW_H */

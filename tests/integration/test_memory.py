@@ -116,6 +116,40 @@ def rss_curve(d):
     rc, out, _ = flightrec("events", "--type", "rss", f"--pid={pid}", path)
     tap.ok(rc == 0 and out.count("\n") == len(cv) and all(" rss " in l for l in out.splitlines()),
            f"events --type rss --pid={pid} lists exactly its {len(cv)} entries")
+    exports(path, pid, start, cv)
+
+
+def exports(path, pid, start, cv):
+    """The Chrome trace's counter track and the report's memory timeline."""
+    p = subprocess.run([os.environ.get("FLIGHTREC", "build/tools/flightrec"), "export", "--format",
+                        "chrome", path], capture_output=True)
+    tr = json.loads(p.stdout) if p.returncode == 0 else {"traceEvents": []}
+    names = {e["pid"]: e["args"]["name"] for e in tr["traceEvents"]
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    track = [k for k, v in names.items() if f"{pid}" in v]
+    cnt = [e for e in tr["traceEvents"] if e.get("ph") == "C" and e.get("name") == "RSS" and
+           e["pid"] in track]
+    tap.ok(len(cnt) == len(cv) and cnt and
+           max(e["args"]["anon"] + e["args"]["file"] + e["args"]["shmem"] for e in cnt) ==
+           max(t for _, t, _, _ in cv),
+           f"the Chrome trace has an RSS counter track on the process ({len(cnt)} points, "
+           f"peak as the ledger's)")
+    tap.ok(any(e.get("ph") == "C" and e.get("name") == "memory system" for e in tr["traceEvents"]),
+           "and a counter track of the system's memory")
+    with tempfile.TemporaryDirectory() as tmp:
+        page = os.path.join(tmp, "r.html")
+        rc, _, err = flightrec("report", "-o", page, path)
+        text = open(page, encoding="utf-8").read() if rc == 0 else ""
+    m = re.search(r'<script type="application/json" id="fr-data">(.*?)</script>', text, re.S)
+    data = json.loads(m.group(1)) if m else {}
+    procs = data.get("procs", [])
+    fields = data.get("proc_fields", [])
+    idx = [i for i, r in enumerate(procs) if r[fields.index("pid")] == pid] if fields else []
+    mem = data.get("memory", {})
+    curves = [c for c in mem.get("curves", []) if c["proc"] in idx]
+    tap.ok(curves and max(curves[0]["v"]) == max(t for _, t, _, _ in cv) and
+           'id="sec-memory"' in text and mem.get("sys", {}).get("t"),
+           "the report's memory timeline has its curve and the system's MemAvailable", err)
 
 
 def pid_reuse(d):
