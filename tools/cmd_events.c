@@ -16,7 +16,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: flightrec events [--json] [--pid PID] [--from SEC] [--to SEC] [--type TYPE] DUMP\n"
+		"Usage: flightrec events [--json] [--pid PID] [--cgroup PATH] [--from SEC] [--to SEC]\n"
+		"                        [--type TYPE] DUMP\n"
 		"\n"
 		"Print one line per event, in time order. Times and process start\n"
 		"times are CLOCK_BOOTTIME; a process is its (pid, start) incarnation.\n"
@@ -26,7 +27,10 @@ static void usage(FILE *f)
 		"               execs add filename, forks add child_pid and child_start_ns\n"
 		FR_FILTER_HELP
 		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom,\n"
-		"               pressure (the PSI history: avg10 and total every second)\n"
+		"               rss, oom_score_adj, memory, memcg, pressure (rss: the RSS\n"
+		"               ledger; memory, memcg: the system's and the memory cgroups'\n"
+		"               memory every second; pressure: the PSI history, avg10 and\n"
+		"               total every second)\n"
 		"  --help       show this help\n"
 		"  --version    show the version\n");
 }

@@ -609,6 +609,17 @@ static void reload(struct daemon *dm)
 			n->ring_bytes);
 		n->ring_bytes = dm->cfg->ring_bytes;
 	}
+	if (n->rss_ledger != dm->cfg->rss_ledger || n->rss_step != dm->cfg->rss_step ||
+	    n->rss_step_pct != dm->cfg->rss_step_pct || n->rss_max_age_ns != dm->cfg->rss_max_age_ns) {
+		/* The BPF side took them as read-only data at load. */
+		fr_warn("[memory] rss_ledger, rss_step, rss_step_percent and rss_max_age need a restart; "
+			"the running ledger stays, ignoring");
+		n->rss_ledger = dm->cfg->rss_ledger;
+		n->rss_step = dm->cfg->rss_step;
+		n->rss_step_pct = dm->cfg->rss_step_pct;
+		n->rss_max_age_ns = dm->cfg->rss_max_age_ns;
+	}
+	dm->memhist.max = n->memory_cgroups;
 	if (!dm->cfg->group && n->group) {
 		/* CAP_CHOWN was dropped at start-up: dumps could not be given away. */
 		fr_warn("[output] group = %s needs a restart; dumps stay root-only, ignoring",

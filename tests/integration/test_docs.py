@@ -397,7 +397,7 @@ for n in ("format", "format="):
            f"'flightrec export --format{' =' if n.endswith('=') else ''} <TAB>' gives chrome, pprof, folded")
 tap.eq(got.get("format=pp"), ["pprof"], "'--format=pp<TAB>' gives pprof")
 m = re.search(r"only events of this type:(.*?)\(", run(FLIGHTREC_BIN, "events", "--help")[1], re.S)
-types = sorted(re.findall(r"[a-z]+", m.group(1))) if m else []
+types = sorted(re.findall(r"[a-z_]+", m.group(1))) if m else []
 tap.ok(types and got.get("type") == types, "'flightrec events --type <TAB>' gives the types of "
        "'events --help'", f"got {got.get('type')}, help says {types}")
 tap.eq(got.get("dump"), ["a.frd", "c d.frd", "sub"], "a DUMP completes to .frd files and directories")
