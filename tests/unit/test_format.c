@@ -264,6 +264,107 @@ static void test_round_trip(void)
 }
 
 /* A reader skips event types it does not know (a newer minor version). */
+/* An event source over an array. */
+struct arrsrc {
+	const struct fr_dump_event *ev;
+	uint32_t i, n;
+};
+
+static int next_from_array(void *ctx, struct fr_dump_event *e)
+{
+	struct arrsrc *s = ctx;
+
+	if (s->i == s->n)
+		return 0;
+	*e = s->ev[s->i++];
+	return 1;
+}
+
+/*
+ * 1.4: the memory events (rss, oom_score_adj, memory, memcg), the OOM
+ * dossier and the PROC memory fields round-trip; values out of range are
+ * refused.
+ */
+static void test_memory_types(void)
+{
+	struct fr_dump_event ev[6];
+	struct fr_dump in, out;
+	struct arrsrc src = { .ev = ev, .n = 6 };
+	struct mem m = {};
+	uint64_t n = 0;
+	char err[512];
+	int e, same = 0;
+
+	build_model(&in);
+	in.proc[0].has_mem = 1;
+	in.proc[0].oom_score_adj = -17;
+	in.proc[0].rss_file = 3 << 20;
+	in.proc[0].rss_anon = 300ULL << 20;
+	in.proc[0].rss_shmem = 4096;
+	in.proc[0].swap = 8192;
+	in.proc[0].pgtables = 65536;
+	in.proc[0].mem_stamp = 1006000001ULL;
+	in.proc[0].nspid = 1;
+	in.proc[0].memcg = 7;
+	in.proc[0].container = 8;
+	in.proc[0].cgroup_id = 1234567;
+	memset(ev, 0, sizeof(ev));
+	ev[0] = (struct fr_dump_event){ .ts = 1000000000ULL, .type = FR_DEV_RSS, .proc = 0, .tid = 4242,
+					.comm = 1, .cpu = 1,
+					.rss = { .member = FR_DRSS_ANON, .why = FR_DRSS_AGE, .by = 0,
+						 .value = 104857600, .changed = 999000000ULL } };
+	ev[1] = (struct fr_dump_event){ .ts = 1000000001ULL, .type = FR_DEV_RSS, .proc = 1,
+					.rss = { .member = FR_DRSS_FILE, .why = FR_DRSS_STEP, .by = 77,
+						 .value = 4096, .changed = 1000000001ULL } };
+	ev[2] = (struct fr_dump_event){ .ts = 1000000002ULL, .type = FR_DEV_OOMADJ, .proc = 2, .tid = 9,
+					.oomadj = { .value = -1000, .by = 4242 } };
+	ev[3] = (struct fr_dump_event){ .ts = 1000000003ULL, .type = FR_DEV_MEMSYS };
+	for (int k = 0; k < FR_MSYS_NFIELDS; k++)
+		ev[3].msys.v[k] = (1ULL << 40) + k;
+	ev[4] = (struct fr_dump_event){ .ts = 1000000004ULL, .type = FR_DEV_MEMCG, .comm = 7,
+					.mcg = { .flags = FR_DMCG_V1, .usage = 64 << 20, .limit = 64 << 20,
+						 .anon = 60 << 20, .file = 1 << 20, .ev_max = 35,
+						 .ev_oom_kill = 1 } };
+	ev[5] = (struct fr_dump_event){ .ts = 1000000005ULL, .type = FR_DEV_OOM, .proc = 1, .comm = 2,
+					.stack = 1,
+					.oom = { .total_vm = 1 << 30, .rss_anon = 60 << 20, .oom_score_adj = 800,
+						 .swapents = 4096, .invoker = 3, .invoker_tid = 4244,
+						 .memcg = 7, .memcg_usage = 64 << 20, .memcg_limit = 64 << 20 } };
+	is_int(dump__write(&in, next_from_array, &src, mem_sink, &m, &n), 0, "1.4: writing the memory events");
+	e = dump__parse(&out, m.p, m.len, err, sizeof(err));
+	if (!is_int(e, 0, "1.4: read back"))
+		tap_diag("%s", err);
+	for (uint32_t i = 0; !e && i < out.nev && i < 6; i++)
+		same += !memcmp(&out.ev[i], &ev[i], sizeof(ev[i]));
+	is_int(e ? 0 : same, 6, "1.4: rss, oom_score_adj, memory, memcg and the OOM dossier round-trip");
+	ok(!e && out.proc[0].has_mem == 1 && out.proc[0].oom_score_adj == -17 &&
+	   out.proc[0].rss_anon == 300ULL << 20 && out.proc[0].rss_file == 3 << 20 &&
+	   out.proc[0].rss_shmem == 4096 && out.proc[0].swap == 8192 && out.proc[0].pgtables == 65536 &&
+	   out.proc[0].mem_stamp == 1006000001ULL && out.proc[0].nspid == 1 &&
+	   out.proc[0].memcg == 7 && out.proc[0].container == 8 && out.proc[0].cgroup_id == 1234567 &&
+	   !out.proc[1].has_mem && !out.proc[1].memcg, "1.4: PROC memory and identity fields");
+	if (!e)
+		dump__free(&out);
+	/* An OOM naming a process out of range, an rss member out of range: refused. */
+	for (int k = 0; k < 2; k++) {
+		struct mem m2 = {};
+
+		src.i = 0;
+		if (k == 0)
+			ev[5].oom.invoker = 4;	/* 3 processes: + 1 is at most 3 */
+		else
+			ev[0].rss.member = FR_DRSS_NMEMBERS;
+		dump__write(&in, next_from_array, &src, mem_sink, &m2, &n);
+		e = dump__parse(&out, m2.p, m2.len, err, sizeof(err));
+		ok(e == -EBADMSG, "1.4: %s is refused (%s)",
+		   k ? "an rss member out of range" : "an OOM invoker out of range", err);
+		if (!e)
+			dump__free(&out);
+		ev[5].oom.invoker = 3;
+	}
+	dump__free(&in);
+}
+
 static void test_future_types(void)
 {
 	struct evsrc src = { .n = 500, .future = true };
@@ -663,6 +764,7 @@ static void test_file(void)
 int main(void)
 {
 	test_round_trip();
+	test_memory_types();
 	test_order_enforced();
 	test_future_types();
 	test_future_bodies();
