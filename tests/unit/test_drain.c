@@ -4,7 +4,9 @@
  * ordering, incarnation attribution, per-process stack interning, exit
  * metadata that lives exactly until its last event leaves, the memory cap.
  */
+#include <inttypes.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "../../bpf/contract.h"
 #include "drain.h"
@@ -270,6 +272,80 @@ static void test_burst_tables(void)
 	drain__free(d);
 }
 
+/*
+ * The memory records: an RSS ledger entry made by another process keeps
+ * its value, age and maker and holds no reference; an OOM holds its
+ * invoker and the invoker's stack (its user frames in the invoker's
+ * space) until it leaves the window, and then everything is freed.
+ */
+static void test_memory_records(void)
+{
+	struct drain *d = drain__new(16 << 20, 1 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	static struct fr_rec_oom o;
+	struct fr_rec_rss r = {};
+	struct fr_rec_oomadj a = {};
+	struct proctable_stats ps;
+	struct intern_stats is;
+	struct fr_event e[3];
+	uint32_t vslot, islot;
+	int n = 0;
+
+	hdr(&r.h, FR_REC_RSS, 100 * MS, 50, 7, "owner", sizeof(r));
+	r.h.tid = 0;
+	r.value = 300ULL << 20;
+	r.changed = 100 * MS - 2500000;	/* reached 2.5 ms before the record */
+	r.by_tgid = 33;			/* kswapd, say */
+	r.member = FR_RSS_FILE;
+	r.why = FR_RSS_STEP;
+	drain__record(d, &r, sizeof(r));
+	hdr(&a.h, FR_REC_OOMADJ, 110 * MS, 50, 7, "owner", sizeof(a));
+	a.value = -500;
+	a.by_tgid = 1;
+	drain__record(d, &a, sizeof(a));
+	hdr(&o.h, FR_REC_OOM, 120 * MS, 50, 7, "owner", sizeof(o));
+	o.inv_tgid = 60;
+	o.inv_start = 8;
+	o.inv_tid = 61;
+	snprintf(o.inv_comm, sizeof(o.inv_comm), "allocator");
+	o.kn = 2;
+	o.un = 3;
+	o.ips[0] = 0xffffffff81000000ULL;
+	o.ips[1] = 0xffffffff81000100ULL;
+	o.ips[FR_MAX_STACK] = 0x401000;
+	o.ips[FR_MAX_STACK + 1] = 0x402000;
+	o.ips[FR_MAX_STACK + 2] = 0x403000;
+	drain__record(d, &o, sizeof(o));
+	exit_rec(d, 130 * MS, 50, 7, 9);
+	exit_rec(d, 140 * MS, 60, 8, 0);
+	drain__release(d, 200 * MS);
+	for (uint64_t i = window__tail(t->win); i < window__head(t->win) && n < 3; i++)
+		if (!window__read(t->win, i, &e[n]))
+			n++;
+	if (!is_int(n, 3, "rss, oom_score_adj and oom entered the window"))
+		goto out;
+	ok(e[0].type == FR_EV_RSS && e[0].ref == (300u << 20) / (uint32_t)sysconf(_SC_PAGESIZE) &&
+	   e[0].arg == 2500 && (e[0].flags & FR_EVRSS_MEMBER_MASK) == FR_RSS_FILE &&
+	   (e[0].flags & FR_EVRSS_OTHER) && e[0].tid == 33,
+	   "rss: the value in pages, its age in us, made by pid 33");
+	ok(e[1].type == FR_EV_OOMADJ && (int32_t)e[1].arg == -500 && e[1].ref == 1,
+	   "oom_score_adj: the value and its writer");
+	ok(!proctable__find(t->procs, 50, 7, &vslot) && !proctable__find(t->procs, 60, 8, &islot) &&
+	   e[2].type == FR_EV_OOM && e[2].proc == vslot && e[2].arg == islot && e[2].tid,
+	   "oom: the victim, the invoker's entry and a stack id");
+	ok(e[2].tid && FR_STACK_SLOT(intern__tag(t->stacks, e[2].tid)) == islot &&
+	   FR_STACK_KN(intern__tag(t->stacks, e[2].tid)) == 2,
+	   "the invoker's stack is interned in its own space, 2 kernel frames");
+	drain__release(d, 1300 * MS);
+	proctable__stats(t->procs, &ps);
+	intern__stats(t->stacks, &is);
+	tap_diag("left: %" PRIu64 " events, %" PRIu64 " processes, %" PRIu64 " stacks", count(d), ps.live, is.live);
+	ok(count(d) == 0 && ps.live == 0 && is.live == 0,
+	   "once they and the exits leave the window, the victim, the invoker and the stack are freed");
+out:
+	drain__free(d);
+}
+
 static void test_bad_records(void)
 {
 	struct drain *d = drain__new(8 << 20, 10 * SEC);
@@ -295,6 +371,7 @@ int main(void)
 	test_exit_lifetime();
 	test_memory_cap();
 	test_burst_tables();
+	test_memory_records();
 	test_bad_records();
 	return tap_done_testing();
 }
