@@ -292,7 +292,6 @@ enum fr_counter {
 	FR_CNT_UNWIND_ROWS,	/* user frames found with unwind rows */
 	FR_CNT_UNWIND_FP,	/* user frames found by frame pointer in a process with rows */
 	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
-	FR_CNT_RSS_CALLS,	/* rss_stat calls seen with the ledger on */
 	FR_CNT_RSS_UNOWNED,	/* changes to an mm with no live owner (an exit's or exec's teardown) */
 	FR_CNT_RSS_FULL,	/* mms not tracked: the ledger's map was full (a loss) */
 	FR_CNT_NR,

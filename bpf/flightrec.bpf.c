@@ -245,6 +245,8 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 
 	if (BPF_CORE_READ(child, pid) != BPF_CORE_READ(child, tgid))
 		return 0;	/* a thread, not a process */
+	if (rss_on)
+		led_fork(parent, child);
 
 	f = bpf_ringbuf_reserve(&events, sizeof(*f), 0);
 	if (!f) {

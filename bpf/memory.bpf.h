@@ -40,19 +40,32 @@ struct {
 	__type(value, struct mm_led);
 } mm_led SEC(".maps");
 
-/* The value of counter @m of @mm in bytes (a switch: CO-RE wants constant indexes). */
+/*
+ * The value of counter @m of @mm in bytes. @mm is a pointer the verifier
+ * trusts (the tracepoint's argument, or a task's mm): a direct load, with
+ * the CO-RE relocations of vmlinux.h, costs a few instructions where a
+ * bpf_probe_read_kernel() call costs tens of nanoseconds. A switch: CO-RE
+ * wants constant indexes.
+ */
 static __always_inline __u64 mm_member(struct mm_struct *mm, __u32 m)
 {
+	__s64 v;
+
 	switch (m) {
 	case FR_RSS_FILE:
-		return mm_pages(mm, MM_FILEPAGES);
+		v = mm->rss_stat[MM_FILEPAGES].count;
+		break;
 	case FR_RSS_ANON:
-		return mm_pages(mm, MM_ANONPAGES);
+		v = mm->rss_stat[MM_ANONPAGES].count;
+		break;
 	case FR_RSS_SWAP:
-		return mm_pages(mm, MM_SWAPENTS);
+		v = mm->rss_stat[MM_SWAPENTS].count;
+		break;
 	default:
-		return mm_pages(mm, MM_SHMEMPAGES);
+		v = mm->rss_stat[MM_SHMEMPAGES].count;
+		break;
 	}
+	return v > 0 ? (__u64)v << page_shift : 0;
 }
 
 /*
@@ -65,10 +78,10 @@ static __always_inline struct task_struct *mm_owner(struct mm_struct *mm)
 
 	if (!bpf_core_field_exists(mm->owner)) {
 		o = bpf_get_current_task_btf();
-		return BPF_CORE_READ(o, mm) == mm ? o : NULL;
+		return o->mm == mm ? o : NULL;
 	}
-	o = BPF_CORE_READ(mm, owner);
-	if (!o || BPF_CORE_READ(o, mm) != mm)
+	o = mm->owner;
+	if (!o || o->mm != mm)
 		return NULL;
 	return o;
 }
@@ -136,8 +149,8 @@ static __always_inline struct mm_led *led_new(__u64 key, struct task_struct *own
 {
 	struct mm_led nv = {}, *v;
 
-	nv.start = leader_start(own);
-	nv.tgid = BPF_CORE_READ(own, tgid);
+	nv.start = own->group_leader->start_boottime;
+	nv.tgid = own->tgid;
 	BPF_CORE_READ_STR_INTO(&nv.comm, own, group_leader, comm);
 	for (__u32 m = 0; m < FR_RSS_NMEMBERS; m++) {
 		nv.logged[m] = nv.cur[m] = mm_member(mm, m);
@@ -166,7 +179,7 @@ static __always_inline struct mm_led *led_new(__u64 key, struct task_struct *own
 SEC("tp_btf/rss_stat")
 int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 {
-	struct task_struct *cur, *own;
+	struct task_struct *cur = bpf_get_current_task_btf(), *own;
 	__u64 key = (__u64)mm, now, val, old, d, step, *logged, *pend;
 	__u32 m, tid = 0, by = 0;
 	struct mm_led *v;
@@ -175,23 +188,31 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		return 0;
 	/* A mask the verifier sees (clang reuses the unchecked argument otherwise). */
 	m = (__u32)member & (FR_RSS_NMEMBERS - 1);
-	count(FR_CNT_RSS_CALLS);
-	own = mm_owner(mm);
-	if (!own) {
-		count(FR_CNT_RSS_UNOWNED);
-		return 0;
-	}
 	now = bpf_ktime_get_boot_ns();
 	v = bpf_map_lookup_elem(&mm_led, &key);
-	if (!v || v->tgid != BPF_CORE_READ(own, tgid) || v->start != leader_start(own)) {
-		led_new(key, own, mm, now);	/* a new mm, or a freed one's address reused */
-		return 0;
-	}
-	cur = bpf_get_current_task_btf();
-	if (cur->tgid == v->tgid)
+	/*
+	 * The fast path: the mm's own thread faulting. A fork and an exec
+	 * delete the entry at their new mm's address, an exit the one of
+	 * the mm it ends, so an entry that names the current thread group
+	 * for the current mm is that group's.
+	 */
+	if (v && cur->mm == mm && cur->tgid == v->tgid) {
 		tid = cur->pid;
-	else
-		by = cur->tgid;
+	} else {
+		own = mm_owner(mm);
+		if (!own) {
+			count(FR_CNT_RSS_UNOWNED);
+			return 0;
+		}
+		if (!v || v->tgid != own->tgid || v->start != own->group_leader->start_boottime) {
+			led_new(key, own, mm, now);	/* a new mm, or a freed one's address reused */
+			return 0;
+		}
+		if (cur->tgid == v->tgid)
+			tid = cur->pid;
+		else
+			by = cur->tgid;
+	}
 	val = mm_member(mm, m);
 	/* The member's slots, with a bound the verifier keeps (clang would
 	 * index with a reloaded copy of m it knows nothing of). */
@@ -244,6 +265,19 @@ static __always_inline void led_exit(struct task_struct *p, struct mm_struct *mm
 		led_flush(v, m, FR_RSS_EXIT);
 	}
 	bpf_map_delete_elem(&mm_led, &key);
+}
+
+/*
+ * A fork made @child a new mm: no entry of a freed mm at its address may
+ * stand for it (the fast path of on_rss trusts an entry that names the
+ * current thread group). A vfork child shares its parent's mm: kept.
+ */
+static __always_inline void led_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u64 key = (__u64)child->mm;
+
+	if (key && child->mm != parent->mm)
+		bpf_map_delete_elem(&mm_led, &key);
 }
 
 /* An exec replaced @p's mm: its ledger starts again (first sight). */

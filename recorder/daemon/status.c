@@ -250,9 +250,10 @@ static void text(struct daemon *dm, FILE *f)
 		fl.events, fl.capacity, fl.stacks.blocks_used, fl.stacks.blocks_total,
 		fl.strs.blocks_used, fl.strs.blocks_total, fl.procs.live, fl.procs.capacity);
 	fprintf(f, "rates: %.1f records/s; totals: %" PRIu64 " samples, %" PRIu64 " exits, %"
-		PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " OOM kills\n", history__rate(&dm->history),
+		PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " OOM kills, %" PRIu64
+		" RSS ledger entries\n", history__rate(&dm->history),
 		ds->by_type[FR_EV_SAMPLE], ds->by_type[FR_EV_EXIT], ds->by_type[FR_EV_FORK],
-		ds->by_type[FR_EV_EXEC], ds->by_type[FR_EV_OOM]);
+		ds->by_type[FR_EV_EXEC], ds->by_type[FR_EV_OOM], ds->by_type[FR_EV_RSS]);
 	fprintf(f, "losses: bpf reserve failed %" PRIu64 ", window evicted for space %" PRIu64
 		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
 		ws->evicted_space, ds->dropped, ds->late);
@@ -324,6 +325,11 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "forks", ds->by_type[FR_EV_FORK]);
 	json__u64(&j, "execs", ds->by_type[FR_EV_EXEC]);
 	json__u64(&j, "ooms", ds->by_type[FR_EV_OOM]);
+	json__u64(&j, "rss", ds->by_type[FR_EV_RSS]);
+	json__u64(&j, "oom_score_adj", ds->by_type[FR_EV_OOMADJ]);
+	json__u64(&j, "memory_readings", ds->by_type[FR_EV_MEMSYS]);
+	json__u64(&j, "memcg_readings", ds->by_type[FR_EV_MEMCG]);
+	json__u64(&j, "rss_unowned", cpu_sum(dm, FR_CNT_RSS_UNOWNED));
 	json__end_obj(&j);
 	json_memory(dm, &j);
 	json_unwind(dm, &j);

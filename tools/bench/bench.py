@@ -5,7 +5,7 @@
     tools/bench/bench.py [--quick] [--out FILE] [--build DIR] [--json FILE]
                          [--only LIST] [--rounds N] [--dumps N] [--perf-dumps N]
                          [--stacks-rounds N] [--stacks-seconds S]
-                         [--footprint-seconds S]
+                         [--footprint-seconds S] [--memory-rounds N]
 
 Runs, in one go and as root, with the binaries of a build directory:
 
@@ -25,6 +25,11 @@ Runs, in one go and as root, with the binaries of a build directory:
              with unwind rows, with unwind_memory = 0, perf --call-graph fp and
              dwarf; BPF time per sample (bpf_stats) rows vs frame pointers;
              overhead at 99 and 999 Hz; unwind table memory; bytes per sample
+  footprint  resident against live memory of the window and the tables
+  memory     the RSS ledger under a job that faults in 1 GiB page by page:
+             on_rss time per call (bpf_stats), the job's CPU with the ledger
+             against rss_ledger = false, entries per second at 4 steps, bytes
+             it adds to a 30 s dump
 
 prints a table (metric, ours, perf, ratio, target, pass/miss) and, unless
 --quick without --out, writes the Markdown report (default
@@ -287,7 +292,8 @@ LIVE = set()
 
 
 class Daemon(LineProc):
-    def __init__(self, b, workdir, name, frequency, window="30s", memory="256M", unwind=None):
+    def __init__(self, b, workdir, name, frequency, window="30s", memory="256M", unwind=None,
+                 extra=""):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.out = os.path.join(self.dir, "dumps")
@@ -301,7 +307,8 @@ class Daemon(LineProc):
                     f"frequency = {frequency}\n" +
                     (f"unwind_memory = {unwind}\n" if unwind is not None else "") +
                     f"\n[output]\ndirectory = {self.out}\n"
-                    f"max_dumps = 0\nmax_bytes = 0\n\n[control]\nsocket = {self.socket}\n")
+                    f"max_dumps = 0\nmax_bytes = 0\n\n[control]\nsocket = {self.socket}\n"
+                    f"{extra}")
         os.chmod(self.conf, 0o600)
         super().__init__([b.flightrecd, "--config", self.conf], "flightrecd")
 
@@ -1327,6 +1334,121 @@ def bench_footprint(b, o, res):
                          f"{v['rss_curve_kb'][::max(1, len(v['rss_curve_kb']) // 12)]}; "
                          f"memory {json.dumps(v['memory'])}" for hz, v in out.items()))
     return {"footprint": out}
+
+
+MEM_TOUCH_MIB = 1024        # the memory case's job: fault in 1 GiB page by page, unmap
+MEM_STEPS = ("64K", "512K", "4M", "16M")
+
+
+def mem_daemon(b, o, name, ledger=True, step=None):
+    extra = "\n[memory]\n" + ("rss_ledger = false\n" if not ledger else "") + \
+            (f"rss_step = {step}\n" if step else "")
+    d = Daemon(b, o.workdir, name, 99, extra=extra)
+    d.ready()
+    settle(d.pid, 3.0 if o.quick else 10.0)
+    return d
+
+
+def mem_rates(st):
+    return st.get("rates", {}).get("rss", 0)
+
+
+def bench_memory(b, o, res):
+    """10: the RSS ledger's cost under a job that faults in 1 GiB, page by page."""
+    iters = 1 if o.quick else 2
+    rounds = 1 if o.quick else o.memory_rounds
+    args = ["--touch", str(MEM_TOUCH_MIB), "--iters", str(iters)]
+    on, off, prog = [], [], []
+    events = wall = 0.0
+    # The first touches of guest memory the hypervisor has not backed yet cost several
+    # times the later ones: warm it up with nothing running.
+    for _ in range(2):
+        run_work(b, args, "fault job, warm-up")
+    for r in range(rounds):
+        order = (True, False) if r % 2 == 0 else (False, True)
+        for ledger in order:
+            d = mem_daemon(b, o, f"mem-{'on' if ledger else 'off'}-{r}", ledger)
+            try:
+                with BpfStatsOn():
+                    s0, st0 = bpf_stats(d.pid), daemon_status(d)
+                    kv = run_work(b, args, "fault job (1 GiB page by page)")
+                    s1, st1 = bpf_stats(d.pid), daemon_status(d)
+            finally:
+                d.stop()
+            (on if ledger else off).append(kv["cpu_s"])
+            if ledger:
+                dl = bpf_delta(s0, s1)
+                if "on_rss" in dl:
+                    prog.append(dl["on_rss"])
+                events += mem_rates(st1) - mem_rates(st0)
+                wall += float(kv["wall_s"])
+    ns = sum(x for x, _ in prog) / max(1, sum(n for _, n in prog)) if prog else None
+    ratios = [a / c - 1 for a, c in zip(on, off) if c]
+    cost = statistics.median(ratios) if ratios else None
+    ev_s = events / wall if wall else None
+    # What the ledger adds to a 30 s dump: two daemons at once over the same job.
+    da, dn = mem_daemon(b, o, "mem-dump-on"), mem_daemon(b, o, "mem-dump-off", False)
+    try:
+        run_work(b, args, "fault job for the dumps")
+        time.sleep(1.5)
+        pa, pn = stacks_dump(da), stacks_dump(dn)
+    finally:
+        da.stop()
+        dn.stop()
+    added = os.path.getsize(pa) - os.path.getsize(pn)
+    q = subprocess.run([b.flightrec, "events", "--type", "rss", pa], capture_output=True, text=True)
+    in_dump = q.stdout.count("\n") if q.returncode == 0 else None
+    # The default step against others: ledger entries per second of the job.
+    steps = {}
+    for st in ([] if o.quick else MEM_STEPS):
+        d = mem_daemon(b, o, f"mem-step-{st}", True, st)
+        try:
+            st0 = daemon_status(d)
+            kv = run_work(b, args, f"fault job, rss_step = {st}")
+            st1 = daemon_status(d)
+        finally:
+            d.stop()
+        steps[st] = (mem_rates(st1) - mem_rates(st0)) / float(kv["wall_s"])
+    res.row("10. Memory: BPF rss_stat per call (on_rss, bpf_stats)", ns, None, "≤ 150 ns",
+            verdict(ns is not None and ns <= 150 if ns is not None else None, o.quick),
+            lambda v: f"{v:.0f} ns")
+    res.row("10. Memory: fault job CPU with the ledger vs without (rss_ledger = false)", cost, None,
+            "≤ +1 %", verdict(cost is not None and cost <= 0.01 if cost is not None else None, o.quick),
+            pct)
+    res.row("10. Memory: ledger entries per second of the fault job (default step 4M)", ev_s, None,
+            "reported", "—", lambda v: f"{v:.0f}/s")
+    res.row("10. Memory: bytes the ledger adds to a 30 s dump", added, None, "reported", "—",
+            lambda v: f"{v:+d} B")
+    calls = sum(n for _, n in prog)
+    calls_s = calls / wall if wall else 0
+    txt = (f"The job faults in {MEM_TOUCH_MIB} MiB page by page (MADV_NOHUGEPAGE) and unmaps it, "
+           f"{iters} times per run, in one process (`fr-bench-work --touch {MEM_TOUCH_MIB} "
+           f"--iters {iters}`): about {calls_s:.0f} rss_stat calls per second of it. "
+           f"{rounds} rounds, each running it once under flightrecd with the ledger (the default "
+           "[memory]) and once under flightrecd with `rss_ledger = false`, in alternating order, "
+           "each daemon started, settled and stopped around its run. CPU = the job's user+sys "
+           "(getrusage), which includes the BPF programs that run in its context; the row is "
+           "the median of the per-round ratios. "
+           f"With the ledger: {statistics.median(on) if on else 0:.2f} s median, without: "
+           f"{statistics.median(off) if off else 0:.2f} s; per round: "
+           + ", ".join(f"{x * 100:+.2f} %" for x in ratios) + ". ")
+    if ns is not None:
+        txt += (f"on_rss ran {sum(n for _, n in prog)} times in the ledger runs, "
+                f"{ns:.0f} ns per run on average (kernel.bpf_stats_enabled during the runs only). ")
+    txt += (f"It wrote {events:.0f} ledger entries in {wall:.1f} s of the job, {ev_s or 0:.0f}/s. "
+            f"A dump of both daemons' 30 s windows after one more run: the one with the ledger "
+            f"is {added:+d} B larger ({in_dump} rss entries in it, "
+            f"{added / max(1, in_dump or 1):.1f} B each after LZ4).")
+    if steps:
+        txt += (" Entries per second of the same job at other steps: " +
+                ", ".join(f"rss_step = {k}: {v:.0f}/s" for k, v in steps.items()) +
+                ". The default, 4M (and 2 % of the value, whichever is larger), keeps a process "
+                "that faults at this rate to a few hundred entries per second, and a 30 s window "
+                "of it to a few thousand 32-byte events: smaller steps multiply that for curves "
+                "the 1 s max-age flush already makes exact.")
+    res.detail("10. Memory: the RSS ledger", txt)
+    return {"mem_rss_ns": ns, "mem_cost": cost, "mem_events_per_s": ev_s,
+            "mem_dump_added": added}
 
 
 def bench_startup(b, o, res):
@@ -2544,6 +2666,15 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "backlog). Figures: `flightrec status --json` \"memory\" "
            "(mincore() of each table) and the daemon's minor faults; the ingest benchmark's "
            "figures after it lapped the 256M ring.",
+           "- **10. Memory**: the RSS ledger (`tp_btf/rss_stat`) under `fr-bench-work --touch "
+           f"{MEM_TOUCH_MIB}`, a job that maps {MEM_TOUCH_MIB} MiB, touches every 4 KiB page "
+           "(one fault and one counter change each) and unmaps it. The job's CPU (getrusage; "
+           "the BPF programs run in its context) under flightrecd with the ledger against "
+           "flightrecd with `rss_ledger = false`, alternating, median of the per-round "
+           "ratios; on_rss's run_time_ns / run_cnt over the ledger runs "
+           "(kernel.bpf_stats_enabled then only); ledger entries per second from `flightrec "
+           "status --json`; the bytes the ledger adds = the size difference of two dumps of "
+           "two daemons (with, without) that recorded the same 30 s.",
            ""]
     md += ["## Details", ""]
     for title, text in res.details:
@@ -2602,7 +2733,7 @@ def perf_usable():
 
 BENCHES = [("overhead", bench_overhead), ("dump", bench_dump), ("memcap", bench_memcap),
            ("ingest", bench_ingest), ("startup", bench_startup), ("stacks", bench_stacks),
-           ("footprint", bench_footprint)]
+           ("footprint", bench_footprint), ("memory", bench_memory)]
 
 
 def main():
@@ -2621,6 +2752,8 @@ def main():
                     help="perf dumps, each after a full window (default 10)")
     ap.add_argument("--stacks-rounds", type=int, default=5,
                     help="stacks case: overhead rounds (default 5)")
+    ap.add_argument("--memory-rounds", type=int, default=5,
+                    help="memory case: rounds of the ledger A/B (default 5)")
     ap.add_argument("--footprint-seconds", type=float, default=120,
                     help="seconds of the default-config footprint cases (default 120)")
     ap.add_argument("--stacks-seconds", type=float, default=1.5,

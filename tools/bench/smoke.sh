@@ -35,7 +35,7 @@ python3 - "$tmp/results.json" "$tmp/output" "$rc" "$tmp/ingest-dump.json" "$tmp/
 import json
 import sys
 
-names = ["overhead", "dump", "memcap", "ingest", "startup", "stacks", "footprint"]
+names = ["overhead", "dump", "memcap", "ingest", "startup", "stacks", "footprint", "memory"]
 path, output, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
 try:
     bench = json.load(open(path))["benchmarks"]

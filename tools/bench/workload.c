@@ -8,6 +8,11 @@
  *
  *   fr-bench-work [--workers N] [--iters K | --seconds S] [--spawn-every M]
  *                 [--slice KIB] [--child SEED]
+ *   fr-bench-work --touch MIB --iters K
+ *
+ * --touch: the memory benchmark's fault-heavy job instead, in one process:
+ * K times, map MIB MiB, touch every 4 KiB page (MADV_NOHUGEPAGE: one fault
+ * and one RSS counter change per page), unmap. Prints faults and wall time.
  *
  * --iters: a fixed amount of work per worker (the overhead benchmark times
  * it); --seconds: run that long (to fill a recorder's window). Prints one
@@ -19,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -264,14 +270,40 @@ static void worker(int id, uint64_t iters, double until, uint64_t spawn_every,
 static void usage(void)
 {
 	fprintf(stderr, "usage: fr-bench-work [--workers N] [--iters K | --seconds S] "
-		"[--spawn-every M] [--slice KIB] [--child SEED]\n");
+		"[--spawn-every M] [--slice KIB] [--child SEED]\n"
+		"       fr-bench-work --touch MIB --iters K\n");
 	exit(2);
+}
+
+/* --touch: @rounds times, fault in @mib MiB page by page and unmap it. */
+static int touch_job(uint64_t mib, uint64_t rounds)
+{
+	size_t len = (size_t)mib << 20;
+	uint64_t faults = 0;
+	double t0 = now_s();
+
+	for (uint64_t r = 0; r < rounds; r++) {
+		volatile char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED) {
+			perror("fr-bench-work: mmap");
+			return 1;
+		}
+		madvise((void *)p, len, MADV_NOHUGEPAGE);
+		for (size_t off = 0; off < len; off += 4096, faults++)
+			p[off] = (char)off;
+		munmap((void *)p, len);
+	}
+	printf("workers=1 iters=%llu faults=%llu wall_s=%.4f\n", (unsigned long long)rounds,
+	       (unsigned long long)faults, now_s() - t0);
+	return 0;
 }
 
 int main(int argc, char **argv)
 {
 	long workers = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t iters = 0, spawn_every = 8;
+	uint64_t iters = 0, spawn_every = 8, touch = 0;
 	double seconds = 0, t0, t1;
 	size_t slice = 64 << 10;
 	struct result total = { 0 };
@@ -291,6 +323,8 @@ int main(int argc, char **argv)
 			seconds = atof(v);
 		else if (!strcmp(argv[i], "--spawn-every"))
 			spawn_every = strtoull(v, NULL, 0);
+		else if (!strcmp(argv[i], "--touch"))
+			touch = strtoull(v, NULL, 0);
 		else if (!strcmp(argv[i], "--slice"))
 			slice = (size_t)strtoull(v, NULL, 0) << 10;
 		else if (!strcmp(argv[i], "--child")) {
@@ -305,6 +339,8 @@ int main(int argc, char **argv)
 			usage();
 		i++;
 	}
+	if (touch)
+		return iters ? touch_job(touch, iters) : (usage(), 2);
 	if (workers < 1 || workers > 1024 || (!iters && seconds <= 0) || !slice ||
 	    slice >= BUF_BYTES)
 		usage();
