@@ -385,7 +385,8 @@ static void write_rss(struct chrome *c, const struct fr_dump_event *e)
 	struct json j;
 
 	v[e->rss.member] = e->rss.value;
-	begin_event(c, "C", NULL, "RSS", track_pid(e->proc), 0, e->rss.changed);
+	/* Reached before the range (a max-age entry): the range's start. */
+	begin_event(c, "C", NULL, "RSS", track_pid(e->proc), 0, (e->rss.changed > c->r.start ? e->rss.changed : c->r.start));
 	add_cat(c, "memory");
 	begin_args(c, &j);
 	for (unsigned m = 0; m < FR_DRSS_NMEMBERS; m++)

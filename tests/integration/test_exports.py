@@ -383,9 +383,10 @@ def check_chrome(path, spin_pid, reuse_pid, evs, summary):
         tap.ok(any("some_stall_ms_per_s" in e["args"] for e in mem) and
                all(e["args"].get("some_stall_ms_per_s", 0) >= 0 for e in mem),
                "chrome: with the stall per second from the total= deltas", mem[:3])
-        series = {e["name"] for e in counters}
+        psi = [e for e in counters if " pressure " in e["name"]]
+        series = {e["name"] for e in psi}
         tap.ok({"cpu pressure system", "memory pressure system", "io pressure system"} <= series and
-               len({e["pid"] for e in counters}) == 1,
+               len({e["pid"] for e in psi}) == 1,
                f"chrome: one counter series per (resource, source) on one track ({sorted(series)})")
     else:
         tap.ok(True, "# SKIP /proc/pressure is missing: no PSI history to export")
@@ -608,10 +609,14 @@ def check_filters(path, spin_pid, reuse_pid, evs, summary, trace, prof):
         pt = pprof(path, arg).count()
         tap.ok(n_ev > 0 and ft == ct == pt == n_ev,
                f"{arg} ({what}): samples equal in folded, chrome, pprof and events ({ft}, {ct}, {pt}, {n_ev})")
+        tracks = {e["pid"] for e in tr["traceEvents"]
+                  if e["ph"] == "M" and e["name"] == "process_name" and "start_ns" in e["args"]}
         tap.ok(all(e["args"].get("pid") == pid for e in tr["traceEvents"]
                    if e["ph"] == "M" and e["name"] == "process_name" and "start_ns" in e["args"]) and
-               not [e for e in tr["traceEvents"] if e["ph"] == "C"],
-               f"{arg}: chrome keeps only that PID's tracks; pressure has no process, so none")
+               not [e for e in tr["traceEvents"] if e["ph"] == "C" and
+                    not (e["name"] == "RSS" and e["pid"] in tracks)],
+               f"{arg}: chrome keeps only that PID's tracks (its RSS counters among them); "
+               "pressure and memory readings have no process, so none")
         tap.ok(len(cpu_samples(trace, None)) > ct and prof.count() > pt, f"{arg}: and really filters")
 
     # A range inside the workload's run, well before the trigger.
@@ -638,7 +643,11 @@ def check_filters(path, spin_pid, reuse_pid, evs, summary, trace, prof):
            abs(md["window_start_boottime_ns"] - origin - round(lo * 1000) * 10**6) < 1000,
            "--from/--to: chrome times run from the range's start to its end", md)
     n_psi = len([e for e in evr if e["type"] == "pressure"])
-    tap.eq(len([e for e in te if e["ph"] == "C"]), n_psi, "--from/--to: chrome keeps the pressure readings in range")
+    tap.eq(len([e for e in te if e["ph"] == "C" and " pressure " in e["name"]]), n_psi,
+           "--from/--to: chrome keeps the pressure readings in range")
+    n_mem = len([e for e in evr if e["type"] in ("rss", "memory", "memcg")])
+    tap.eq(len([e for e in te if e["ph"] == "C" and " pressure " not in e["name"]]), n_mem,
+           "--from/--to: and the RSS ledger entries and memory readings in range, as counters")
     tap.ok(abs(one(pr.msg, "duration_nanos") - span) < 1000, "--from/--to: pprof duration_nanos is the range")
     tap.ok(not [e for e in te if e["ph"] == "i" and e.get("s") == "g"],
            "--from/--to: a trigger outside the range is not marked")

@@ -407,7 +407,8 @@ if dom:
     nrows = min(500, len(data["procs"]))
     tap.eq(dom.proc_rows, nrows, "the process table lists the incarnations")
     tap.ok(f"{spin.pid}" in dom.text("procs") and "frspin" in dom.text("procs"), "the workload is in the table")
-    tap.ok(dom.count.get("path", 0) >= 1 and dom.count.get("svg", 0) == 1, "the timeline draws sample areas")
+    tap.ok(dom.count.get("path", 0) >= 1 and dom.count.get("svg", 0) == 2,
+           "the timeline draws sample areas (and the memory section its own chart)")
     npsi = sum(1 for s in data["pressure"] if s["t"])
     tap.ok(dom.count.get("polyline.psi", 0) >= npsi and dom.count.get("span.psi", 0) == len(data["pressure"]),
            f"a pressure curve and legend entry per series ({npsi})")
