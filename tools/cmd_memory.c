@@ -68,6 +68,25 @@ static bool candidate(const struct fr_dump *d, const struct fr_dump_event *e, ui
 	return !strncmp(pc, cg, n) && (pc[n] == '/' || !pc[n] || !strcmp(cg, "/"));
 }
 
+/*
+ * Every process's oom_score_adj at @ts: the last write in the window at or
+ * before it, else the snapshot's value (the initial state unless an event
+ * of the window says otherwise). Caller frees; NULL: no memory.
+ */
+static int32_t *adj_at(const struct fr_dump *d, uint64_t ts)
+{
+	int32_t *v = calloc(d->nproc + 1, sizeof(*v));
+
+	if (!v)
+		return NULL;
+	for (uint32_t i = 0; i < d->nproc; i++)
+		v[i] = d->proc[i].oom_score_adj;
+	for (uint32_t i = 0; i < d->nev && d->ev[i].ts <= ts; i++)
+		if (d->ev[i].type == FR_DEV_OOMADJ && d->ev[i].proc < d->nproc)
+			v[d->ev[i].proc] = d->ev[i].oomadj.value;
+	return v;
+}
+
 static uint64_t badness(const struct fr_dump_proc *p)
 {
 	return p->rss_anon + p->rss_file + p->rss_shmem + p->swap + p->pgtables;
@@ -159,6 +178,7 @@ static void text_oom(const struct fr_dump *d, const struct memview *mv, uint32_t
 	for (uint32_t k = 0; k < mv->nooms; k++) {
 		const struct fr_dump_event *e = &d->ev[mv->ooms[k]];
 		const struct fr_dump_proc *v = &d->proc[e->proc];
+		int32_t *adj = adj_at(d, e->ts);
 		uint32_t n, *c;
 
 		printf("OOM kill at %+.3f s: victim %u (%s) start=%" PRIu64 ".%09" PRIu64
@@ -186,7 +206,8 @@ static void text_oom(const struct fr_dump *d, const struct memview *mv, uint32_t
 		else
 			printf("  global: no memory cgroup was at its limit\n");
 		c = candidates(d, e, &n);
-		printf("  candidates at the snapshot (%u):\n  %8s %20s %10s %10s %10s %8s %s\n", n, "PID",
+		printf("  candidates at the snapshot, oom_score_adj as of the kill (%u):\n"
+		       "  %8s %20s %10s %10s %10s %8s %s\n", n, "PID",
 		       "START", "RSS", "SWAP", "PGTABLES", "ADJ", "COMM");
 		for (uint32_t i = 0; c && i < n && i < top; i++) {
 			const struct fr_dump_proc *p = &d->proc[c[i]];
@@ -195,8 +216,9 @@ static void text_oom(const struct fr_dump *d, const struct memview *mv, uint32_t
 			       p->start / 1000000000, p->start % 1000000000,
 			       view_bytes(p->rss_anon + p->rss_file + p->rss_shmem, b[0], sizeof(b[0])),
 			       view_bytes(p->swap, b[1], sizeof(b[1])), view_bytes(p->pgtables, b[2], sizeof(b[2])),
-			       p->oom_score_adj, view_str(d, p->comm, comm, sizeof(comm)));
+			       adj ? adj[c[i]] : p->oom_score_adj, view_str(d, p->comm, comm, sizeof(comm)));
 		}
+		free(adj);
 		free(c);
 	}
 }
@@ -283,7 +305,7 @@ static void json_cgroups(struct json *j, const struct fr_dump *d, const struct m
 	json__end_arr(j);
 }
 
-static void json_proc_mem(struct json *j, const struct fr_dump *d, uint32_t i)
+static void json_proc_mem(struct json *j, const struct fr_dump *d, uint32_t i, const int32_t *adj)
 {
 	const struct fr_dump_proc *p = &d->proc[i];
 
@@ -297,7 +319,8 @@ static void json_proc_mem(struct json *j, const struct fr_dump *d, uint32_t i)
 	json__u64(j, "rss_shmem", p->rss_shmem);
 	json__u64(j, "swap", p->swap);
 	json__u64(j, "pgtables", p->pgtables);
-	json__i64(j, "oom_score_adj", p->oom_score_adj);
+	json__i64(j, "oom_score_adj", adj ? adj[i] : p->oom_score_adj);
+	json__i64(j, "oom_score_adj_snapshot", p->oom_score_adj);
 	json__str(j, "memcg", dump__str(d, p->memcg));
 	json__end_obj(j);
 }
@@ -307,6 +330,7 @@ static void json_ooms(struct json *j, const struct fr_dump *d, const struct memv
 	json__arr(j, "ooms");
 	for (uint32_t k = 0; k < mv->nooms; k++) {
 		const struct fr_dump_event *e = &d->ev[mv->ooms[k]];
+		int32_t *adj = adj_at(d, e->ts);
 		uint32_t n, *c;
 
 		json__obj(j, NULL);
@@ -319,8 +343,9 @@ static void json_ooms(struct json *j, const struct fr_dump *d, const struct memv
 		c = candidates(d, e, &n);
 		json__arr(j, "candidates");
 		for (uint32_t i = 0; c && i < n; i++)
-			json_proc_mem(j, d, c[i]);
+			json_proc_mem(j, d, c[i], adj);
 		json__end_arr(j);
+		free(adj);
 		free(c);
 		json__end_obj(j);
 	}

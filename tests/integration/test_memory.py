@@ -185,11 +185,12 @@ def reclaim_by_others(d):
         return
     cgdir, procs = cg
     tmp = tempfile.mkdtemp(prefix="fr-mem-")
-    holder = subprocess.Popen([FRMEM, "maphold", procs, "48", "4", os.path.join(tmp, "f")],
+    holder = subprocess.Popen([FRMEM, "maphold", procs, "256", "6", os.path.join(tmp, "f")],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         ready = holder.stdout.readline().split()
-        if not tap.ok(ready and ready[0] == "ready", "frmem maphold mapped and read 48 MiB", ready):
+        if not tap.ok(ready and ready[0] == "ready",
+                      "frmem maphold wrote, mapped and read a 256 MiB file in a 64 MiB cgroup", ready):
             return
         hpid, rss0 = int(ready[1]), int(ready[2]) * 1024
         # Others in the cgroup need the memory: their charges reclaim the holder's pages.
