@@ -380,7 +380,6 @@ static int make_oom(struct drain *d, const void *data, size_t len,
 		return err;
 	ev->type = FR_EV_OOM;
 	ev->tid = 0;
-	memset(&info, 0, sizeof(info));
 	info = (struct fr_oom_info){
 		.total_vm = o->total_vm, .rss_anon = o->rss_anon,
 		.rss_file = o->rss_file, .rss_shmem = o->rss_shmem,
