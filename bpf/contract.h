@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	3
+#define FR_CONTRACT_VERSION	4
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -277,10 +277,14 @@ struct fr_uproc {
 	struct fr_umap maps[FR_UMAPS_MAX];
 };
 
-/* A process's maps generation (the ugen map's value), and when it last moved. */
+/*
+ * A process's maps generation (the ugen map's value), the mm's exec_vm it
+ * last saw, and when it last moved (0: never since the entry was made).
+ */
 struct fr_ugen {
 	__u32 gen;
 	__u32 pad;
+	__u64 exec_vm;		/* pages */
 	__u64 ts;		/* CLOCK_BOOTTIME ns of the last bump */
 };
 
@@ -311,7 +315,7 @@ _Static_assert(sizeof(struct fr_rec_oomadj) == 56, "fr_rec_oomadj size");
 _Static_assert(sizeof(struct fr_rec_task) == 120, "fr_rec_task size");
 _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
-_Static_assert(sizeof(struct fr_ugen) == 16, "fr_ugen size");
+_Static_assert(sizeof(struct fr_ugen) == 24, "fr_ugen size");
 _Static_assert(sizeof(struct fr_umap) == 32, "fr_umap size");
 _Static_assert(sizeof(struct fr_uproc) == 24 + 32 * FR_UMAPS_MAX, "fr_uproc size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");

@@ -268,7 +268,8 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct fr_rec_exec *x;
 
 	if (unwind_on)
-		ugen_bump(p->tgid);	/* a new image: the old rows no longer apply */
+		/* a new image: the old rows no longer apply */
+		ugen_bump(p->tgid, BPF_CORE_READ(p, mm, exec_vm));
 	if (rss_on)
 		led_exec(p);
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);

@@ -10,13 +10,17 @@
  *   uprocs  tgid -> the process's executable mappings (struct fr_uproc)
  * and one the BPF side owns:
  *   ugen    tgid -> maps generation, bumped on exec, and when the mm's
- *           exec_vm (pages of code mapped) is no longer the table's: a
- *           munmap, MAP_FIXED mmap or mprotect of code. It is compared
- *           each time the process releases its mmap lock (the change is
- *           done: a dlclose then a dlopen of a file of the same size
- *           cannot hide in between) and at each sample. A process's entry
- *           is used only while both match, so a stack is never walked
- *           with the rows of a file the process no longer maps. Rejected
+ *           exec_vm (pages of code mapped) moves from the value the entry
+ *           last saw: a munmap, MAP_FIXED mmap or mprotect of code. It is
+ *           compared each time the process releases its mmap lock (the
+ *           tracepoint fires before the unlock, so no maps read sees a
+ *           change before its bump: a dlclose then a dlopen of a file of
+ *           the same size cannot hide in between), whether or not a table
+ *           is current, since a table being built may have read the maps
+ *           before either. A sample also compares the table's exec_vm. A
+ *           process's entry is used only while gen and exec_vm match, so
+ *           a stack is never walked with the rows of a file the process
+ *           no longer maps. Rejected
  *           ways to see an unmap, from this kernel:
  *           syscall tracepoints need FTRACE_SYSCALLS, there are no kprobes,
  *           fentry on remove_vma() is refused with EPERM, and
@@ -94,14 +98,18 @@ static __always_inline __u32 ugen_of(__u32 tgid)
 	return g ? g->gen : 0;
 }
 
-/* Bump @tgid's maps generation; its uprocs entry is stale from now on. */
-static __always_inline void ugen_bump(__u32 tgid)
+/*
+ * Bump @tgid's maps generation, now that its mm maps @exec_vm pages of
+ * code; its uprocs entry and any table being built are stale from now on.
+ */
+static __always_inline void ugen_bump(__u32 tgid, __u64 exec_vm)
 {
-	struct fr_ugen one = { .gen = 1, .ts = bpf_ktime_get_boot_ns() };
+	struct fr_ugen one = { .gen = 1, .exec_vm = exec_vm, .ts = bpf_ktime_get_boot_ns() };
 	struct fr_ugen *g = bpf_map_lookup_elem(&ugen, &tgid);
 
 	if (g) {
 		__sync_fetch_and_add(&g->gen, 1);
+		g->exec_vm = exec_vm;
 		g->ts = one.ts;
 	} else if (bpf_map_update_elem(&ugen, &tgid, &one, BPF_NOEXIST)) {
 		bpf_map_delete_elem(&uprocs, &tgid);	/* ugen full: drop the table */
@@ -119,7 +127,8 @@ static __always_inline struct fr_uproc *uproc_get(struct task_struct *t, __u64 s
 	if (p->gen != ugen_of(tgid))
 		return NULL;
 	if (p->exec_vm != BPF_CORE_READ(t, mm, exec_vm)) {
-		ugen_bump(tgid);	/* code mapped or unmapped since the read */
+		/* code mapped or unmapped since the read */
+		ugen_bump(tgid, BPF_CORE_READ(t, mm, exec_vm));
 		count(FR_CNT_UNWIND_STALE);
 		return NULL;
 	}
@@ -406,16 +415,32 @@ static __always_inline __u32 unwind_user_task(struct task_struct *t, struct fr_u
 	return w.n;
 }
 
-/* Is @tgid's table still about the code @mm maps? If not, it is stale. */
+/*
+ * @mm's lock is about to be released: if the code it maps changed since
+ * @tgid's entry last looked, bump the generation (a table built from a
+ * maps read before the change is refused when installed). A process seen
+ * for the first time gets an entry of generation 0 (what the daemon read
+ * for it without one) that remembers its exec_vm: one change from then on
+ * bumps. When ugen is full, its table goes.
+ */
 static __always_inline void unwind_check_code(__u32 tgid, struct mm_struct *mm)
 {
-	struct fr_uproc *p;
+	__u64 exec_vm = BPF_CORE_READ(mm, exec_vm);
+	struct fr_ugen *g;
 
 	if (!unwind_on)
 		return;
-	p = bpf_map_lookup_elem(&uprocs, &tgid);
-	if (p && p->gen == ugen_of(tgid) && p->exec_vm != BPF_CORE_READ(mm, exec_vm))
-		ugen_bump(tgid);
+	g = bpf_map_lookup_elem(&ugen, &tgid);
+	if (!g) {
+		struct fr_ugen first = { .gen = 0, .exec_vm = exec_vm };
+
+		if (bpf_map_update_elem(&ugen, &tgid, &first, BPF_NOEXIST) &&
+		    !bpf_map_lookup_elem(&ugen, &tgid))
+			bpf_map_delete_elem(&uprocs, &tgid);
+		return;
+	}
+	if (g->exec_vm != exec_vm)
+		ugen_bump(tgid, exec_vm);
 }
 
 /* A group's death: its table and generation go (the daemon drops its refs). */

@@ -105,6 +105,35 @@ def test_dlswap(d):
     tap.diag(f"dlswap: unwind_stale_samples {stale}; status: {st}")
 
 
+def test_dlchurn(d):
+    """A new process swaps frdl and frdl2 in 10 ms round trips for 0.3 s, then
+    spins in frdl2 for 2 s: the swaps land while its first table is being
+    built (read at one library, installed when the other one, of the same
+    size, is mapped in its place). That build must fail and start again, or
+    the table describes the wrong file and stays (nothing changes the code
+    again), as do the names."""
+    p = subprocess.Popen([FRTOOL, "dlswap", os.path.abspath(FRDL), os.path.abspath(FRDL2), "2", "30"],
+                         stdout=subprocess.PIPE, text=True)
+    line = p.stdout.readline().split()
+    t_swap = boottime()
+    p.wait(60)
+    if not tap.ok(len(line) == 3 and line[0] == "swap", "frtool dlswap with 30 round trips ran"):
+        return
+    path = d.dump()
+    if not tap.ok(path is not None, "dump written after the churn"):
+        return
+    after = [e for e in samples_of(path, p.pid) if e["ts"] > t_swap + SETTLE_S * 1e9]
+    good = sum(user_frames(e)[:3] == ["fr_dl2_inner", "fr_dl2_middle", "fr_dl2_spin"] and
+               len(user_frames(e)) > 4 and user_frames(e)[3:5] == ["dlswap", "main"] and
+               e.get("user_stack_end") == "outermost" for e in after)
+    tap.ok(len(after) > 300 and good >= 0.9 * len(after),
+           f"after the churn: frdl2's 3 frames, dlswap, main, outermost in {good}/{len(after)}",
+           [user_frames(e)[:6] + [e.get("user_stack_end")] for e in after][:3])
+    named = sum(user_frames(e)[:1] == ["fr_dl2_inner"] for e in after)
+    tap.ok(named >= 0.9 * len(after), f"after the churn: named with libfrdl2.so's symbols in "
+           f"{named}/{len(after)}")
+
+
 def test_exec(d):
     data = tempfile.NamedTemporaryFile(prefix="fr-xz-", delete=False)
     # 6 MiB of 4-bit text without long repeats: xz -6 -T1 takes ~3.5 s on it
@@ -154,6 +183,7 @@ d = Daemon(tap, window="30s", frequency=499)
 try:
     if tap.ok(d.ready(), "flightrecd ready"):
         test_dlswap(d)
+        test_dlchurn(d)
         test_exec(d)
         time.sleep(1.5)		# the tick collects the exited processes' tables
         test_lifetime(d)

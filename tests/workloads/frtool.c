@@ -18,12 +18,16 @@
  *                                pages of it in fr_thrash_touch for SECONDS
  *   frtool dlopen LIB SECONDS    after 0.3 s, dlopen LIB and spin in its
  *                                fr_dl_spin
- *   frtool dlswap LIB1 LIB2 SECONDS
+ *   frtool dlswap LIB1 LIB2 SECONDS [CHURN]
  *                                dlopen LIB1, spin in its fr_dl_spin,
  *                                dlclose it, dlopen LIB2 (often at LIB1's
  *                                place) and spin in its fr_dl2_spin, half
  *                                the time each; prints "swap ADDR1 ADDR2"
- *                                (the two functions' addresses) at the swap
+ *                                (the two functions' addresses) at the swap.
+ *                                With CHURN, LIB1 is spun in for 5 ms, then
+ *                                come CHURN round trips LIB2, LIB1 of 5 ms
+ *                                spins each, and the swap's LIB2 spins for
+ *                                all of SECONDS
  *   frtool exec-after SECONDS PROGRAM ARGS...
  *                                spin in fr_preexec_spin, then exec PROGRAM:
  *                                one incarnation, two images
@@ -318,28 +322,46 @@ static int dl(const char *lib, double seconds)
 }
 
 /* Two libraries, one after the other, perhaps at one address. */
-static int dlswap(const char *lib1, const char *lib2, double seconds)
+/* dlopen @lib and find @sym in it; NULL (and a message) when either fails. */
+static void (*dl_fn(const char *lib, const char *sym, void **h))(double)
+{
+	void (*fn)(double);
+
+	*h = dlopen(lib, RTLD_NOW);
+	fn = *h ? (void (*)(double))dlsym(*h, sym) : NULL;
+	if (!fn)
+		fprintf(stderr, "frtool: failed to load '%s': %s\n", lib, dlerror());
+	return fn;
+}
+
+static int dlswap(const char *lib1, const char *lib2, double seconds, int churn)
 {
 	void (*fn1)(double), (*fn2)(double);
 	void *h1, *h2;
 
-	h1 = dlopen(lib1, RTLD_NOW);
-	fn1 = h1 ? (void (*)(double))dlsym(h1, "fr_dl_spin") : NULL;
-	if (!fn1) {
-		fprintf(stderr, "frtool: failed to load '%s': %s\n", lib1, dlerror());
+	fn1 = dl_fn(lib1, "fr_dl_spin", &h1);
+	if (!fn1)
 		return 1;
+	fn1(churn ? 0.005 : seconds / 2);
+	for (int i = 0; i < churn; i++) {
+		dlclose(h1);
+		fn2 = dl_fn(lib2, "fr_dl2_spin", &h2);
+		if (!fn2)
+			return 1;
+		fn2(0.005);
+		dlclose(h2);
+		fn1 = dl_fn(lib1, "fr_dl_spin", &h1);
+		if (!fn1)
+			return 1;
+		fn1(0.005);
 	}
-	fn1(seconds / 2);
 	dlclose(h1);
-	h2 = dlopen(lib2, RTLD_NOW);
-	fn2 = h2 ? (void (*)(double))dlsym(h2, "fr_dl2_spin") : NULL;
-	if (!fn2) {
-		fprintf(stderr, "frtool: failed to load '%s': %s\n", lib2, dlerror());
+	fn2 = dl_fn(lib2, "fr_dl2_spin", &h2);
+	if (!fn2)
 		return 1;
-	}
 	printf("swap %lx %lx\n", (unsigned long)fn1, (unsigned long)fn2);
 	fflush(stdout);
-	fn2(seconds / 2);
+	fn2(churn ? seconds : seconds / 2);
 	return 0;
 }
 
@@ -436,7 +458,7 @@ int main(int argc, char **argv)
 	if (argc >= 4 && !strcmp(argv[1], "dlopen"))
 		return dl(argv[2], atof(argv[3]));
 	if (argc >= 5 && !strcmp(argv[1], "dlswap"))
-		return dlswap(argv[2], argv[3], atof(argv[4]));
+		return dlswap(argv[2], argv[3], atof(argv[4]), argc >= 6 ? atoi(argv[5]) : 0);
 	if (argc >= 3 && !strcmp(argv[1], "jit"))
 		return jit(atof(argv[2]), true);
 	if (argc >= 3 && !strcmp(argv[1], "jit-bare"))
