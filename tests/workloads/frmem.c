@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pidreuse.h"
+
 #define MIB	(1UL << 20)
 
 static unsigned long long boot_ns(void)
@@ -122,46 +124,6 @@ static int curve(void)
 	return 0;
 }
 
-/* clone3 with set_tid: a child with exactly PID @pid, or -1. */
-static pid_t spawn_at(pid_t pid)
-{
-	struct clone_args args;
-	pid_t tid = pid;
-
-	memset(&args, 0, sizeof(args));
-	args.exit_signal = SIGCHLD;
-	args.set_tid = (uint64_t)(uintptr_t)&tid;
-	args.set_tid_size = 1;
-	return syscall(SYS_clone3, &args, sizeof(args));
-}
-
-/* A PID well past the last one handed out, free now. */
-static pid_t free_pid(void)
-{
-	long max = 32768, last = 1000;
-	FILE *f;
-
-	if ((f = fopen("/proc/sys/kernel/pid_max", "r"))) {
-		if (fscanf(f, "%ld", &max) != 1)
-			max = 32768;
-		fclose(f);
-	}
-	if ((f = fopen("/proc/sys/kernel/ns_last_pid", "r"))) {
-		if (fscanf(f, "%ld", &last) != 1)
-			last = 1000;
-		fclose(f);
-	}
-	for (long k = 0; k < max; k += 7) {
-		pid_t p = (pid_t)(300 + (last - 300 + 3000 + k) % (max - 300));
-		char path[64];
-
-		snprintf(path, sizeof(path), "/proc/%d", p);
-		if (kill(p, 0) && errno == ESRCH && access(path, F_OK))
-			return p;
-	}
-	return -1;
-}
-
 static int incarnation(int k, long mib)
 {
 	char *p = anon((size_t)mib * MIB);
@@ -177,7 +139,7 @@ static int incarnation(int k, long mib)
 
 static int reuse(long mib1, long mib2)
 {
-	pid_t want = free_pid(), a, b;
+	pid_t want = pidreuse__free_pid(3000), a, b;
 	int st;
 
 	if (want < 0) {
@@ -186,7 +148,7 @@ static int reuse(long mib1, long mib2)
 	}
 	printf("pid %d\n", want);
 	fflush(stdout);
-	a = spawn_at(want);
+	a = pidreuse__spawn_at(want);
 	if (a < 0) {
 		fprintf(stderr, "frmem: failed to clone3 with set_tid %d: %s\n", want, strerror(errno));
 		return 1;
@@ -194,7 +156,7 @@ static int reuse(long mib1, long mib2)
 	if (!a)
 		_exit(incarnation(1, mib1));
 	waitpid(a, &st, 0);
-	b = spawn_at(want);
+	b = pidreuse__spawn_at(want);
 	if (b < 0) {
 		fprintf(stderr, "frmem: failed to reuse PID %d: %s\n", want, strerror(errno));
 		return 1;

@@ -62,6 +62,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "pidreuse.h"
+
 static volatile unsigned long fr_sink;
 
 static double now(void)
@@ -107,59 +109,16 @@ __attribute__((noinline)) void *fr_pthexit_worker(void *arg)
 	return NULL;
 }
 
-/* clone3 with set_tid: a child with exactly PID @pid, or -1. */
-static pid_t spawn_at(pid_t pid)
-{
-	struct clone_args args;
-	pid_t tid = pid;
-
-	memset(&args, 0, sizeof(args));
-	args.exit_signal = SIGCHLD;
-	args.set_tid = (uint64_t)(uintptr_t)&tid;
-	args.set_tid_size = 1;
-	return syscall(SYS_clone3, &args, sizeof(args));
-}
-
-static long read_long(const char *path, long dflt)
-{
-	FILE *f = fopen(path, "r");
-	long v = dflt;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = dflt;
-		fclose(f);
-	}
-	return v;
-}
-
-/* A PID well past the last one handed out (wrapping at pid_max), free now. */
-static pid_t free_pid(void)
-{
-	long max = read_long("/proc/sys/kernel/pid_max", 32768);
-	long last = read_long("/proc/sys/kernel/ns_last_pid", 1000);
-
-	for (long k = 0; k < max; k += 7) {
-		pid_t p = (pid_t)(300 + (last - 300 + 2000 + k) % (max - 300));
-		char path[64];
-
-		snprintf(path, sizeof(path), "/proc/%d", p);
-		if (kill(p, 0) && errno == ESRCH && access(path, F_OK))
-			return p;
-	}
-	return -1;
-}
-
 static int reuse(double seconds)
 {
-	pid_t want = free_pid(), a, b;
+	pid_t want = pidreuse__free_pid(2000), a, b;
 	int st;
 
 	if (want < 0) {
 		fprintf(stderr, "frtool: no free PID\n");
 		return 1;
 	}
-	a = spawn_at(want);
+	a = pidreuse__spawn_at(want);
 	if (a < 0) {
 		fprintf(stderr, "frtool: failed to clone3 with set_tid %d: %s\n", want, strerror(errno));
 		return 1;
@@ -171,7 +130,7 @@ static int reuse(double seconds)
 	printf("%d\n", a);
 	fflush(stdout);
 	waitpid(a, &st, 0);
-	b = spawn_at(want);
+	b = pidreuse__spawn_at(want);
 	if (b < 0) {
 		fprintf(stderr, "frtool: failed to reuse PID %d: %s\n", want, strerror(errno));
 		return 1;
