@@ -280,7 +280,6 @@ static int dl(const char *lib, double seconds)
 	return 0;
 }
 
-/* Two libraries, one after the other, perhaps at one address. */
 /* dlopen @lib and find @sym in it; NULL (and a message) when either fails. */
 static void (*dl_fn(const char *lib, const char *sym, void **h))(double)
 {
@@ -293,6 +292,7 @@ static void (*dl_fn(const char *lib, const char *sym, void **h))(double)
 	return fn;
 }
 
+/* Two libraries, one after the other, perhaps at one address (and CHURN round trips first). */
 static int dlswap(const char *lib1, const char *lib2, double seconds, int churn)
 {
 	void (*fn1)(double), (*fn2)(double);
