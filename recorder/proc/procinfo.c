@@ -435,7 +435,7 @@ static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
 	if (!uw || !m->img)
 		return 0;
 	snprintf(dir, sizeof(dir), "/proc/%u", pid);
-	err = unwinder__attach(uw, pid, start, m->ugen, dir, m->img->maps);
+	err = unwinder__attach(uw, pid, start, m->ugen, dir, m->img->maps, NULL);
 	pthread_mutex_lock(&pi->lock);
 	if (!err)
 		pi->st.unwind_attached++;

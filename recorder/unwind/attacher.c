@@ -64,7 +64,7 @@ static void attach_one(struct attacher *a, const struct attach_req *r)
 	if (pm) {
 		/* Not verified against PID reuse, nor need it be: the BPF side
 		 * uses a table only for the incarnation it names. */
-		err = unwinder__attach(a->u, r->pid, r->start, gen, dir, pm);
+		err = unwinder__attach(a->u, r->pid, r->start, gen, dir, pm, NULL);
 		procmaps__free(pm);
 	}
 	pthread_mutex_lock(&a->lock);

@@ -28,6 +28,7 @@
 #include "util.h"
 
 #define FR_UNWIND_IDLE_NS	(60 * 1000000000ULL)	/* rows kept after their last user */
+#define FR_UNWIND_BUILDERS	8	/* builds in flight that others wait for */
 
 #define FR_UKEY_FILE	1
 #define FR_UKEY_BUILDID	2
@@ -73,7 +74,10 @@ struct unwinder {
 	struct fr_hashmap files;	/* struct ukey -> struct ufile * */
 	uint32_t nidle;			/* files no table names, kept for reuse */
 	struct fr_hashmap procs;	/* uint32_t pid -> struct uproc_rec * */
-	struct fr_uproc *scratch;	/* under the lock: a process table being written or read */
+	struct fr_uproc *scratch;	/* under the lock: a process table being read */
+	struct ukey building[FR_UNWIND_BUILDERS];	/* files whose rows a thread builds now */
+	unsigned nbuilding;
+	pthread_cond_t built;		/* signalled when a build ends */
 	struct unwinder_stats st;
 };
 
@@ -189,6 +193,7 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	fr_hashmap__init(&u->files, sizeof(struct ukey), sizeof(struct ufile *), NULL, NULL, NULL);
 	fr_hashmap__init(&u->procs, sizeof(uint32_t), sizeof(struct uproc_rec *), NULL, NULL, NULL);
 	pthread_mutex_init(&u->lock, NULL);
+	pthread_cond_init(&u->built, NULL);
 	u->st.rows_cap = m->nrows;
 	u->st.files_cap = m->nfiles;
 	return u;
@@ -235,6 +240,7 @@ void unwinder__free(struct unwinder *u)
 		}
 	fr_hashmap__fini(&u->procs);
 	fr_hashmap__fini(&u->files);
+	pthread_cond_destroy(&u->built);
 	pthread_mutex_destroy(&u->lock);
 	free(u->scratch);
 	free(u->free_ext);
@@ -398,32 +404,52 @@ static int build_vdso(struct urows *r)
 	return urows__build_mem(eh, len, r);
 }
 
-/*
- * Build @f's rows from @fd (or the vDSO when @fd < 0) and publish them.
- * A file without rows stays cached as FR_UFILE_NONE: walked by frame
- * pointer, not rebuilt while mapped.
- */
-static void file_build(struct unwinder *u, struct ufile *f, int fd)
+/* Unlocked: the rows of the file open at @fd, or of the vDSO when @fd < 0. */
+static int rows_build(int fd, struct urows *r, uint64_t *ns)
 {
 	uint64_t t0 = now_ns();
-	struct urows r;
-	int err = fd >= 0 ? urows__build_fd(fd, &r) : build_vdso(&r);
+	int err = fd >= 0 ? urows__build_fd(fd, r) : build_vdso(r);
 
-	u->st.build_ns += now_ns() - t0;
+	*ns = now_ns() - t0;
+	return err;
+}
+
+/*
+ * Under the lock: a new file entry under @fk (and @bk when it holds a
+ * build-id) for rows @r built in @ns (@err: they could not be), with one
+ * reference taken, published. A file without rows stays cached as
+ * FR_UFILE_NONE: walked by frame pointer, not rebuilt while mapped.
+ * NULL on -ENOMEM.
+ */
+static struct ufile *file_add(struct unwinder *u, const struct ukey *fk, const struct ukey *bk,
+			      int err, const struct urows *r, uint64_t ns)
+{
+	struct ufile *f = calloc(1, sizeof(*f));
+
+	if (!f)
+		return NULL;
+	if (file_index(u, f, fk)) {
+		free(f);
+		return NULL;
+	}
+	if (bk && bk->w[1])
+		file_index(u, f, bk);
+	f->refs = 1;		/* the caller's: not idle, so not evicted */
 	f->slot = FR_UFILE_NONE;
+	u->st.build_ns += ns;
 	if (err) {
 		u->st.failed++;
-		return;
+		return f;
 	}
-	memcpy(f->load, r.load, sizeof(f->load));
-	f->nload = r.nload;
+	memcpy(f->load, r->load, sizeof(f->load));
+	f->nload = r->nload;
 	u->st.built++;
-	err = file_publish(u, f, &r);
+	err = file_publish(u, f, r);
 	if (err == -ENODATA)
 		u->st.no_cfi++;
 	else if (err)
 		u->st.full++;
-	urows__fini(&r);
+	return f;
 }
 
 static struct ufile *file_find(struct unwinder *u, const struct ukey *k)
@@ -433,33 +459,111 @@ static struct ufile *file_find(struct unwinder *u, const struct ukey *k)
 	return f ? *f : NULL;
 }
 
-/* A new file entry under @k, built from @fd, one reference taken; NULL on -ENOMEM. */
-static struct ufile *file_new(struct unwinder *u, const struct ukey *k, int fd)
+/* Under the lock: the file under @fk, else @bk (then also indexed by @fk), referenced. */
+static struct ufile *file_lookup(struct unwinder *u, const struct ukey *fk, const struct ukey *bk)
 {
-	struct ufile *f = calloc(1, sizeof(*f));
+	struct ufile *f = file_find(u, fk);
 
-	if (!f)
-		return NULL;
-	if (file_index(u, f, k)) {
-		free(f);
-		return NULL;
+	if (!f && bk && bk->w[1]) {
+		f = file_find(u, bk);
+		if (f && f->nkeys < 2)
+			file_index(u, f, fk);
 	}
-	f->refs = 1;		/* the caller's: not idle, so not evicted while built */
-	file_build(u, f, fd);
+	if (f)
+		file_ref(u, f);
+	return f;
+}
+
+/* Under the lock: is a thread building the file under @k? */
+static bool building(const struct unwinder *u, const struct ukey *k)
+{
+	for (unsigned i = 0; i < u->nbuilding; i++)
+		if (!memcmp(&u->building[i], k, sizeof(*k)))
+			return true;
+	return false;
+}
+
+/*
+ * Under the lock: wait while another thread builds the file under @fk,
+ * then look it up; on a miss, claim the build (*@claimed) when there is
+ * room to say so. Returns the file, referenced, or NULL.
+ */
+static struct ufile *lookup_or_claim(struct unwinder *u, const struct ukey *fk, bool *claimed)
+{
+	struct ufile *f;
+
+	*claimed = false;
+	while (!(f = file_lookup(u, fk, NULL)) && building(u, fk))
+		pthread_cond_wait(&u->built, &u->lock);
+	if (!f && u->nbuilding < FR_UNWIND_BUILDERS) {
+		u->building[u->nbuilding++] = *fk;
+		*claimed = true;
+	}
+	return f;
+}
+
+/* Under the lock: the build of @fk is over (done or given up); wake the waiters. */
+static void unclaim(struct unwinder *u, const struct ukey *fk)
+{
+	for (unsigned i = 0; i < u->nbuilding; i++)
+		if (!memcmp(&u->building[i], fk, sizeof(*fk))) {
+			u->building[i] = u->building[--u->nbuilding];
+			pthread_cond_broadcast(&u->built);
+			return;
+		}
+}
+
+/*
+ * Unlocked: build the rows of the file open at @fd (the vDSO: -1), then
+ * under the lock add them, unless another thread added the same file
+ * meanwhile (its entry is taken, ours dropped), and end the claim on
+ * @fk. Returns the file, referenced, or NULL on -ENOMEM.
+ */
+static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, const struct ukey *bk,
+				int fd)
+{
+	struct urows r;
+	uint64_t ns;
+	int err = rows_build(fd, &r, &ns);
+	struct ufile *f;
+
+	pthread_mutex_lock(&u->lock);
+	f = file_lookup(u, fk, bk);
+	if (!f) {
+		f = file_add(u, fk, bk, err, &r, ns);
+	} else {
+		/* Built twice (no room to claim it): the work counts. */
+		u->st.build_ns += ns;
+		if (err)
+			u->st.failed++;
+		else
+			u->st.built++;
+	}
+	unclaim(u, fk);
+	pthread_mutex_unlock(&u->lock);
+	if (!err)
+		urows__fini(&r);
 	return f;
 }
 
 /*
- * The file behind mapping @m, with a reference taken: found by its
- * (device, inode), else opened and found by build-id, else built. NULL
- * for anonymous code and files that cannot be opened (frame pointers).
+ * Unlocked: the file behind mapping @m, with a reference taken: found by
+ * its (device, inode), else opened and found by build-id, else built
+ * without the lock held (a large file's rows take 100s of ms, and the
+ * daemon's tick and status take this lock). Two threads that want the
+ * same new file build it once: the second waits for the first. Before a
+ * build, @yield (if set) may ask to stop: *@stop is then set and NULL
+ * returned. NULL also for anonymous code and files that cannot be opened
+ * (frame pointers).
  */
 static struct ufile *file_get(struct unwinder *u, const char *procdir,
-			      const struct fr_mapping *m)
+			      const struct fr_mapping *m, const struct unwind_yield *yield,
+			      bool *stop)
 {
 	struct ukey fk = { { FR_UKEY_FILE, m->dev, m->inode } }, bk = { { FR_UKEY_BUILDID } };
 	struct fr_buildid id;
 	struct ufile *f;
+	bool claimed;
 	int fd;
 
 	if (!m->path)
@@ -467,39 +571,44 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 	if (!strcmp(m->path, "[vdso]")) {
 		fk.w[0] = FR_UKEY_VDSO;
 		fk.w[1] = fk.w[2] = 0;
-		f = file_find(u, &fk);
-		if (!f)
-			return file_new(u, &fk, -1);
-		goto found;
-	}
-	if (m->path[0] != '/')
+	} else if (m->path[0] != '/') {
 		return NULL;
-	f = file_find(u, &fk);
+	}
+	pthread_mutex_lock(&u->lock);
+	f = lookup_or_claim(u, &fk, &claimed);
+	pthread_mutex_unlock(&u->lock);
 	if (f)
-		goto found;
-	fd = fr_mapping__open(procdir, m);
-	if (fd < 0) {
+		return f;
+	fd = fk.w[0] == FR_UKEY_VDSO ? -1 : fr_mapping__open(procdir, m);
+	if (fd < 0 && fk.w[0] != FR_UKEY_VDSO) {
+		pthread_mutex_lock(&u->lock);
 		u->st.unopened++;
-		return NULL;
+		goto unclaim;
 	}
-	if (!elf_read_buildid(fd, &id)) {
+	if (fd >= 0 && !elf_read_buildid(fd, &id)) {
 		bk.w[1] = id.len;
 		memcpy(&bk.w[2], id.id, FR_MIN((size_t)id.len, 2 * sizeof(uint64_t)));
-		f = file_find(u, &bk);
-		if (f && f->nkeys < 2)
-			file_index(u, f, &fk);
+		pthread_mutex_lock(&u->lock);
+		f = file_lookup(u, &fk, &bk);
+		if (f)
+			goto unclaim;
+		pthread_mutex_unlock(&u->lock);
 	}
-	if (!f) {
-		f = file_new(u, &fk, fd);
-		if (f && bk.w[1] && f->nkeys < 2)
-			file_index(u, f, &bk);
+	if (yield && yield->fn(yield->ctx)) {
+		*stop = true;
+		pthread_mutex_lock(&u->lock);
+		goto unclaim;
+	}
+	f = file_build(u, &fk, &bk, fd);
+	if (fd >= 0)
 		close(fd);
-		return f;
-	}
-	close(fd);
-found:
-	if (f)
-		file_ref(u, f);
+	return f;
+unclaim:
+	if (claimed)
+		unclaim(u, &fk);
+	pthread_mutex_unlock(&u->lock);
+	if (fd >= 0)
+		close(fd);
 	return f;
 }
 
@@ -513,11 +622,19 @@ static void rec_free(struct unwinder *u, struct uproc_rec *r)
 	free(r);
 }
 
-/* Fill @v from @pm; the files referenced go to @rec. */
-static void fill_table(struct unwinder *u, const char *procdir, const struct procmaps *pm,
-		       struct fr_uproc *v, struct uproc_rec *rec)
+/*
+ * Unlocked: fill @v from @pm; the files referenced go to @rec, the
+ * mappings beyond FR_UMAPS_MAX are counted in *@over. Returns 0, or
+ * -EAGAIN when @yield asked to stop before a build.
+ */
+static int fill_table(struct unwinder *u, const char *procdir, const struct procmaps *pm,
+		      const struct unwind_yield *yield, struct fr_uproc *v,
+		      struct uproc_rec *rec, uint64_t *over)
 {
-	for (size_t i = 0; i < pm->n; i++) {
+	long page = sysconf(_SC_PAGESIZE);
+	bool stop = false;
+
+	for (size_t i = 0; i < pm->n && !stop; i++) {
 		const struct fr_mapping *m = &pm->m[i];
 		struct fr_umap *um;
 		struct ufile *f;
@@ -530,16 +647,16 @@ static void fill_table(struct unwinder *u, const char *procdir, const struct pro
 		if (m->path && !strcmp(m->path, "[vsyscall]"))
 			continue;
 		if (!(m->prot & PROT_WRITE))
-			v->exec_vm += (m->end - m->start) / (uint64_t)sysconf(_SC_PAGESIZE);
+			v->exec_vm += (m->end - m->start) / (uint64_t)page;
 		if (v->n == FR_UMAPS_MAX) {
-			u->st.maps_over++;
+			(*over)++;
 			continue;
 		}
 		um = &v->maps[v->n++];
 		um->begin = m->start;
 		um->end = m->end;
 		um->file = FR_UFILE_NONE;
-		f = file_get(u, procdir, m);
+		f = file_get(u, procdir, m, yield, &stop);
 		if (!f)
 			continue;
 		rec->files[rec->nfiles++] = f;
@@ -550,47 +667,61 @@ static void fill_table(struct unwinder *u, const char *procdir, const struct pro
 		um->file = f->slot;
 		um->file_gen = f->gen;
 	}
+	return stop ? -EAGAIN : 0;
+}
+
+/*
+ * Under the lock: install @v, @rec as @pid's table if maps generation
+ * @gen is still current. Returns 0 (@rec is taken) or -errno.
+ */
+static int table_install(struct unwinder *u, uint32_t pid, uint32_t gen,
+			 const struct fr_uproc *v, struct uproc_rec *rec)
+{
+	struct uproc_rec **old;
+
+	if (gen_locked(u, pid) != gen)
+		return -ESTALE;
+	if (bpf_map_update_elem(u->procs_fd, &pid, v, BPF_ANY))
+		return -errno;
+	old = fr_hashmap__find(&u->procs, &pid);
+	if (old) {
+		rec_free(u, *old);
+		*old = rec;
+		return 0;
+	}
+	if (fr_hashmap__insert(&u->procs, &pid, &rec)) {
+		bpf_map_delete_elem(u->procs_fd, &pid);
+		return -ENOMEM;
+	}
+	u->st.procs++;
+	return 0;
 }
 
 int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen,
-		     const char *procdir, const struct procmaps *pm)
+		     const char *procdir, const struct procmaps *pm,
+		     const struct unwind_yield *yield)
 {
-	struct uproc_rec *rec = calloc(1, sizeof(*rec)), **old;
-	struct fr_uproc *v;
+	struct uproc_rec *rec = calloc(1, sizeof(*rec));
+	struct fr_uproc *v = calloc(1, sizeof(*v));
+	uint64_t over = 0;
 	int err = -ENOMEM;
 
-	if (!rec)
+	if (!rec || !v)
 		goto out;
 	rec->files = calloc(pm->n ? pm->n : 1, sizeof(*rec->files));
 	if (!rec->files)
 		goto out;
 	rec->start = start;
 	rec->gen = gen;
-	pthread_mutex_lock(&u->lock);
-	v = u->scratch;
-	memset(v, 0, sizeof(*v));
 	v->start = start;
 	v->gen = gen;
-	fill_table(u, procdir, pm, v, rec);
-	if (gen_locked(u, pid) != gen) {
-		err = -ESTALE;
-	} else if (bpf_map_update_elem(u->procs_fd, &pid, v, BPF_ANY)) {
-		err = -errno;
-	} else {
-		old = fr_hashmap__find(&u->procs, &pid);
-		if (old) {
-			rec_free(u, *old);
-			*old = rec;
-		} else if (fr_hashmap__insert(&u->procs, &pid, &rec)) {
-			bpf_map_delete_elem(u->procs_fd, &pid);
-			goto unlock;
-		} else {
-			u->st.procs++;
-		}
+	err = fill_table(u, procdir, pm, yield, v, rec, &over);
+	pthread_mutex_lock(&u->lock);
+	u->st.maps_over += over;
+	if (!err)
+		err = table_install(u, pid, gen, v, rec);
+	if (!err)
 		rec = NULL;
-		err = 0;
-	}
-unlock:
 	rec_free(u, rec);
 	rec = NULL;
 	pthread_mutex_unlock(&u->lock);
@@ -599,6 +730,7 @@ out:
 		free(rec->files);
 		free(rec);
 	}
+	free(v);
 	return err;
 }
 

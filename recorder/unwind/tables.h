@@ -10,8 +10,9 @@
  * process that has a table maps it any more, or sooner when the pool
  * needs the room. A process's table is dropped when the BPF
  * side has dropped or outdated it (exit, exec, munmap of code):
- * unwinder__gc() notices. Thread-safe: the /proc worker attaches, the
- * daemon's tick collects, status reads the figures.
+ * unwinder__gc() notices. Thread-safe: the /proc worker and the attacher
+ * attach, the daemon's tick collects, status reads the figures; rows are
+ * built outside the lock.
  */
 #ifndef FR_UNWIND_TABLES_H
 #define FR_UNWIND_TABLES_H
@@ -63,14 +64,27 @@ void unwinder__free(struct unwinder *u);
 uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed);
 
 /*
+ * Asked before each file's rows are built (not for files built already):
+ * true stops the attach, so that a caller can serve a more urgent
+ * process first. The rows built so far are kept for the next attach.
+ */
+struct unwind_yield {
+	bool (*fn)(void *ctx);
+	void *ctx;
+};
+
+/*
  * unwinder__attach() - give incarnation (@pid, @start) a table for the
  * executable mappings of @pm, read from @procdir while maps generation
- * @gen was current: rows are built for files not seen yet. Replaces the
- * process's previous table. Returns 0 or -errno (-ESTALE: @gen is no
- * longer current, nothing was written).
+ * @gen was current: rows are built for files not seen yet, without the
+ * lock held, so that two threads build two files at once and the
+ * daemon's tick is never held up by a build. Replaces the process's
+ * previous table. @yield may be NULL. Returns 0 or -errno (-ESTALE: @gen
+ * is no longer current; -EAGAIN: @yield stopped it; nothing was written).
  */
 int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen,
-		     const char *procdir, const struct procmaps *pm);
+		     const char *procdir, const struct procmaps *pm,
+		     const struct unwind_yield *yield);
 
 /* unwinder__current() - does (@pid, @start) have a table the BPF side uses? */
 bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start);

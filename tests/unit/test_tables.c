@@ -12,6 +12,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,7 +83,7 @@ static void test_attach(struct unwinder *u, const struct maps *mp, const struct 
 	uint32_t nexec = 0;
 
 	ok(lm && lm->path, "getpid is in a file mapping (%s)", lm && lm->path ? lm->path : "?");
-	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm), 0, "attach our own maps");
+	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm, NULL), 0, "attach our own maps");
 	ok(unwinder__current(u, pid, 12345), "the table is current");
 	ok(!unwinder__current(u, pid, 999), "not for another incarnation of the pid");
 	is_int(bpf_map_lookup_elem(mp->m.procs, &pid, v), 0, "the BPF map has our entry");
@@ -149,7 +150,7 @@ static void test_sharing(struct unwinder *u, const struct procmaps *pm)
 	struct unwinder_stats a, b;
 
 	unwinder__stats(u, &a);
-	is_int(unwinder__attach(u, 777777, 1, 0, "/proc/self", pm), 0, "attach a second pid");
+	is_int(unwinder__attach(u, 777777, 1, 0, "/proc/self", pm, NULL), 0, "attach a second pid");
 	unwinder__stats(u, &b);
 	is_int(b.built, a.built, "no file built twice (%llu built)", (unsigned long long)a.built);
 	is_int(b.rows_used, a.rows_used, "no rows added");
@@ -168,10 +169,10 @@ static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const s
 	ok(unwinder__gen(u, pid, &changed) == 1 && changed == 4242,
 	   "the generation and when it moved are read");
 	ok(!unwinder__current(u, pid, 1), "a bumped generation: stale");
-	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", pm), -ESTALE,
+	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", pm, NULL), -ESTALE,
 	       "attaching maps read under the old generation is refused");
 	is_int(unwinder__gc(u), 1, "gc drops the stale table");
-	is_int(unwinder__attach(u, pid, 1, 1, "/proc/self", pm), 0, "maps read under gen 1 attach");
+	is_int(unwinder__attach(u, pid, 1, 1, "/proc/self", pm, NULL), 0, "maps read under gen 1 attach");
 	ok(unwinder__current(u, pid, 1), "and are current");
 	bpf_map_delete_elem(mp->m.procs, &pid);	/* what the exit program does */
 	is_int(unwinder__gc(u), 1, "gc drops the table of an exited process");
@@ -185,13 +186,120 @@ static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const s
 	unwinder__stats(u, &st);
 	ok(st.procs == 0 && st.idle == st.files && st.files > 0,
 	   "no table left: the %llu files are idle, kept for reuse", (unsigned long long)st.files);
-	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm), 0, "attach again");
+	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm, NULL), 0, "attach again");
 	{
 		struct unwinder_stats again;
 
 		unwinder__stats(u, &again);
 		ok(again.built == st.built && again.idle == 0, "idle files are reused, not rebuilt");
 	}
+}
+
+struct yield_probe {
+	struct unwinder *u;
+	unsigned calls, stop_at;
+	uint64_t built_seen;
+};
+
+/* Stops the attach at its stop_at-th build; reads the stats (the lock must be free). */
+static bool probe_yield(void *ctx)
+{
+	struct yield_probe *y = ctx;
+	struct unwinder_stats st;
+
+	unwinder__stats(y->u, &st);
+	y->built_seen = st.built + st.failed;
+	return ++y->calls == y->stop_at;
+}
+
+/*
+ * A yield before each build: the attach stops at the second new file
+ * with nothing written, the first file's rows kept; the next attach
+ * builds only the rest. The yield runs without the table lock held.
+ */
+static void test_yield(const struct procmaps *pm)
+{
+	struct yield_probe y = { .stop_at = 2 };
+	const struct unwind_yield yield = { probe_yield, &y };
+	struct unwinder_stats st, all;
+	struct maps mp;
+
+	if (!maps__create(&mp, 1 << 20, 256)) {
+		ok(0, "maps for the yield test");
+		return;
+	}
+	y.u = unwinder__new(&mp.m);
+	is_int(unwinder__attach(y.u, 4242, 1, 0, "/proc/self", pm, &yield), -EAGAIN,
+	       "a yield at the second build stops the attach");
+	unwinder__stats(y.u, &st);
+	ok(st.procs == 0, "no table written");
+	ok(st.built + st.failed == 1 && y.built_seen == 1,
+	   "the first file was built and published before the yield was asked again "
+	   "(built %llu, seen from the yield %llu)", (unsigned long long)(st.built + st.failed),
+	   (unsigned long long)y.built_seen);
+	ok(st.idle == st.files, "its rows are kept, idle, for the next attach");
+	is_int(unwinder__attach(y.u, 4242, 1, 0, "/proc/self", pm, NULL), 0, "attach without a yield");
+	unwinder__stats(y.u, &all);
+	ok(all.procs == 1 && all.built + all.failed > 1, "the table is there, %llu files built",
+	   (unsigned long long)(all.built + all.failed));
+	y.calls = 0;
+	y.stop_at = 1;
+	is_int(unwinder__attach(y.u, 4243, 1, 0, "/proc/self", pm, &yield), 0,
+	       "a second process of the same files: built already, the yield is not asked");
+	is_int(y.calls, 0, "no yield asked");
+	unwinder__free(y.u);
+	maps__close(&mp);
+}
+
+struct racer {
+	struct unwinder *u;
+	const struct procmaps *pm;
+	uint32_t pid;
+	int err;
+};
+
+static void *race_attach(void *arg)
+{
+	struct racer *r = arg;
+
+	r->err = unwinder__attach(r->u, r->pid, 1, 0, "/proc/self", r->pm, NULL);
+	return NULL;
+}
+
+/* Two threads attach processes of the same files at once: each file is built once. */
+static void test_concurrent(const struct procmaps *pm)
+{
+	struct racer r[2];
+	pthread_t t[2];
+	struct unwinder_stats st, one;
+	struct maps mp, mp1;
+	struct unwinder *u1;
+
+	if (!maps__create(&mp, 1 << 20, 256) || !maps__create(&mp1, 1 << 20, 256)) {
+		ok(0, "maps for the concurrency test");
+		return;
+	}
+	/* How many files one attach builds, alone. */
+	u1 = unwinder__new(&mp1.m);
+	unwinder__attach(u1, 1, 1, 0, "/proc/self", pm, NULL);
+	unwinder__stats(u1, &one);
+	unwinder__free(u1);
+	maps__close(&mp1);
+	r[0] = (struct racer){ unwinder__new(&mp.m), pm, 5001, -1 };
+	r[1] = (struct racer){ r[0].u, pm, 5002, -1 };
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, race_attach, &r[i]);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	ok(!r[0].err && !r[1].err, "both attaches succeed (%d, %d)", r[0].err, r[1].err);
+	unwinder__stats(r[0].u, &st);
+	ok(st.built + st.failed == one.built + one.failed && st.rows_used == one.rows_used,
+	   "each file built once: %llu files, %llu rows (alone: %llu, %llu)",
+	   (unsigned long long)(st.built + st.failed), (unsigned long long)st.rows_used,
+	   (unsigned long long)(one.built + one.failed), (unsigned long long)one.rows_used);
+	is_int(st.procs, 2, "two tables");
+	unwinder__free(r[0].u);
+	maps__close(&mp);
 }
 
 /* A pool too small for two large files evicts the idle one. */
@@ -211,7 +319,7 @@ static void test_evict(const struct procmaps *pm)
 	}
 	u = unwinder__new(&mp.m);
 	lib[0] = *lc;
-	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", &one), 0, "libc alone fits 40000 rows");
+	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", &one, NULL), 0, "libc alone fits 40000 rows");
 	unwinder__stats(u, &st);
 	ok(st.files == 1 && st.rows_used > 20000, "one file, %llu rows", (unsigned long long)st.rows_used);
 	bpf_map_delete_elem(mp.m.procs, &pid);
@@ -228,7 +336,7 @@ static void test_evict(const struct procmaps *pm)
 		ok(sm != NULL, "libstdc++ loaded and its code found");
 		if (sm) {
 			lib[0] = *sm;
-			is_int(unwinder__attach(u, pid, 2, 0, "/proc/self", &one), 0,
+			is_int(unwinder__attach(u, pid, 2, 0, "/proc/self", &one, NULL), 0,
 			       "attach libstdc++ into the full pool");
 			unwinder__stats(u, &st);
 			ok(st.freed == 1 && st.files == 1 && st.full == 0 && st.idle == 0,
@@ -238,7 +346,7 @@ static void test_evict(const struct procmaps *pm)
 			bpf_map_delete_elem(mp.m.procs, &pid);
 			unwinder__gc(u);
 			lib[0] = *lc;
-			is_int(unwinder__attach(u, pid, 3, 1 - 1, "/proc/self", &one), 0,
+			is_int(unwinder__attach(u, pid, 3, 1 - 1, "/proc/self", &one, NULL), 0,
 			       "attach libc again");
 			unwinder__stats(u, &st);
 			ok(st.freed == 2 && st.full == 0, "libstdc++ (idle) evicted for libc");
@@ -275,6 +383,8 @@ int main(void)
 	unwinder__free(u);
 	maps__close(&mp);
 	test_evict(pm);
+	test_yield(pm);
+	test_concurrent(pm);
 	procmaps__free(pm);
 	return tap_done_testing();
 }
