@@ -104,8 +104,8 @@ static void text_unwind(struct daemon *dm, FILE *f)
 	}
 	unwinder__stats(dm->unwinder, &us);
 	attacher__stats(dm->attacher, &as);
-	fprintf(f, "unwind: first tables %" PRIu64 " (requests dropped %" PRIu64 "); ",
-		as.attached, as.dropped);
+	fprintf(f, "unwind: first tables %" PRIu64 " (requests dropped %" PRIu64
+		", yielded to a hotter process %" PRIu64 "); ", as.attached, as.dropped, as.yielded);
 	fprintf(f, "%" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
 		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
 		", failed %" PRIu64 ", unopened %" PRIu64 ", stale %" PRIu64 "\n", us.files, us.idle,
@@ -207,6 +207,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 		attacher__stats(dm->attacher, &as);
 		json__u64(j, "first_tables", as.attached);
 		json__u64(j, "first_table_requests_dropped", as.dropped);
+		json__u64(j, "first_tables_yielded", as.yielded);
 	}
 	json__end_obj(j);
 }

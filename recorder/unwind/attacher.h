@@ -19,6 +19,7 @@ struct attacher_stats {
 	uint64_t dropped;	/* requests the full queue refused */
 	uint64_t attached;	/* tables written */
 	uint64_t failed;	/* maps unreadable (the process exited) or stale */
+	uint64_t yielded;	/* attaches stopped between two files for a hotter process */
 };
 
 struct attacher;
@@ -33,8 +34,10 @@ struct attacher *attacher__new(struct unwinder *u);
 void attacher__free(struct attacher *a);
 
 /*
- * attacher__request() - ask for (@pid, @start)'s table. Never blocks: the
- * same incarnation asks once per FR_ATTACH_RETRY_NS, a full queue drops.
+ * attacher__request() - ask for (@pid, @start)'s table, once per sample
+ * that lacked it. Never blocks. The incarnation with the most requests
+ * waiting is served first; one served within FR_ATTACH_RETRY_NS is not
+ * queued again; a full queue drops (counted).
  */
 void attacher__request(struct attacher *a, uint32_t pid, uint64_t start);
 
