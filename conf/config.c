@@ -64,7 +64,8 @@
 /* Largest config file we read. */
 #define FR_CONF_FILE_MAX	(1024 * 1024)
 
-#define FR_CONF_MSEC		1000000ULL
+#define FR_CONF_USEC		1000ULL
+#define FR_CONF_MSEC		(1000 * FR_CONF_USEC)
 #define FR_CONF_SEC		(1000 * FR_CONF_MSEC)
 #define FR_CONF_MINUTE		(60 * FR_CONF_SEC)
 #define FR_CONF_HOUR		(60 * FR_CONF_MINUTE)
@@ -261,6 +262,11 @@ enum conf_row {
 	CONF_MEMORY_RSS_STEP_PERCENT,
 	CONF_MEMORY_RSS_MAX_AGE,
 	CONF_MEMORY_CGROUPS,
+	CONF_STALLS_STALLS,
+	CONF_STALLS_MIN_STALL,
+	CONF_STALLS_OFFCPU,
+	CONF_STALLS_MIN_BLOCK,
+	CONF_STALLS_OFFCPU_SLEEP,
 	CONF_TRIG_TYPE,
 	CONF_TRIG_RESOURCE,
 	CONF_TRIG_KIND,
@@ -367,6 +373,28 @@ static const struct conf_key conf_keys[] = {
 	FR_CONF_KEY("memory", "cgroups", CONF_U32,
 		    0, 4096, "64", memory_cgroups,
 		    "memory cgroups whose usage, limit and events are read once a second (those of the window's processes, PSI-watched ones first); the rest are counted as skipped; 0 = none"),
+	[CONF_STALLS_STALLS] =
+	FR_CONF_KEY("stalls", "stalls", CONF_BOOL, 0, 1, "true", stalls,
+		    "record each thread's stalls in direct reclaim, reclaim at its memory cgroup's limit, direct compaction and reclaim throttling, with the stack that stalled; false = none",
+		    FR_CONF_NAMES(conf_bool_names)),
+	[CONF_STALLS_MIN_STALL] =
+	FR_CONF_KEY("stalls", "min_stall", CONF_DURATION,
+		    0, 10 * FR_CONF_SEC, "1ms", min_stall_ns,
+		    "stalls at least this long are recorded one by one; shorter ones are summed per process and kind (count and time); 0 = record all",
+		    .example = "100us, 10ms"),
+	[CONF_STALLS_OFFCPU] =
+	FR_CONF_KEY("stalls", "offcpu", CONF_BOOL, 0, 1, "true", offcpu,
+		    "record the time threads spend off the CPU blocked in an uninterruptible (D) wait, with the stack they waited in; false = none",
+		    FR_CONF_NAMES(conf_bool_names)),
+	[CONF_STALLS_MIN_BLOCK] =
+	FR_CONF_KEY("stalls", "min_block", CONF_DURATION,
+		    0, 10 * FR_CONF_SEC, "1ms", min_block_ns,
+		    "blocks at least this long are recorded one by one; shorter ones are summed per process; 0 = record all",
+		    .example = "100us, 10ms"),
+	[CONF_STALLS_OFFCPU_SLEEP] =
+	FR_CONF_KEY("stalls", "offcpu_sleep", CONF_BOOL, 0, 1, "false", offcpu_sleep,
+		    "with offcpu, also interruptible (S) sleep: waiting for input, a whole-machine off-CPU profile; it captures a user stack at most context switches (see PERFORMANCE.md)",
+		    FR_CONF_NAMES(conf_bool_names)),
 	[CONF_TRIG_TYPE] =
 	FR_CONF_TRIG("type", CONF_ENUM, FR_CONF_T_ALL, type,
 		     "what fires it: psi (pressure stall), oom (an OOM kill) or signal (SIGUSR1)",
@@ -429,6 +457,7 @@ static const struct conf_unit conf_duration_units[] = {
 	{ "m", FR_CONF_MINUTE },
 	{ "s", FR_CONF_SEC },
 	{ "ms", FR_CONF_MSEC },
+	{ "us", FR_CONF_USEC },
 };
 
 /* The IEC spellings come after "", so rendering never uses them. */
@@ -957,7 +986,7 @@ static void conf_key__accepted(const struct conf_key *k, char *buf,
 		snprintf(zero, sizeof(zero), "0 (%s) or ", k->zero);
 	switch (k->type) {
 	case CONF_DURATION:
-		w = snprintf(buf, len, "%s%s..%s with a unit suffix ms, s, m or h",
+		w = snprintf(buf, len, "%s%s..%s with a unit suffix us, ms, s, m or h",
 			     zero, lo, hi);
 		break;
 	case CONF_SIZE:

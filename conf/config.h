@@ -88,6 +88,12 @@ struct fr_config {
 	uint32_t rss_step_pct;	/* 'rss_step_percent', default 2; 0..100 */
 	uint64_t rss_max_age_ns; /* 'rss_max_age', default 1s; 10ms..60s */
 	uint32_t memory_cgroups; /* 'cgroups', default 64; 0..4096: memory cgroups read once a second */
+	/* [stalls] */
+	bool stalls;		/* 'stalls', default true: reclaim, compaction and throttle stalls */
+	uint64_t min_stall_ns;	/* 'min_stall', default 1ms; 0..10s: shorter stalls are only summed */
+	bool offcpu;		/* 'offcpu', default true: time blocked off the CPU (D state) */
+	uint64_t min_block_ns;	/* 'min_block', default 1ms; 0..10s: shorter blocks are only summed */
+	bool offcpu_sleep;	/* 'offcpu_sleep', default false: interruptible (S) sleep too */
 	/* [trigger NAME] sections; none by default */
 	struct fr_trigger_conf *triggers;	/* in file order */
 	size_t ntriggers;

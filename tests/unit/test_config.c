@@ -160,6 +160,12 @@ static int same_values(const struct fr_config *a, const struct fr_config *b,
 	    a->resolve_timeout_ns != b->resolve_timeout_ns ||
 	    !same_str(a->control_socket, b->control_socket) ||
 	    a->privacy_cmdline != b->privacy_cmdline ||
+	    a->rss_ledger != b->rss_ledger || a->rss_step != b->rss_step ||
+	    a->rss_step_pct != b->rss_step_pct || a->rss_max_age_ns != b->rss_max_age_ns ||
+	    a->memory_cgroups != b->memory_cgroups ||
+	    a->stalls != b->stalls || a->min_stall_ns != b->min_stall_ns ||
+	    a->offcpu != b->offcpu || a->min_block_ns != b->min_block_ns ||
+	    a->offcpu_sleep != b->offcpu_sleep ||
 	    a->ntriggers != b->ntriggers)
 		return 0;
 	for (i = 0; i < a->ntriggers; i++)
@@ -328,15 +334,15 @@ struct err_case {
 /* lines 7 and 8 taken: directory goes on line 9 */
 #define BASE_O	BASE_F "frequency = 7\n[output]\n"
 
-#define ACC_W	"accepted: 1s..24h with a unit suffix ms, s, m or h"
+#define ACC_W	"accepted: 1s..24h with a unit suffix us, ms, s, m or h"
 #define ACC_M	"accepted: 4M..64G, in bytes or with a suffix K, M, G, KiB, MiB or GiB"
 #define ACC_F	"accepted: 1..10000"
 #define ACC_R	"accepted: 0 (automatic) or a power of two from 16K to 1G, e.g. 64K, 4M"
 #define ACC_G	"accepted: the name of an existing group, without control characters or ':' (leave the key out for none)"
 #define ACC_B	"accepted: true, false, yes, no, on, off, 1, 0"
 #define ACC_D	"accepted: the absolute path of an executable file, then its arguments; at most 32 words split at blanks, \"...\" groups, \\ escapes (leave the key out for none)"
-#define ACC_T	"accepted: 1s..1h with a unit suffix ms, s, m or h"
-#define ACC_RT	"accepted: 10ms..10s with a unit suffix ms, s, m or h"
+#define ACC_T	"accepted: 1s..1h with a unit suffix us, ms, s, m or h"
+#define ACC_RT	"accepted: 10ms..10s with a unit suffix us, ms, s, m or h"
 /* 31 words: with a program and one more, one word too many for on_dump */
 #define W31	"1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31"
 /* [privacy] opens on line 8: its key goes on line 9 */
@@ -346,7 +352,61 @@ struct err_case {
 #define LONG200	X50 X50 X50 X50
 
 #define ACC_OOM	"accepted: -1000..1000"
+/* [memory] and [stalls] open on line 7: their key goes on line 8 */
+#define BASE_MEM	BASE_F "[memory]\n"
+#define BASE_STL	BASE_F "[stalls]\n"
+#define ACC_STEP	"accepted: 4K..1G, in bytes or with a suffix K, M, G, KiB, MiB or GiB"
+#define ACC_PCT		"accepted: 0..100"
+#define ACC_AGE		"accepted: 10ms..1m with a unit suffix us, ms, s, m or h"
+#define ACC_CG		"accepted: 0..4096"
+#define ACC_MIN		"accepted: 0s..10s with a unit suffix us, ms, s, m or h"
 static const struct err_case err_cases[] = {
+	/* [memory] */
+	{ "rss_ledger not a boolean", BASE_MEM "rss_ledger = maybe\n", 0, 8,
+	  { "[memory] rss_ledger = maybe: not a boolean", ACC_B } },
+	{ "rss_step below 4K", BASE_MEM "rss_step = 4095\n", 0, 8,
+	  { "[memory] rss_step = 4095: too small", ACC_STEP } },
+	{ "rss_step above 1G", BASE_MEM "rss_step = 2G\n", 0, 8,
+	  { "[memory] rss_step = 2G: too large", ACC_STEP } },
+	{ "rss_step percent sign", BASE_MEM "rss_step = 5%\n", 0, 8,
+	  { "[memory] rss_step = 5%: invalid size", ACC_STEP } },
+	{ "rss_step_percent above 100", BASE_MEM "rss_step_percent = 101\n", 0, 8,
+	  { "[memory] rss_step_percent = 101: too large", ACC_PCT } },
+	{ "rss_step_percent with a sign", BASE_MEM "rss_step_percent = 2%\n", 0, 8,
+	  { "[memory] rss_step_percent = 2%: invalid number", ACC_PCT } },
+	{ "rss_max_age below 10ms", BASE_MEM "rss_max_age = 9ms\n", 0, 8,
+	  { "[memory] rss_max_age = 9ms: too small", ACC_AGE } },
+	{ "rss_max_age above 60s", BASE_MEM "rss_max_age = 61s\n", 0, 8,
+	  { "[memory] rss_max_age = 61s: too large", ACC_AGE } },
+	{ "rss_max_age without unit", BASE_MEM "rss_max_age = 1\n", 0, 8,
+	  { "[memory] rss_max_age = 1: invalid duration", ACC_AGE } },
+	{ "cgroups above 4096", BASE_MEM "cgroups = 4097\n", 0, 8,
+	  { "[memory] cgroups = 4097: too large", ACC_CG } },
+	{ "cgroups negative", BASE_MEM "cgroups = -1\n", 0, 8,
+	  { "[memory] cgroups = -1: invalid number", ACC_CG } },
+	/* [stalls] */
+	{ "stalls not a boolean", BASE_STL "stalls = sometimes\n", 0, 8,
+	  { "[stalls] stalls = sometimes: not a boolean", ACC_B } },
+	{ "stalls empty", BASE_STL "stalls =\n", 0, 8,
+	  { "[stalls] stalls = : empty value", ACC_B } },
+	{ "min_stall without unit", BASE_STL "min_stall = 0\n", 0, 8,
+	  { "[stalls] min_stall = 0: invalid duration", ACC_MIN } },
+	{ "min_stall above 10s", BASE_STL "min_stall = 11s\n", 0, 8,
+	  { "[stalls] min_stall = 11s: too large", ACC_MIN } },
+	{ "min_stall fraction", BASE_STL "min_stall = 0.5ms\n", 0, 8,
+	  { "[stalls] min_stall = 0.5ms: invalid duration", ACC_MIN } },
+	{ "min_stall nanoseconds", BASE_STL "min_stall = 500ns\n", 0, 8,
+	  { "[stalls] min_stall = 500ns: invalid duration", ACC_MIN } },
+	{ "offcpu not a boolean", BASE_STL "offcpu = 2\n", 0, 8,
+	  { "[stalls] offcpu = 2: not a boolean", ACC_B } },
+	{ "min_block above 10s", BASE_STL "min_block = 10001ms\n", 0, 8,
+	  { "[stalls] min_block = 10001ms: too large", ACC_MIN } },
+	{ "min_block negative", BASE_STL "min_block = -1ms\n", 0, 8,
+	  { "[stalls] min_block = -1ms: invalid duration", ACC_MIN } },
+	{ "offcpu_sleep not a boolean", BASE_STL "offcpu_sleep = S\n", 0, 8,
+	  { "[stalls] offcpu_sleep = S: not a boolean", ACC_B } },
+	{ "stalls key in [memory]", BASE_MEM "min_stall = 1ms\n", 0, 8,
+	  { "[memory] min_stall = 1ms: unknown key; accepted: rss_ledger, rss_step, rss_step_percent, rss_max_age, cgroups" } },
 	/* oom_score_adj: the one signed number */
 	{ "oom_score_adj below -1000", BASE_W "oom_score_adj = -1001\n", 0, 7,
 	  { "[recorder] oom_score_adj = -1001: too small; " ACC_OOM } },
@@ -766,7 +826,7 @@ static const struct trig_case trig_cases[] = {
 	  { "[trigger]: missing name", T_NAME_ACC } },
 	{ "trigger section glued to its name", T_PRE "[triggerx]\n", 1, 5,
 	  { "unknown section [triggerx]",
-	    "accepted: [recorder], [output], [control], [privacy], [memory], [trigger NAME]" } },
+	    "accepted: [recorder], [output], [control], [privacy], [memory], [stalls], [trigger NAME]" } },
 	{ "plain section with a name", T_PRE "[output x]\n", 1, 5,
 	  { "unknown section [output x]" } },
 	{ "psi trigger without stall",
@@ -803,7 +863,7 @@ static const struct trig_case trig_cases[] = {
 	  { "[trigger t1] stall = 3s: longer than window = 2s (the default)" } },
 	{ "psi stall 0", T_PRE "[trigger t1]\n" T_PSI "stall = 0ms\n", 1, 8,
 	  { "[trigger t1] stall = 0ms: too small",
-	    "accepted: 1ms..10s with a unit suffix ms, s, m or h (and at most window)" } },
+	    "accepted: 1ms..10s with a unit suffix us, ms, s, m or h (and at most window)" } },
 	{ "psi window 3s without CAP_SYS_RESOURCE",
 	  T_PRE "[trigger t1]\n" T_PSI "stall = 1s\nwindow = 3s\n", 0, 9,
 	  { T_CAP_MSG } },
@@ -2233,6 +2293,11 @@ struct parse_case {
 
 static const struct parse_case duration_cases[] = {
 	{ "250ms", 0, 250000000ULL },
+	{ "100us", 0, 100000ULL },
+	{ "0us", 0, 0 },
+	{ "18446744073709551us", 0, 18446744073709551000ULL },
+	{ "18446744073709552us", -ERANGE, 0 },
+	{ "30US", -EINVAL, 0 },
 	{ "30s", 0, 30 * SEC },
 	{ "2m", 0, 120 * SEC },
 	{ "1h", 0, 3600 * SEC },
