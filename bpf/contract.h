@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	4
+#define FR_CONTRACT_VERSION	5
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -34,6 +34,8 @@ enum fr_rec_type {
 	FR_REC_TASK	= 6,	/* task iterator: one live task at a snapshot */
 	FR_REC_RSS	= 7,	/* rss_stat: an RSS counter moved (the ledger) */
 	FR_REC_OOMADJ	= 8,	/* oom_score_adj_update: the value was written */
+	FR_REC_STALL	= 9,	/* a reclaim, compaction or throttle stall ended */
+	FR_REC_OFFCPU	= 10,	/* a blocked thread is back on a CPU */
 };
 
 /* Sample flags. */
@@ -195,6 +197,82 @@ struct fr_rec_oomadj {
 	__u32 by_tgid;		/* the tgid of the task that wrote it */
 };
 
+/*
+ * Stalls (bpf/stall.bpf.h). A thread stalls in direct reclaim, in reclaim
+ * at its memory cgroup's limit, in a zone's direct compaction, in a
+ * reclaim throttle, or is off the CPU blocked (D) or, with offcpu_sleep,
+ * asleep (S). Stalls of at least min_stall (blocks: min_block) are
+ * records of their own, with the stack; every stall, recorded or not, is
+ * also summed per incarnation and kind in the stall_sum map, which the
+ * daemon reads once a second. The kinds overlap: a throttle happens inside
+ * a reclaim, and both can put the thread off the CPU.
+ */
+enum fr_stall_kind {
+	FR_STALL_RECLAIM = 0,	/* direct reclaim (mm_vmscan_direct_reclaim_begin/end) */
+	FR_STALL_MEMCG	= 1,	/* reclaim at a memcg's limit (mm_vmscan_memcg_reclaim_begin/end) */
+	FR_STALL_COMPACT = 2,	/* one zone's direct compaction (mm_compaction_begin/end) */
+	FR_STALL_THROTTLE = 3,	/* reclaim throttled (mm_vmscan_throttled, after the sleep) */
+	FR_STALL_BLOCKED = 4,	/* off the CPU in an uninterruptible (D) sleep */
+	FR_STALL_SLEEP	= 5,	/* off the CPU in an interruptible (S) sleep */
+	FR_STALL_NKINDS,
+};
+
+struct fr_rec_stall {
+	struct fr_rec_hdr h;	/* ts: when it ended; the stalled thread */
+	__u64 begin;		/* CLOCK_BOOTTIME ns it began */
+	__u64 result;		/* reclaim: pages reclaimed; compaction: enum compact_result */
+	__u64 memcg_id;		/* memcg reclaim: kernfs id of the memcg at its limit
+				 * (else the thread's own); 0 for the other kinds */
+	__u32 gfp;		/* the allocation's gfp flags; 0: none */
+	__s16 order;		/* the allocation's order; -1: none */
+	__u8 kind;		/* enum fr_stall_kind */
+	__u8 reason;		/* throttle: enum vmscan_throttle_state; else 0 */
+	__u16 kn;		/* kernel frames in ips[0..kn) */
+	__u16 un;		/* user frames in ips[kn..kn+un) */
+	__u32 flags;		/* FR_SAMPLE_* truncation, error and user-end bits */
+	__u64 ips[];		/* leaf first, each part */
+};
+
+struct fr_rec_offcpu {
+	struct fr_rec_hdr h;	/* ts: back on a CPU; the blocked thread */
+	__u64 begin;		/* CLOCK_BOOTTIME ns it left the CPU */
+	__u32 state;		/* its task state then (sched_switch's prev_state) */
+	__u8 kind;		/* FR_STALL_BLOCKED or FR_STALL_SLEEP */
+	__u8 pad;
+	__u16 kn;		/* kernel frames (where it waited) in ips[0..kn) */
+	__u16 un;		/* user frames (captured as it left) in ips[kn..kn+un) */
+	__u16 pad2;
+	__u32 flags;		/* FR_SAMPLE_* truncation, error and user-end bits */
+	__u64 ips[];
+};
+#define FR_STALL_MAX_SIZE \
+	(sizeof(struct fr_rec_stall) + 2 * FR_MAX_STACK * sizeof(__u64))
+
+/* stall_sum's key: an incarnation. */
+struct fr_stall_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start;
+};
+
+/*
+ * stall_sum's value: per kind, since the incarnation's first stall, the
+ * stalls below the threshold (short: summed here only), those at or above
+ * it whose record the full ring refused (lost), and all of them (recorded,
+ * short and lost), each as a count and nanoseconds.
+ */
+struct fr_stall_sum {
+	__u64 n_short[FR_STALL_NKINDS];
+	__u64 ns_short[FR_STALL_NKINDS];
+	__u64 n_lost[FR_STALL_NKINDS];
+	__u64 ns_lost[FR_STALL_NKINDS];
+	__u64 n_all[FR_STALL_NKINDS];
+	__u64 ns_all[FR_STALL_NKINDS];
+	__u32 dead;		/* the group exited: read it once more, then delete it */
+	__u32 pad;
+	char comm[FR_COMM_LEN];	/* the group leader's, when the entry was made */
+};
+
 /* One live task, written by the task iterator (bpf_seq_write, not the ring). */
 struct fr_rec_task {
 	struct fr_rec_hdr h;	/* ts is when the iterator visited it */
@@ -298,6 +376,9 @@ enum fr_counter {
 	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
 	FR_CNT_RSS_UNOWNED,	/* changes to an mm with no live owner (an exit's or exec's teardown) */
 	FR_CNT_RSS_FULL,	/* mms not tracked: the ledger's map was full (a loss) */
+	FR_CNT_STALL_UNTRACKED,	/* stalls not timed: no room for the thread's state (a loss) */
+	FR_CNT_STALL_SUM_FULL,	/* stalls not summed: stall_sum was full (a loss) */
+	FR_CNT_OFFCPU_NOSTACK,	/* blocks recorded without a user stack: off_stk was full */
 	FR_CNT_NR,
 };
 
@@ -313,6 +394,12 @@ _Static_assert(sizeof(struct fr_rec_oom) == 168 + 2 * FR_MAX_STACK * 8, "fr_rec_
 _Static_assert(sizeof(struct fr_rec_rss) == 72, "fr_rec_rss size");
 _Static_assert(sizeof(struct fr_rec_oomadj) == 56, "fr_rec_oomadj size");
 _Static_assert(sizeof(struct fr_rec_task) == 120, "fr_rec_task size");
+_Static_assert(sizeof(struct fr_rec_stall) == 88, "fr_rec_stall size");
+_Static_assert(sizeof(struct fr_rec_offcpu) == 72, "fr_rec_offcpu size");
+_Static_assert(sizeof(struct fr_stall_key) == 16, "fr_stall_key size");
+_Static_assert(sizeof(struct fr_stall_sum) == 6 * 8 * FR_STALL_NKINDS + 24, "fr_stall_sum size");
+_Static_assert(FR_STALL_MAX_SIZE >= sizeof(struct fr_rec_offcpu) + 2 * FR_MAX_STACK * 8,
+	       "one scratch builds both stall records");
 _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
 _Static_assert(sizeof(struct fr_ugen) == 24, "fr_ugen size");

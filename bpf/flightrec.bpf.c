@@ -8,7 +8,8 @@
  * pointers otherwise. Tracepoint programs record
  * process lifecycle events: group exit with counters at death, process
  * fork, exec and OOM victim selection (with its invoker, memory.bpf.h), the
- * RSS ledger and oom_score_adj writes. A task iterator lists live tasks for
+ * RSS ledger and oom_score_adj writes, and stalls: reclaim, compaction and
+ * time blocked off the CPU (stall.bpf.h). A task iterator lists live tasks for
  * the snapshot. Records follow bpf/contract.h. Nothing is aggregated here:
  * the daemon's drain owns ordering, interning and the window.
  */
@@ -119,6 +120,40 @@ static __always_inline __u64 mm_pages(struct mm_struct *mm, int member)
 
 #include "memory.bpf.h"
 
+/*
+ * The user stack of @t, the current task, into w->ips[0..]: walked with
+ * its unwind rows where the daemon loaded them (stock binaries have no
+ * frame pointers), by frame pointers otherwise. Returns the number of
+ * frames; adds the end code and the truncation and error bits to *@flags.
+ */
+static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
+					    struct fr_rec_sample *w, __u32 *flags)
+{
+	__u32 uend = FR_UEND_NO_TABLE, n;
+	struct fr_uproc *p;
+	long ub;
+
+	p = unwind_on ? uproc_get(t, leader_start(t)) : NULL;
+	if (p) {
+		n = unwind_user_task(t, p, w, &uend);
+	} else {
+		ub = bpf_get_stack(ctx, w->ips, FR_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+		if (ub < 0) {
+			*flags |= FR_SAMPLE_UERR;
+			ub = 0;
+		}
+		n = (__u32)ub / sizeof(__u64);
+	}
+	if (n > FR_MAX_STACK)
+		n = FR_MAX_STACK;
+	if (uend == FR_UEND_DEPTH || n == FR_MAX_STACK)
+		*flags |= FR_SAMPLE_UTRUNC;
+	*flags |= uend << FR_SAMPLE_UEND_SHIFT;
+	return n;
+}
+
+#include "stall.bpf.h"
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
@@ -202,10 +237,13 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		group_dead = (bool)ctx[1];
 	else
 		group_dead = BPF_CORE_READ(sig, live.counter) == 0;
+	stall_thread_exit(p);
 	if (!group_dead)
 		return 0;
 	if (unwind_on)
 		unwind_forget(p);
+	if (stall_on || offcpu_on)
+		stall_group_dead(p);
 	if (rss_on && mm)
 		led_exit(p, mm);	/* the ledger's last values first */
 
@@ -288,41 +326,22 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	return 0;
 }
 
-/*
- * The invoker's user stack into o->ips[FR_MAX_STACK..]: walked with its
- * unwind rows where the daemon loaded them (stock binaries have no frame
- * pointers), by frame pointers otherwise.
- */
+/* The OOM invoker's user stack into o->ips[FR_MAX_STACK..], walked in its own scratch. */
 static __always_inline void oom_user_stack(void *ctx, struct task_struct *cur, struct fr_rec_oom *o)
 {
 	struct fr_rec_sample *s;
-	struct fr_uproc *p;
-	__u32 zero = 0, uend = FR_UEND_NO_TABLE, n = 0;
-	long ub;
+	__u32 zero = 0, flags = 0, n = 0;
 
-	p = unwind_on ? uproc_get(cur, leader_start(cur)) : NULL;
-	s = p ? bpf_map_lookup_elem(&oom_scratch, &zero) : NULL;
+	s = bpf_map_lookup_elem(&oom_scratch, &zero);
 	if (s) {
-		n = unwind_user_task(cur, p, s, &uend);
+		n = user_stack_now(ctx, cur, s, &flags);
 		if (n > FR_MAX_STACK)
 			n = FR_MAX_STACK;
 		if (n)
 			bpf_probe_read_kernel(&o->ips[FR_MAX_STACK], n * sizeof(__u64), s->ips);
-	} else {
-		ub = bpf_get_stack(ctx, &o->ips[FR_MAX_STACK], FR_MAX_STACK * sizeof(__u64),
-				   BPF_F_USER_STACK);
-		if (ub < 0) {
-			o->flags |= FR_SAMPLE_UERR;
-			ub = 0;
-		}
-		n = (__u32)ub / sizeof(__u64);
 	}
-	if (n > FR_MAX_STACK)
-		n = FR_MAX_STACK;
 	o->un = n;
-	if (uend == FR_UEND_DEPTH || n == FR_MAX_STACK)
-		o->flags |= FR_SAMPLE_UTRUNC;
-	o->flags |= uend << FR_SAMPLE_UEND_SHIFT;
+	o->flags |= flags;
 }
 
 SEC("tp_btf/mark_victim")

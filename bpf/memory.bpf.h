@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * memory.bpf.h - the memory half of the kernel side: the RSS ledger
- * (rss_stat), oom_score_adj writes, and the OOM dossier's memory cgroup.
+ * (rss_stat), oom_score_adj writes, and the memory cgroup at its limit
+ * (the OOM dossier's, a memcg reclaim's).
  * Included by flightrec.bpf.c after its helpers (count, fill_hdr,
  * mm_pages, leader_start, wakeup_flag).
  *
@@ -308,15 +309,18 @@ int BPF_PROG(on_oomadj, struct task_struct *task)
 }
 
 /*
- * The memory cgroup whose limit the OOM invoked by @t hit: the nearest of
- * @t's memory cgroup and its ancestors with a limit its usage is within
- * FR_OOM_MEMCG_SLACK of. None (memcg_id 0): the OOM is global.
+ * The memory cgroup of @t whose limit is hit: the nearest of @t's memory
+ * cgroup and its ancestors with a limit its usage is within
+ * FR_OOM_MEMCG_SLACK of. Its kernfs id in *@id, usage and limit in bytes
+ * (each pointer may be NULL). None: 0, or with @own, @t's own cgroup (no
+ * usage or limit then).
  */
-static __always_inline void oom_memcg(struct task_struct *t, struct fr_rec_oom *o)
+static __always_inline void memcg_at_limit(struct task_struct *t, __u64 *id, __u64 *usage_out,
+					   __u64 *limit_out, bool own)
 {
 	struct cgroup_subsys_state *css = BPF_CORE_READ(t, cgroups, subsys[memory_cgrp_id]);
 
-	o->memcg_id = o->memcg_usage = o->memcg_limit = 0;
+	*id = own && css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
 	for (int i = 0; i < FR_OOM_MEMCG_LEVELS && css; i++) {
 		/* css is the first member of struct mem_cgroup */
 		struct mem_cgroup *mc = (struct mem_cgroup *)css;
@@ -325,13 +329,22 @@ static __always_inline void oom_memcg(struct task_struct *t, struct fr_rec_oom *
 
 		if (max < (FR_LONG_MAX >> page_shift) &&
 		    (usage << page_shift) + FR_OOM_MEMCG_SLACK >= max << page_shift) {
-			o->memcg_id = BPF_CORE_READ(css, cgroup, kn, id);
-			o->memcg_usage = usage << page_shift;
-			o->memcg_limit = max << page_shift;
+			*id = BPF_CORE_READ(css, cgroup, kn, id);
+			if (usage_out)
+				*usage_out = usage << page_shift;
+			if (limit_out)
+				*limit_out = max << page_shift;
 			return;
 		}
 		css = BPF_CORE_READ(css, parent);
 	}
+}
+
+/* The memory cgroup whose limit the OOM invoked by @t hit; none (0): a global OOM. */
+static __always_inline void oom_memcg(struct task_struct *t, struct fr_rec_oom *o)
+{
+	o->memcg_id = o->memcg_usage = o->memcg_limit = 0;
+	memcg_at_limit(t, &o->memcg_id, &o->memcg_usage, &o->memcg_limit, false);
 }
 
 #endif /* FR_MEMORY_BPF_H */

@@ -32,6 +32,7 @@ struct sampler {
 	bool hw;
 	size_t ring_bytes;
 	uint32_t unwind_rows, unwind_files;
+	bool stalls;		/* stall_sum is written */
 	struct bpf_link *iter;
 };
 
@@ -111,6 +112,27 @@ static int size_unwind(struct sampler *s, const struct sampler_opts *o)
 	if (!e)
 		e = bpf_map__set_max_entries(s->skel->maps.ufiles, s->unwind_files);
 	return e;
+}
+
+/* The stall programs ([stalls]): loaded only when asked for. */
+static void set_stalls(struct sampler *s, const struct sampler_opts *o)
+{
+	struct flightrec_bpf *k = s->skel;
+
+	k->rodata->stall_on = o->stalls;
+	k->rodata->min_stall = o->min_stall_ns;
+	k->rodata->offcpu_on = o->offcpu;
+	k->rodata->offcpu_sleep = o->offcpu && o->offcpu_sleep;
+	k->rodata->min_block = o->min_block_ns;
+	s->stalls = o->stalls || o->offcpu;
+	bpf_program__set_autoload(k->progs.on_reclaim_begin, o->stalls);
+	bpf_program__set_autoload(k->progs.on_reclaim_end, o->stalls);
+	bpf_program__set_autoload(k->progs.on_memcg_reclaim_begin, o->stalls);
+	bpf_program__set_autoload(k->progs.on_memcg_reclaim_end, o->stalls);
+	bpf_program__set_autoload(k->progs.on_compact_begin, o->stalls);
+	bpf_program__set_autoload(k->progs.on_compact_end, o->stalls);
+	bpf_program__set_autoload(k->progs.on_throttled, o->stalls);
+	bpf_program__set_autoload(k->progs.on_switch, o->offcpu);
 }
 
 /*
@@ -202,6 +224,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 	s->skel->rodata->rss_step_pct = o->rss_step_pct;
 	s->skel->rodata->rss_max_age = o->rss_max_age_ns;
 	bpf_program__set_autoload(s->skel->progs.on_rss, o->rss_ledger);
+	set_stalls(s, o);
 	e = size_unwind(s, o);
 	if (e) {
 		snprintf(err, errlen, "failed to size unwind tables to %u rows: %s",
@@ -290,6 +313,11 @@ int sampler__unwind_maps(const struct sampler *s, struct sampler_unwind_maps *ou
 	out->nrows = s->unwind_rows;
 	out->nfiles = s->unwind_files;
 	return 0;
+}
+
+int sampler__stall_sums(const struct sampler *s)
+{
+	return s->stalls ? bpf_map__fd(s->skel->maps.stall_sum) : -ENOENT;
 }
 
 /*

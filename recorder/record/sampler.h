@@ -22,6 +22,11 @@ struct sampler_opts {
 	uint64_t rss_step;	/* bytes */
 	uint32_t rss_step_pct;	/* % of the value logged, if larger */
 	uint64_t rss_max_age_ns;
+	bool stalls;		/* reclaim, compaction and throttle stalls */
+	uint64_t min_stall_ns;	/* shorter ones are only summed */
+	bool offcpu;		/* time blocked off the CPU (D) */
+	bool offcpu_sleep;	/* and asleep (S) */
+	uint64_t min_block_ns;
 };
 
 /* The BPF maps the unwinder (recorder/unwind/) writes; -1 when off. */
@@ -42,6 +47,8 @@ int sampler__ncpus(const struct sampler *s);
 /* sampler__unwind_maps() - the unwind maps; 0, or -ENOENT when unwinding is off. */
 int sampler__unwind_maps(const struct sampler *s, struct sampler_unwind_maps *out);
 int sampler__set_frequency(struct sampler *s, uint32_t hz);
+/* sampler__stall_sums() - the stall_sum map's fd; -ENOENT when stalls and off-CPU are off. */
+int sampler__stall_sums(const struct sampler *s);
 int sampler__counters(const struct sampler *s, enum fr_counter which,
 		      uint64_t *per_cpu, int ncpus);
 /* fr_task_fn - one live task from the iterator; return 0 or -errno to stop. */
