@@ -27,10 +27,12 @@ static void usage(FILE *f)
 		"               execs add filename, forks add child_pid and child_start_ns\n"
 		FR_FILTER_HELP
 		"  --type TYPE  only events of this type: sample, exit, fork, exec, oom,\n"
-		"               rss, oom_score_adj, memory, memcg, pressure (rss: the RSS\n"
-		"               ledger; memory, memcg: the system's and the memory cgroups'\n"
-		"               memory every second; pressure: the PSI history, avg10 and\n"
-		"               total every second)\n"
+		"               rss, oom_score_adj, memory, memcg, pressure, stall, offcpu,\n"
+		"               stallsum (rss: the RSS ledger; memory, memcg: the system's\n"
+		"               and the memory cgroups' memory every second; pressure: the\n"
+		"               PSI history, avg10 and total every second; stall: a reclaim,\n"
+		"               compaction or throttle stall; offcpu: a thread blocked off\n"
+		"               the CPU; stallsum: the shorter ones, summed each second)\n"
 		"  --help       show this help\n"
 		"  --version    show the version\n");
 }
@@ -109,6 +111,32 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	}
 	json__end_obj(&j);
 	putchar('\n');
+}
+
+/* A stall or a block: kind, length, details, then its stack. */
+static void text_stall(const struct fr_dump *d, const struct fr_dump_event *e)
+{
+	char buf[FR_VIEW_TEXT_MAX];
+	bool stall = e->type == FR_DEV_STALL;
+	uint64_t begin = stall ? e->stall.begin : e->off.begin;
+
+	printf(" %s %.3f ms", dump__stall_kind_name(stall ? e->stall.kind : e->off.kind),
+	       (e->ts - begin) / 1e6);
+	if (stall && (e->stall.kind == FR_DSTALL_RECLAIM || e->stall.kind == FR_DSTALL_MEMCG))
+		printf(" reclaimed=%" PRIu64, e->stall.result);
+	if (stall && e->stall.order >= 0)
+		printf(" order=%d", e->stall.order);
+	if (stall && e->stall.gfp)
+		printf(" gfp=0x%x", e->stall.gfp);
+	if (stall && e->stall.memcg)
+		printf(" memcg=%s", view_str(d, e->stall.memcg, buf, sizeof(buf)));
+	if (!e->stack) {
+		printf(" (no stack)");
+		return;
+	}
+	for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
+		printf("%s%s", k ? " <- " : " ",
+		       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
 }
 
 static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
@@ -198,6 +226,16 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	case FR_DEV_OOMADJ:
 		printf(" oom_score_adj=%d by pid %u", e->oomadj.value, e->oomadj.by);
 		break;
+	case FR_DEV_STALL:
+	case FR_DEV_OFFCPU:
+		text_stall(d, e);
+		break;
+	case FR_DEV_STALLSUM:
+		printf(" %s: %" PRIu64 " short (%.3f ms), %" PRIu64 " lost (%.3f ms), %" PRIu64
+		       " in all (%.3f ms)", dump__stall_kind_name(e->ssum.kind), e->ssum.n_short,
+		       e->ssum.ns_short / 1e6, e->ssum.n_lost, e->ssum.ns_lost / 1e6, e->ssum.n_all,
+		       e->ssum.ns_all / 1e6);
+		break;
 	}
 	putchar('\n');
 }
@@ -251,7 +289,8 @@ int cmd_events(int argc, char **argv)
 		case 't':
 			type = type_of(optarg);
 			if (type < 0)
-				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom, pressure",
+				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom, "
+						       "pressure, rss, oom_score_adj, memory, memcg, stall, offcpu, stallsum",
 						       optarg);
 			break;
 		default:

@@ -227,6 +227,48 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 		json__i64(j, "oom_score_adj", e->oomadj.value);
 		json__u64(j, "by_pid", e->oomadj.by);
 		break;
+	case FR_DEV_STALL:
+		json__str(j, "kind", dump__stall_kind_name(e->stall.kind));
+		json__u64(j, "begin_ns", e->stall.begin);
+		json__u64(j, "duration_ns", e->ts - e->stall.begin);
+		if (e->stall.kind == FR_DSTALL_RECLAIM || e->stall.kind == FR_DSTALL_MEMCG)
+			json__u64(j, "nr_reclaimed", e->stall.result);
+		else if (e->stall.kind == FR_DSTALL_COMPACT)
+			json__u64(j, "compact_result", e->stall.result);
+		if (e->stall.order >= 0)
+			json__i64(j, "order", e->stall.order);
+		if (e->stall.gfp) {
+			snprintf(buf, sizeof(buf), "0x%x", e->stall.gfp);
+			json__str(j, "gfp", buf);
+		}
+		if (e->stall.kind == FR_DSTALL_THROTTLE)
+			json__u64(j, "reason", e->stall.reason);
+		if (e->stall.kind == FR_DSTALL_MEMCG) {
+			json__str(j, "memcg", e->stall.memcg ? dump__str(d, e->stall.memcg) : "");
+			json__u64(j, "memcg_id", e->stall.memcg_id);
+		}
+		view_stack_json(j, d, "stack", e->stack);
+		json__u64(j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
+		json__str(j, "user_stack_end", dump__uend_name(dump__uend(e)));
+		break;
+	case FR_DEV_OFFCPU:
+		json__str(j, "kind", dump__stall_kind_name(e->off.kind));
+		json__u64(j, "begin_ns", e->off.begin);
+		json__u64(j, "duration_ns", e->ts - e->off.begin);
+		json__u64(j, "state", e->off.state);
+		view_stack_json(j, d, "stack", e->stack);
+		json__u64(j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
+		json__str(j, "user_stack_end", dump__uend_name(dump__uend(e)));
+		break;
+	case FR_DEV_STALLSUM:
+		json__str(j, "kind", dump__stall_kind_name(e->ssum.kind));
+		json__u64(j, "short_count", e->ssum.n_short);
+		json__u64(j, "short_ns", e->ssum.ns_short);
+		json__u64(j, "lost_count", e->ssum.n_lost);
+		json__u64(j, "lost_ns", e->ssum.ns_lost);
+		json__u64(j, "all_count", e->ssum.n_all);
+		json__u64(j, "all_ns", e->ssum.ns_all);
+		break;
 	}
 }
 

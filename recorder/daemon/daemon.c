@@ -354,6 +354,9 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		.unwind_files = FR_UNWIND_FILES,
 		.rss_ledger = cfg->rss_ledger, .rss_step = cfg->rss_step,
 		.rss_step_pct = cfg->rss_step_pct, .rss_max_age_ns = cfg->rss_max_age_ns,
+		.stalls = cfg->stalls, .min_stall_ns = cfg->min_stall_ns,
+		.offcpu = cfg->offcpu, .offcpu_sleep = cfg->offcpu_sleep,
+		.min_block_ns = cfg->min_block_ns,
 	};
 	char err[512];
 	sigset_t mask;
@@ -417,6 +420,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("%s", err);
 		return e;
 	}
+	e = sampler__stall_sums(dm->sampler);
+	stallsum__init(&dm->stallsum, e < 0 ? -1 : e);
 	dm->symcache = symcache__new();
 	dm->procinfo = dm->symcache ? procinfo__new(drain__tables(dm->drain)->procs,
 						     dm->symcache, FR_PROCINFO_QUEUE,
@@ -504,6 +509,7 @@ void daemon__fini(struct daemon *dm)
 	control__free(dm->control);
 	pressure__fini(&dm->pressure);
 	memhist__fini(&dm->memhist);
+	stallsum__fini(&dm->stallsum);
 	trigger__fini(&dm->oom_trig);
 	trigger__fini(&dm->command_trig);
 	trigger__fini(&dm->signal_trig);
@@ -619,6 +625,18 @@ static void reload(struct daemon *dm)
 		n->rss_step_pct = dm->cfg->rss_step_pct;
 		n->rss_max_age_ns = dm->cfg->rss_max_age_ns;
 	}
+	if (n->stalls != dm->cfg->stalls || n->min_stall_ns != dm->cfg->min_stall_ns ||
+	    n->offcpu != dm->cfg->offcpu || n->min_block_ns != dm->cfg->min_block_ns ||
+	    n->offcpu_sleep != dm->cfg->offcpu_sleep) {
+		/* Read-only data of the BPF side, and which programs are loaded. */
+		fr_warn("[stalls] stalls, min_stall, offcpu, min_block and offcpu_sleep need a restart; "
+			"the running ones stay, ignoring");
+		n->stalls = dm->cfg->stalls;
+		n->min_stall_ns = dm->cfg->min_stall_ns;
+		n->offcpu = dm->cfg->offcpu;
+		n->min_block_ns = dm->cfg->min_block_ns;
+		n->offcpu_sleep = dm->cfg->offcpu_sleep;
+	}
 	dm->memhist.max = n->memory_cgroups;
 	if (!dm->cfg->group && n->group) {
 		/* CAP_CHOWN was dropped at start-up: dumps could not be given away. */
@@ -691,6 +709,7 @@ static void on_pressure(struct daemon *dm, size_t idx, uint32_t revents)
 static void on_tick(struct daemon *dm)
 {
 	uint64_t n;
+	int e;
 
 	if (read(dm->tickfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		fr_warn("failed to read timer: %s, ignoring", strerror(errno));
@@ -700,6 +719,9 @@ static void on_tick(struct daemon *dm)
 	/* Once a second. */
 	pressure__tick(&dm->pressure, dm->drain);
 	memhist__tick(&dm->memhist, dm->drain);
+	e = stallsum__tick(&dm->stallsum, dm->drain, fr_boottime_ns());
+	if (e)
+		fr_warn("failed to read the stall sums: %s, ignoring", strerror(-e));
 	control__expire(dm->control, fr_boottime_ns());
 	hooks__expire(&dm->hooks, fr_boottime_ns());
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());

@@ -38,6 +38,7 @@
 #include "procinfo.h"
 #include "ringbuf.h"
 #include "sampler.h"
+#include "stallsum.h"
 
 #define FR_TICK_NS		(100 * 1000 * 1000ULL)	/* drain and age the window */
 #define FR_PRESSURE_TICKS	10			/* pressure history: every 1 s */
@@ -81,6 +82,7 @@ struct daemon {
 	bool has_oom;
 	struct pressure_set pressure;
 	struct memhist memhist;		/* the memory history, once a second */
+	struct stallsum stallsum;	/* the stall sums, once a second */
 	struct trigger_fire queued[FR_QUEUED_FIRES];
 	uint32_t nqueued;
 

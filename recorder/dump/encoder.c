@@ -533,6 +533,20 @@ static int collect_oom(struct encoder *e, const struct fr_event *ev)
 	return o.memcg[0] ? add_cstr(e, o.memcg, &tmp) : 0;
 }
 
+/* A stall's references: its stack, its memcg's path. */
+static int collect_stall(struct encoder *e, const struct fr_event *ev)
+{
+	struct fr_stall_info si = {};
+	uint32_t tmp;
+	int err = ev->arg ? stack_of(e, ev->arg, ev->ts, &tmp) : 0;
+
+	if (err)
+		return err;
+	intern__copy(e->in.t->strs, ev->ref, &si, sizeof(si));
+	si.memcg[sizeof(si.memcg) - 1] = 0;
+	return si.memcg[0] ? add_cstr(e, si.memcg, &tmp) : 0;
+}
+
 static int collect_one(struct encoder *e, const struct fr_event *ev)
 {
 	uint32_t idx, tmp;
@@ -571,6 +585,10 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	}
 	case FR_EV_OOM:
 		return collect_oom(e, ev);
+	case FR_EV_STALL:
+		return collect_stall(e, ev);
+	case FR_EV_OFFCPU:
+		return ev->arg ? stack_of(e, ev->arg, ev->ts, &tmp) : 0;
 	default:
 		return 0;
 	}
@@ -1015,6 +1033,34 @@ static int cache_frame(struct encoder *e, const struct addr_frame *k, uint32_t f
 	return fr_hashmap__insert(&e->addr_of, k, &frame);
 }
 
+/*
+ * How many of the @kn leading kernel frames at @ips are flightrec's own
+ * BPF program and the tracepoint glue that called it (a stall's or an OOM
+ * invoker's stack is taken inside the tracepoint): they say nothing of
+ * the workload. Only leaf frames are dropped, and only by these names.
+ */
+static uint32_t instrumentation_frames(struct encoder *e, const uint64_t *ips, uint32_t kn)
+{
+	static const char *const glue[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
+					    "__bpf_trace_" };
+	uint32_t i;
+
+	if (!e->ksyms)
+		return 0;
+	for (i = 0; i < kn; i++) {
+		const char *mod = NULL, *name;
+		uint64_t off;
+		bool ours = false;
+
+		name = kallsyms__lookup(e->ksyms, lookup_addr(ips[i], i), &off, &mod);
+		for (size_t g = 0; name && g < FR_ARRAY_SIZE(glue) && !ours; g++)
+			ours = !strncmp(name, glue[g], strlen(glue[g]));
+		if (!ours)
+			break;
+	}
+	return i < kn ? i : 0;	/* all of it glue: keep it, something is off */
+}
+
 static int symbolize_stack(struct encoder *e, uint32_t sidx)
 {
 	struct fr_dump_stack *s = &e->d->stack[sidx];
@@ -1024,9 +1070,15 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	size_t len = intern__copy(e->in.t->stacks, id, ips, sizeof(ips));
 	uint32_t n = FR_MIN(len, sizeof(ips)) / sizeof(ips[0]);
 	struct space *sp = NULL;
+	uint32_t skip;
 	int err;
 
 	s->kn = FR_MIN(FR_STACK_KN(tag), n);
+	/* Dropped frames keep their place: the first kept one is no leaf. */
+	skip = instrumentation_frames(e, ips, s->kn);
+	memmove(ips, ips + skip, (n - skip) * sizeof(ips[0]));
+	n -= skip;
+	s->kn -= skip;
 	s->un = n - s->kn;
 	s->frames = calloc(n ? n : 1, sizeof(*s->frames));
 	if (!s->frames)
@@ -1035,7 +1087,7 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 		sp = space_of(e, FR_STACK_SLOT(tag), e->stack_ts[sidx]);
 	for (uint32_t i = 0; i < n; i++) {
 		bool user = i >= s->kn;
-		uint32_t pos = user ? i - s->kn : i;
+		uint32_t pos = user ? i - s->kn : i + skip;
 		struct addr_frame key = {
 			.addr = ips[i], .leaf = !pos,
 			.space = user && sp ? (uint32_t)(sp - e->spaces) : FR_NO_SPACE,
@@ -1228,6 +1280,58 @@ static int translate_oom(struct encoder *e, const struct fr_event *ev,
 	return 0;
 }
 
+/* A window event's stack id @id as the dump's stack index + 1 (0: none). */
+static int stack_ref(struct encoder *e, uint32_t id, uint32_t *out)
+{
+	*out = 0;
+	if (!id)
+		return 0;
+	if (!id_get(&e->stack_of_id, id, out))
+		return -ENOENT;
+	(*out)++;
+	return 0;
+}
+
+/* A stall: its details from the blob, its stack from arg. */
+static int translate_stall(struct encoder *e, const struct fr_event *ev,
+			   struct fr_dump_event *out)
+{
+	struct fr_stall_info si = {};
+
+	intern__copy(e->in.t->strs, ev->ref, &si, sizeof(si));
+	si.memcg[sizeof(si.memcg) - 1] = 0;
+	out->flags = (uint8_t)si.stack_flags;
+	out->stall = (struct fr_dump_stall){
+		.kind = ev->flags & FR_EVSTALL_KIND_MASK, .begin = FR_MIN(si.begin, ev->ts),
+		.result = si.result, .gfp = si.gfp, .order = si.order, .reason = si.reason,
+		.memcg_id = si.memcg_id,
+	};
+	if (si.memcg[0] && add_cstr(e, si.memcg, &out->stall.memcg))
+		return -ENOENT;
+	return stack_ref(e, ev->arg, &out->stack);
+}
+
+/* The kernel's task states an offcpu event keeps: D, killable D, S. */
+#define FR_STATE_S		0x1
+#define FR_STATE_D		0x2
+#define FR_STATE_WAKEKILL	0x100
+
+/* A block: its length from ref (ns, or us), its stack from arg. */
+static int translate_offcpu(struct encoder *e, const struct fr_event *ev,
+			    struct fr_dump_event *out)
+{
+	uint64_t dur = ev->flags & FR_EVOFF_US ? (uint64_t)ev->ref * 1000 : ev->ref;
+	unsigned kind = ev->flags & FR_EVSTALL_KIND_MASK;
+
+	out->flags = ev->flags & FR_DSAMPLE_UEND_MASK;
+	out->off = (struct fr_dump_offcpu){
+		.kind = (uint8_t)kind, .begin = ev->ts - FR_MIN(dur, ev->ts),
+		.state = kind == FR_DSTALL_SLEEP ? FR_STATE_S :
+			 FR_STATE_D | (ev->flags & FR_EVOFF_KILLABLE ? FR_STATE_WAKEKILL : 0),
+	};
+	return stack_ref(e, ev->arg, &out->stack);
+}
+
 static int translate(struct encoder *e, const struct fr_event *ev,
 		     struct fr_dump_event *out)
 {
@@ -1308,6 +1412,22 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	case FR_EV_OOMADJ:
 		out->oomadj = (struct fr_dump_oomadj){ .value = (int32_t)ev->arg, .by = ev->ref };
 		return 0;
+	case FR_EV_STALL:
+		return translate_stall(e, ev, out);
+	case FR_EV_OFFCPU:
+		return translate_offcpu(e, ev, out);
+	case FR_EV_STALLSUM: {
+		struct fr_stallsum_info si = {};
+
+		intern__copy(e->in.t->strs, ev->ref, &si, sizeof(si));
+		out->flags = 0;
+		out->ssum = (struct fr_dump_stallsum){
+			.kind = ev->flags, .n_short = si.n_short, .ns_short = si.ns_short,
+			.n_lost = si.n_lost, .ns_lost = si.ns_lost, .n_all = si.n_all,
+			.ns_all = si.ns_all,
+		};
+		return 0;
+	}
 	default:
 		return -ENOENT;
 	}

@@ -217,6 +217,7 @@ const char *dump__event_type_name(unsigned type)
 		[FR_DEV_EXEC] = "exec", [FR_DEV_OOM] = "oom", [FR_DEV_PRESSURE] = "pressure",
 		[FR_DEV_RSS] = "rss", [FR_DEV_OOMADJ] = "oom_score_adj",
 		[FR_DEV_MEMSYS] = "memory", [FR_DEV_MEMCG] = "memcg",
+		[FR_DEV_STALL] = "stall", [FR_DEV_OFFCPU] = "offcpu", [FR_DEV_STALLSUM] = "stallsum",
 	};
 
 	return type < FR_ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
@@ -240,6 +241,25 @@ const char *dump__rss_why_name(unsigned w)
 	};
 
 	return w < FR_DRSS_NWHY ? names[w] : "?";
+}
+
+static const char *const stall_kind_names[FR_DSTALL_NKINDS] = {
+	[FR_DSTALL_RECLAIM] = "reclaim", [FR_DSTALL_MEMCG] = "memcg",
+	[FR_DSTALL_COMPACT] = "compaction", [FR_DSTALL_THROTTLE] = "throttle",
+	[FR_DSTALL_BLOCKED] = "blocked", [FR_DSTALL_SLEEP] = "sleep",
+};
+
+const char *dump__stall_kind_name(unsigned k)
+{
+	return k < FR_DSTALL_NKINDS ? stall_kind_names[k] : "?";
+}
+
+int dump__stall_kind_by_name(const char *name)
+{
+	for (int k = 0; k < FR_DSTALL_NKINDS; k++)
+		if (!strcmp(name, stall_kind_names[k]))
+			return k;
+	return -1;
 }
 
 const char *dump__memsys_field_name(unsigned f)
@@ -679,6 +699,32 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 		put_varint(w, b, e->mcg.ev_max);
 		put_varint(w, b, e->mcg.ev_oom);
 		put_varint(w, b, e->mcg.ev_oom_kill);
+		break;
+	case FR_DEV_STALL:
+		put_bytes(w, b, &e->stall.kind, 1);
+		put_varint(w, b, e->ts - e->stall.begin);
+		put_varint(w, b, e->stall.result);
+		put_varint(w, b, e->stall.gfp);
+		put_svarint(w, b, e->stall.order);
+		put_varint(w, b, e->stall.reason);
+		put_varint(w, b, e->stall.memcg);
+		put_varint(w, b, e->stall.memcg_id);
+		put_varint(w, b, e->stack);
+		break;
+	case FR_DEV_OFFCPU:
+		put_bytes(w, b, &e->off.kind, 1);
+		put_varint(w, b, e->ts - e->off.begin);
+		put_varint(w, b, e->off.state);
+		put_varint(w, b, e->stack);
+		break;
+	case FR_DEV_STALLSUM:
+		put_bytes(w, b, &e->ssum.kind, 1);
+		put_varint(w, b, e->ssum.n_short);
+		put_varint(w, b, e->ssum.ns_short);
+		put_varint(w, b, e->ssum.n_lost);
+		put_varint(w, b, e->ssum.ns_lost);
+		put_varint(w, b, e->ssum.n_all);
+		put_varint(w, b, e->ssum.ns_all);
 		break;
 	case FR_DEV_PRESSURE:
 		put_bytes(w, b, &e->psi.resource, 1);
@@ -1262,6 +1308,47 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		e->mcg.ev_oom = get_varint(r);
 		e->mcg.ev_oom_kill = get_varint(r);
 		break;
+	case FR_DEV_STALL: {
+		uint64_t dur;
+
+		e->stall.kind = get_u8(r);
+		dur = get_varint(r);
+		e->stall.result = get_varint(r);
+		e->stall.gfp = get_u32v(r);
+		e->stall.order = get_s32v(r);
+		e->stall.reason = get_u32v(r);
+		e->stall.memcg = get_u32v(r);
+		e->stall.memcg_id = get_varint(r);
+		e->stack = get_u32v(r);
+		if (dur > e->ts || e->stall.kind > FR_DSTALL_THROTTLE)
+			return -EBADMSG;
+		e->stall.begin = e->ts - dur;
+		break;
+	}
+	case FR_DEV_OFFCPU: {
+		uint64_t dur;
+
+		e->off.kind = get_u8(r);
+		dur = get_varint(r);
+		e->off.state = get_u32v(r);
+		e->stack = get_u32v(r);
+		if (dur > e->ts || (e->off.kind != FR_DSTALL_BLOCKED && e->off.kind != FR_DSTALL_SLEEP))
+			return -EBADMSG;
+		e->off.begin = e->ts - dur;
+		break;
+	}
+	case FR_DEV_STALLSUM:
+		e->ssum.kind = get_u8(r);
+		e->ssum.n_short = get_varint(r);
+		e->ssum.ns_short = get_varint(r);
+		e->ssum.n_lost = get_varint(r);
+		e->ssum.ns_lost = get_varint(r);
+		e->ssum.n_all = get_varint(r);
+		e->ssum.ns_all = get_varint(r);
+		if (e->ssum.kind >= FR_DSTALL_NKINDS || e->ssum.n_short > e->ssum.n_all ||
+		    e->ssum.n_lost > e->ssum.n_all - e->ssum.n_short)
+			return -EBADMSG;
+		break;
 	case FR_DEV_PRESSURE:
 		e->psi.resource = get_u8(r);
 		e->psi.has_full = get_u8(r);
@@ -1448,7 +1535,9 @@ static int check_refs(struct parse *ps)
 		const struct fr_dump_event *e = &d->ev[i];
 
 		if ((dump__event_has_proc(e->type) && e->proc >= d->nproc) || e->comm >= d->nstr ||
-		    ((e->type == FR_DEV_SAMPLE || e->type == FR_DEV_OOM) && e->stack > d->nstack) ||
+		    ((e->type == FR_DEV_SAMPLE || e->type == FR_DEV_OOM || e->type == FR_DEV_STALL ||
+		      e->type == FR_DEV_OFFCPU) && e->stack > d->nstack) ||
+		    (e->type == FR_DEV_STALL && e->stall.memcg >= d->nstr) ||
 		    (e->type == FR_DEV_OOM && (e->oom.invoker > d->nproc || e->oom.memcg >= d->nstr)) ||
 		    (e->type == FR_DEV_FORK && e->child >= d->nproc) ||
 		    (e->type == FR_DEV_EXEC && e->filename >= d->nstr))

@@ -23,7 +23,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		4
+#define FR_DUMP_MINOR		5
 #define FR_DUMP_HDR_SIZE	32
 #define FR_SECTION_HDR_SIZE	16
 #define FR_DUMP_SUFFIX		".frd"
@@ -258,6 +258,53 @@ struct fr_dump_memcg {
 	uint64_t ev_high, ev_max, ev_oom, ev_oom_kill;	/* v2 memory.events; v1: max = failcnt */
 };
 
+/*
+ * Stalls (1.5). The kinds, as the recorder names them (FORMAT.md §7.9):
+ * reclaim, memcg reclaim, compaction, throttle happen on the CPU (or in
+ * its sleeps) inside an allocation; blocked and sleep are time off the
+ * CPU. A throttle happens inside a reclaim: kinds overlap.
+ */
+enum fr_dump_stall_kind {
+	FR_DSTALL_RECLAIM	= 0,	/* direct reclaim */
+	FR_DSTALL_MEMCG		= 1,	/* reclaim at a memory cgroup's limit */
+	FR_DSTALL_COMPACT	= 2,	/* one zone's direct compaction */
+	FR_DSTALL_THROTTLE	= 3,	/* reclaim throttled */
+	FR_DSTALL_BLOCKED	= 4,	/* off the CPU, uninterruptible (D) */
+	FR_DSTALL_SLEEP		= 5,	/* off the CPU, interruptible (S) */
+	FR_DSTALL_NKINDS,
+};
+
+/* A stall (1.5): the event's ts is its end; flags and stack as a sample's. */
+struct fr_dump_stall {
+	uint8_t kind;		/* FR_DSTALL_RECLAIM..FR_DSTALL_THROTTLE */
+	uint64_t begin;		/* ns */
+	uint64_t result;	/* reclaim: pages reclaimed; compaction: compact_result */
+	uint32_t gfp;
+	int32_t order;		/* -1: none */
+	uint32_t reason;	/* throttle: the kernel's reason */
+	uint32_t memcg;		/* memcg reclaim: string index of the cgroup's path, 0: unknown */
+	uint64_t memcg_id;	/* its kernfs id, 0: none */
+};
+
+/* A block off the CPU (1.5): the event's ts is when the thread ran again. */
+struct fr_dump_offcpu {
+	uint8_t kind;		/* FR_DSTALL_BLOCKED or FR_DSTALL_SLEEP */
+	uint64_t begin;		/* ns: when it left the CPU */
+	uint32_t state;		/* its task state then */
+};
+
+/*
+ * One kind of an incarnation's stalls summed over the time since the
+ * previous such event, about a second (1.5): those below the threshold
+ * (short), those the ring lost, and all of them (recorded ones included).
+ */
+struct fr_dump_stallsum {
+	uint8_t kind;
+	uint64_t n_short, ns_short;
+	uint64_t n_lost, ns_lost;
+	uint64_t n_all, ns_all;
+};
+
 /* A pressure reading: avg in 1/100 %, totals in us (CLOCK_BOOTTIME). */
 struct fr_dump_pressure {
 	uint8_t resource;	/* 0 cpu, 1 memory, 2 io */
@@ -283,6 +330,9 @@ enum fr_dump_event_type {
 	FR_DEV_OOMADJ	= 8,	/* an oom_score_adj write (1.4) */
 	FR_DEV_MEMSYS	= 9,	/* the system's memory: no process (1.4) */
 	FR_DEV_MEMCG	= 10,	/* a memory cgroup's usage: no process; comm names it (1.4) */
+	FR_DEV_STALL	= 11,	/* a reclaim, compaction or throttle stall, with its stack (1.5) */
+	FR_DEV_OFFCPU	= 12,	/* a thread blocked off the CPU, with its stack (1.5) */
+	FR_DEV_STALLSUM	= 13,	/* stalls of one kind summed over about a second (1.5) */
 	FR_DEV_NTYPES		/* one past the last type this version knows */
 };
 
@@ -293,8 +343,9 @@ static inline int dump__event_has_proc(unsigned type)
 }
 
 /*
- * Sample flags (fr_dump_event.flags of FR_DEV_SAMPLE): the truncation and
- * error bits, and in bits 5..7 (1.3) how the user stack ended.
+ * Sample flags (fr_dump_event.flags of FR_DEV_SAMPLE, and of FR_DEV_STALL
+ * and FR_DEV_OFFCPU for their stacks): the truncation and error bits, and
+ * in bits 5..7 (1.3) how the user stack ended.
  */
 #define FR_DSAMPLE_KTRUNC	0x01
 #define FR_DSAMPLE_UTRUNC	0x02
@@ -327,7 +378,7 @@ struct fr_dump_event {
 	uint32_t cpu;
 	uint8_t type;		/* enum fr_dump_event_type */
 	uint8_t flags;
-	uint32_t stack;		/* sample, oom (the invoker's): stack index + 1, 0: none */
+	uint32_t stack;		/* sample, oom (the invoker's), stall, offcpu: stack index + 1, 0: none */
 	uint32_t child;		/* fork: process index of the child */
 	uint32_t filename;	/* exec: string index */
 	union {
@@ -338,6 +389,9 @@ struct fr_dump_event {
 		struct fr_dump_oomadj oomadj;
 		struct fr_dump_memsys msys;
 		struct fr_dump_memcg mcg;
+		struct fr_dump_stall stall;
+		struct fr_dump_offcpu off;
+		struct fr_dump_stallsum ssum;
 	};
 };
 
@@ -395,6 +449,10 @@ const char *dump__event_type_name(unsigned type);
 const char *dump__rss_member_name(unsigned m);
 /* dump__rss_why_name() - "step", "age", "first", "exit"; "?" if unknown. */
 const char *dump__rss_why_name(unsigned w);
+/* dump__stall_kind_name() - "reclaim", "memcg", "compaction", "throttle", "blocked", "sleep"; "?" if unknown. */
+const char *dump__stall_kind_name(unsigned k);
+/* dump__stall_kind_by_name() - the kind named @name, or -1. */
+int dump__stall_kind_by_name(const char *name);
 /* dump__memsys_field_name() - the /proc key of field @f ("MemAvailable", "pgscan_direct"...). */
 const char *dump__memsys_field_name(unsigned f);
 

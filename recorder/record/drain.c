@@ -152,6 +152,13 @@ static void put_refs(struct drain *d, const struct fr_event *ev)
 	case FR_EV_RSS:
 	case FR_EV_OOMADJ:
 		break;	/* values, not references */
+	case FR_EV_STALL:
+		intern__unref(d->t.strs, ev->ref);
+		intern__unref(d->t.stacks, ev->arg);
+		break;
+	case FR_EV_OFFCPU:
+		intern__unref(d->t.stacks, ev->arg);	/* ref is the length */
+		break;
 	default:
 		intern__unref(d->t.strs, ev->ref);
 		break;
@@ -448,6 +455,105 @@ static int make_oomadj(struct drain *d, const void *data, size_t len,
 	return 0;
 }
 
+/*
+ * A stall's or a block's stack (@kn kernel frames, then @un user frames
+ * at @ips) into *@id, and the hooks a new stack calls, as a sample's do.
+ */
+static int stall_stack(struct drain *d, const struct fr_rec_hdr *h, uint32_t proc,
+		       uint32_t kn, uint32_t un, const __u64 *ips, uint32_t *id)
+{
+	uint64_t inserted = intern__inserted(d->t.stacks);
+	int err = get_stack(d, kn, un, proc, ips, id);
+
+	if (!err && un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
+		d->hooks.stack(d->hooks.ctx, proc, h->tgid, h->start, &ips[kn], un);
+	return err;
+}
+
+/* The window's flags of a stall's or block's @kind with its stack's @flags. */
+static uint8_t stall_flags(uint32_t kind, uint32_t flags)
+{
+	return (uint8_t)(kind | ((flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT)
+					 << FR_DSAMPLE_UEND_SHIFT);
+}
+
+/* The dump's flags of a stack's FR_SAMPLE_* bits: as a sample's. */
+static uint32_t dump_stack_flags(uint32_t flags)
+{
+	return (flags & 0x1f) |
+	       ((flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT) << FR_DSAMPLE_UEND_SHIFT;
+}
+
+/* A reclaim, compaction or throttle stall: its details a blob, its stack in arg. */
+static int make_stall(struct drain *d, const void *data, size_t len,
+		      struct fr_event *ev)
+{
+	const struct fr_rec_stall *r = data;
+	struct fr_stall_info info;
+	int err;
+
+	if (len < sizeof(*r) || r->kn > FR_MAX_STACK || r->un > FR_MAX_STACK ||
+	    len < sizeof(*r) + ((size_t)r->kn + r->un) * sizeof(uint64_t) ||
+	    r->kind > FR_STALL_THROTTLE || r->begin > r->h.ts)
+		return -EBADMSG;
+	err = common(d, &r->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_STALL;
+	ev->flags = stall_flags(r->kind, r->flags);
+	info = (struct fr_stall_info){
+		.begin = r->begin, .result = r->result, .memcg_id = r->memcg_id,
+		.gfp = r->gfp, .order = r->order, .reason = r->reason,
+		.stack_flags = dump_stack_flags(r->flags),
+	};
+	if (r->memcg_id && d->hooks.memcg_path)
+		d->hooks.memcg_path(d->hooks.ctx, r->memcg_id, info.memcg, sizeof(info.memcg));
+	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, &ev->arg);
+	if (!err)
+		err = get_str(d, FR_TAG_STALL, &info,
+			      offsetof(struct fr_stall_info, memcg) +
+			      strnlen(info.memcg, sizeof(info.memcg)), &ev->ref);
+	if (err) {
+		ev->ref = 0;
+		put_refs(d, ev);
+	}
+	return err;
+}
+
+/* The kernel's TASK_WAKEKILL: a fatal signal ends the wait (a killable D). */
+#define FR_TASK_WAKEKILL	0x100
+
+/* A block off the CPU: its length in ref (ns, else us), its stack in arg. */
+static int make_offcpu(struct drain *d, const void *data, size_t len,
+		       struct fr_event *ev)
+{
+	const struct fr_rec_offcpu *r = data;
+	uint64_t dur;
+	int err;
+
+	if (len < sizeof(*r) || r->kn > FR_MAX_STACK || r->un > FR_MAX_STACK ||
+	    len < sizeof(*r) + ((size_t)r->kn + r->un) * sizeof(uint64_t) ||
+	    (r->kind != FR_STALL_BLOCKED && r->kind != FR_STALL_SLEEP) || r->begin > r->h.ts)
+		return -EBADMSG;
+	err = common(d, &r->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_OFFCPU;
+	ev->flags = stall_flags(r->kind, r->flags);
+	if (r->state & FR_TASK_WAKEKILL)
+		ev->flags |= FR_EVOFF_KILLABLE;
+	dur = r->h.ts - r->begin;
+	if (dur > UINT32_MAX) {
+		ev->flags |= FR_EVOFF_US;
+		dur = FR_MIN(dur / 1000, (uint64_t)UINT32_MAX);
+	}
+	ev->ref = (uint32_t)dur;
+	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, &ev->arg);
+	if (err)
+		put_refs(d, ev);
+	return err;
+}
+
 /* Insert into the staging area, keeping it sorted (input is nearly sorted). */
 static void stage(struct drain *d, const struct fr_event *ev)
 {
@@ -607,6 +713,12 @@ int drain__record(struct drain *d, const void *data, size_t len)
 	case FR_REC_OOMADJ:
 		err = make_oomadj(d, data, len, &ev);
 		break;
+	case FR_REC_STALL:
+		err = make_stall(d, data, len, &ev);
+		break;
+	case FR_REC_OFFCPU:
+		err = make_offcpu(d, data, len, &ev);
+		break;
 	default:
 		err = -EBADMSG;
 		break;
@@ -674,6 +786,44 @@ int drain__add_memcg(struct drain *d, uint64_t ts, const char *path,
 		     const struct fr_dump_memcg *m)
 {
 	return add_reading(d, ts, FR_EV_MEMCG, 0, path, FR_TAG_MEMCG, m, sizeof(*m));
+}
+
+/*
+ * drain__add_stallsum() - stage the sums of one @kind of the stalls of
+ * incarnation (@pid, @start) since the last reading, as read at @ts;
+ * @comm names it if the process table does not know it any more.
+ */
+int drain__add_stallsum(struct drain *d, uint64_t ts, uint32_t pid, uint64_t start,
+			const char *comm, unsigned kind, const struct fr_stallsum_info *s)
+{
+	struct fr_event ev = { .ts = ts, .type = FR_EV_STALLSUM, .flags = (uint8_t)kind };
+	char name[FR_COMM_LEN] = "";
+	int err;
+
+	if (kind >= FR_STALL_NKINDS)
+		return -EINVAL;
+	if (d->nstage == d->stage_cap)
+		drain__release(d, d->watermark);
+	if (d->nstage == d->stage_cap) {
+		d->st.dropped++;
+		return -ENOSPC;
+	}
+	strncpy(name, comm, sizeof(name) - 1);
+	err = get_proc(d, pid, start, name, &ev.proc);
+	if (err < 0)
+		goto fail;
+	err = get_str(d, FR_TAG_COMM, name, strlen(name), &ev.comm);
+	if (!err)
+		err = get_str(d, FR_TAG_STALLSUM, s, sizeof(*s), &ev.ref);
+	if (err) {
+		put_refs(d, &ev);
+		goto fail;
+	}
+	stage(d, &ev);
+	return 0;
+fail:
+	d->st.dropped++;
+	return err;
 }
 
 static int record_cb(void *ctx, const void *data, size_t len)

@@ -30,6 +30,28 @@ enum fr_str_tag {
 	FR_TAG_PRESSURE	= 5,	/* struct fr_pressure_info */
 	FR_TAG_MEMSYS	= 6,	/* struct fr_dump_memsys */
 	FR_TAG_MEMCG	= 7,	/* struct fr_dump_memcg */
+	FR_TAG_STALL	= 8,	/* struct fr_stall_info */
+	FR_TAG_STALLSUM	= 9,	/* struct fr_stallsum_info */
+};
+
+/* A stall's details, as interned (FR_TAG_STALL); its stack is the event's. */
+struct fr_stall_info {
+	uint64_t begin;		/* ns */
+	uint64_t result;
+	uint64_t memcg_id;
+	uint32_t gfp;
+	int32_t order;
+	uint32_t reason;
+	uint32_t stack_flags;	/* FR_DSAMPLE_* of its stack */
+	char memcg[256];	/* the memcg's path (hooks.memcg_path), "" if unknown;
+				 * interned up to its end */
+};
+
+/* One kind of an incarnation's stalls over about a second (FR_TAG_STALLSUM). */
+struct fr_stallsum_info {
+	uint64_t n_short, ns_short;
+	uint64_t n_lost, ns_lost;
+	uint64_t n_all, ns_all;
 };
 
 /* One pressure reading (FR_TAG_PRESSURE): avg in 1/100 %, totals in us. */
@@ -120,6 +142,8 @@ int drain__add_pressure(struct drain *d, uint64_t ts, const char *source,
 int drain__add_memsys(struct drain *d, uint64_t ts, const struct fr_dump_memsys *m);
 int drain__add_memcg(struct drain *d, uint64_t ts, const char *path,
 		     const struct fr_dump_memcg *m);
+int drain__add_stallsum(struct drain *d, uint64_t ts, uint32_t pid, uint64_t start,
+			const char *comm, unsigned kind, const struct fr_stallsum_info *s);
 int drain__pump(struct drain *d, struct ringbuf *rb);
 int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 		uint64_t timeout_ns);

@@ -37,6 +37,9 @@ enum fr_event_type {
 	FR_EV_OOMADJ	= FR_DEV_OOMADJ,	/* an oom_score_adj write */
 	FR_EV_MEMSYS	= FR_DEV_MEMSYS,	/* the system's memory, read by the daemon */
 	FR_EV_MEMCG	= FR_DEV_MEMCG,		/* a memory cgroup's, read by the daemon */
+	FR_EV_STALL	= FR_DEV_STALL,		/* a reclaim, compaction or throttle stall */
+	FR_EV_OFFCPU	= FR_DEV_OFFCPU,	/* a block off the CPU */
+	FR_EV_STALLSUM	= FR_DEV_STALLSUM,	/* a kind of stalls summed, read by the daemon */
 	FR_EV_TYPE_MAX	= FR_DEV_NTYPES - 1,
 };
 
@@ -53,17 +56,25 @@ enum fr_event_type {
  *   ref:   sample: stack id (0: none); exec: filename string id;
  *          exit: string id of the struct fr_exit_stats blob;
  *          fork: process table slot of the child; oom, pressure, memsys,
- *          memcg: blob id; rss: the value in pages (no reference);
- *          oom_score_adj: the writer's pid (no reference).
+ *          memcg, stall, stallsum: blob id; rss: the value in pages (no
+ *          reference); oom_score_adj: the writer's pid (no reference);
+ *          offcpu: the block's length in ns, or in us with FR_EVOFF_US
+ *          (no reference).
  *   arg:   exit: wait status; fork: child pid; oom: the invoker's process
  *          table slot (a reference, 0: none); rss: microseconds since the
- *          value was reached; oom_score_adj: the value; otherwise 0.
- *   flags: sample: FR_SAMPLE_* bits; rss: member | why << 2 | FR_EVRSS_OTHER.
+ *          value was reached; oom_score_adj: the value; stall, offcpu:
+ *          stack id (0: none); otherwise 0.
+ *   flags: sample: FR_SAMPLE_* bits; rss: member | why << 2 | FR_EVRSS_OTHER;
+ *          stall, offcpu: the kind | the user stack's end code << 5
+ *          (offcpu: | FR_EVOFF_KILLABLE, FR_EVOFF_US); stallsum: the kind.
  */
 #define FR_EVRSS_MEMBER_MASK	0x3
 #define FR_EVRSS_WHY_SHIFT	2
 #define FR_EVRSS_WHY_MASK	0xc
 #define FR_EVRSS_OTHER		0x10
+#define FR_EVSTALL_KIND_MASK	0x7
+#define FR_EVOFF_KILLABLE	0x08	/* the wait could be ended by a fatal signal */
+#define FR_EVOFF_US		0x10	/* ref counts microseconds (a block over 4.29 s) */
 struct fr_event {
 	uint64_t ts;		/* CLOCK_BOOTTIME ns */
 	uint32_t proc;
