@@ -21,6 +21,7 @@ int cmd_events(int argc, char **argv);
 int cmd_folded(int argc, char **argv);
 int cmd_processes(int argc, char **argv);
 int cmd_memory(int argc, char **argv);
+int cmd_stalls(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);

@@ -23,6 +23,7 @@ static const struct {
 	{ "export", cmd_export, "the dump for other tools: Perfetto/Chrome trace, pprof, folded" },
 	{ "processes", cmd_processes, "the process table: every incarnation in the dump" },
 	{ "memory", cmd_memory, "who ate the memory: RSS growers, cgroups at their limit, OOM dossiers" },
+	{ "stalls", cmd_stalls, "who was stuck, where and how long: reclaim, compaction and blocked time" },
 	{ "report", cmd_report, "one self-contained HTML page: flame graph, timeline, processes" },
 	{ "snapshot", cmd_snapshot, "ask the running flightrecd for a dump now; print its path" },
 	{ "status", cmd_status, "what the running flightrecd is doing: window, rates, triggers, dumps" },
