@@ -11,10 +11,12 @@
 #include "cli.h"
 #include "json.h"
 #include "memview.h"
+#include "stallview.h"
 #include "view.h"
 
 #define FR_TOP_DEFAULT	10
 #define FR_SHOW_GROWERS	3	/* RSS growers in the memory section */
+#define FR_SHOW_STALLERS	3	/* processes in the stalls section */
 #define FR_STACK_SHOWN	6	/* frames shown per top stack in text */
 
 #define FR_STOP_SHOWN	5	/* files listed where walks stopped short */
@@ -235,12 +237,98 @@ static void json_memory(struct json *j, const struct fr_dump *d, const struct me
 	json__end_obj(j);
 }
 
+/* A staller's kinds with time, "memcg 814.4 ms, blocked 2739.9 ms", into @buf. */
+static const char *staller_kinds(const struct stallview_proc *sp, char *buf, size_t len)
+{
+	size_t at = 0;
+
+	buf[0] = 0;
+	for (unsigned k = 0; k < FR_DSTALL_NKINDS && at < len; k++) {
+		uint64_t ns = stallview__time(&sp->k[k]);
+
+		if (ns)
+			at += (size_t)snprintf(buf + at, len - at, "%s%s %.1f ms", at ? ", " : "",
+					       dump__stall_kind_name(k), ns / 1e6);
+	}
+	return buf;
+}
+
+/* The stalls section: the top stallers and, beside PSI, the recorded memory stalls. */
+static void text_stalls(const struct fr_dump *d, const struct stallview *sv)
+{
+	char comm[80], kinds[512];
+
+	if (!sv->recorded)
+		return;
+	printf("stalls:    %u processes stalled; memory stalls %" PRIu64 " (%.1f ms), blocked %" PRIu64
+	       " (%.1f ms)\n", sv->nprocs,
+	       sv->kind_n[FR_DSTALL_RECLAIM] + sv->kind_n[FR_DSTALL_MEMCG] + sv->kind_n[FR_DSTALL_COMPACT],
+	       (sv->kind_ns[FR_DSTALL_RECLAIM] + sv->kind_ns[FR_DSTALL_MEMCG] +
+		sv->kind_ns[FR_DSTALL_COMPACT]) / 1e6,
+	       sv->kind_n[FR_DSTALL_BLOCKED], sv->kind_ns[FR_DSTALL_BLOCKED] / 1e6);
+	for (uint32_t k = 0; k < sv->nprocs && k < FR_SHOW_STALLERS; k++) {
+		const struct stallview_proc *sp = &sv->procs[k];
+		const struct fr_dump_proc *p = &d->proc[sp->proc];
+
+		printf("           %s-%u (start %.6f): %s\n", view_str(d, p->comm, comm, sizeof(comm)),
+		       p->pid, p->start / 1e9, staller_kinds(sp, kinds, sizeof(kinds)));
+	}
+	if (sv->has_psi)
+		printf("           PSI memory some %.1f ms against %.1f ms of recorded memory stalls over "
+		       "%.1f s: %s\n", sv->psi_some_us / 1e3, sv->mem_ns / 1e6,
+		       (sv->psi_to - sv->psi_from) / 1e9, stallview__psi_note());
+}
+
+static void json_stalls(struct json *j, const struct fr_dump *d, const struct stallview *sv)
+{
+	json__obj(j, "stalls");
+	json__bool(j, "recorded", sv->recorded);
+	json__u64(j, "processes", sv->nprocs);
+	json__obj(j, "kinds");
+	for (unsigned k = 0; k < FR_DSTALL_NKINDS; k++) {
+		json__obj(j, dump__stall_kind_name(k));
+		json__u64(j, "count", sv->kind_n[k]);
+		json__u64(j, "ns", sv->kind_ns[k]);
+		json__end_obj(j);
+	}
+	json__end_obj(j);
+	json__arr(j, "top");
+	for (uint32_t k = 0; k < sv->nprocs && k < FR_SHOW_STALLERS; k++) {
+		const struct stallview_proc *sp = &sv->procs[k];
+
+		json__obj(j, NULL);
+		json__u64(j, "pid", d->proc[sp->proc].pid);
+		json__u64(j, "start", d->proc[sp->proc].start);
+		json__str(j, "comm", dump__str(d, d->proc[sp->proc].comm));
+		json__u64(j, "total_ns", sp->total_ns);
+		for (unsigned kd = 0; kd < FR_DSTALL_NKINDS; kd++) {
+			char key[32];
+
+			snprintf(key, sizeof(key), "%s_ns", dump__stall_kind_name(kd));
+			json__u64(j, key, stallview__time(&sp->k[kd]));
+		}
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__obj(j, "psi");
+	json__bool(j, "present", sv->has_psi);
+	if (sv->has_psi) {
+		json__u64(j, "some_us", sv->psi_some_us);
+		json__u64(j, "recorded_memory_stall_ns", sv->mem_ns);
+		json__u64(j, "span_ns", sv->psi_to - sv->psi_from);
+		json__str(j, "note", stallview__psi_note());
+	}
+	json__end_obj(j);
+	json__end_obj(j);
+}
+
 static void show_text(const char *path, const struct fr_dump *d, const struct view *v,
 		      uint32_t ntop)
 {
 	uint32_t tp[256], ts[256], np, ns, live = 0, exited = 0;
 	char t0[64], t1[64], comm[80], detail[2048];
 	struct memview mv;
+	struct stallview sv;
 	static char exe[FR_VIEW_TEXT_MAX];
 
 	for (uint32_t i = 0; i < d->nproc; i++) {
@@ -277,6 +365,10 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	if (!memview__init(&mv, d)) {
 		text_memory(d, &mv);
 		memview__fini(&mv);
+	}
+	if (!stallview__init(&sv, d, NULL)) {
+		text_stalls(d, &sv);
+		stallview__fini(&sv);
 	}
 
 	ntop = ntop > 256 ? 256 : ntop;
@@ -355,6 +447,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	uint32_t tp[256], ts[256], np, ns;
 	uint64_t losses = 0;
 	struct memview mv;
+	struct stallview sv;
 	struct json j;
 	char buf[FR_VIEW_FRAME_MAX];
 
@@ -415,6 +508,10 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	if (!memview__init(&mv, d)) {
 		json_memory(&j, d, &mv);
 		memview__fini(&mv);
+	}
+	if (!stallview__init(&sv, d, NULL)) {
+		json_stalls(&j, d, &sv);
+		stallview__fini(&sv);
 	}
 
 	ntop = ntop > 256 ? 256 : ntop;
