@@ -2,7 +2,8 @@
 /*
  * cmd_folded.c - "flightrec folded": collapsed stacks, root first, one
  * "comm;root;...;leaf COUNT" line per distinct stack, the input of
- * flamegraph.pl and speedscope.
+ * flamegraph.pl and speedscope: of the CPU samples, or with --offcpu of
+ * the blocks off the CPU, weighted by the time blocked.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -17,12 +18,16 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: flightrec folded [--pid[=PID,...]] [--from=SEC] [--to=SEC] DUMP\n"
+		"Usage: flightrec folded [--offcpu] [--pid[=PID,...]] [--from=SEC] [--to=SEC] DUMP\n"
 		"\n"
 		"Print the window's CPU samples as collapsed stacks, root first:\n"
 		"  comm;root;...;leaf COUNT\n"
 		"Kernel frames end in _[k]; unresolved frames are hex addresses.\n"
 		"\n"
+		"  --offcpu    the time threads were blocked off the CPU instead, each\n"
+		"              stack weighted by its nanoseconds blocked (the recorded\n"
+		"              offcpu events: blocks of [stalls] min_block or more;\n"
+		"              flamegraph.pl --countname=ns)\n"
 		"  --pid       prefix each stack with comm-PID instead of comm;\n"
 		"  --pid=PID   and keep only the samples of these PIDs\n"
 		"  --cgroup=PATH  only the samples of processes in cgroup PATH or below\n"
@@ -79,9 +84,13 @@ static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool p
 	return out;
 }
 
-/* Fold every sample, sort, and print each distinct line with its count. */
-static int print_folded(const struct fr_dump *d, bool pid, const struct filter *flt)
+/*
+ * Fold every sample (with @offcpu: every block off the CPU, weighted by
+ * its nanoseconds), sort, and print each distinct line with its count.
+ */
+static int print_folded(const struct fr_dump *d, bool pid, bool offcpu, const struct filter *flt)
 {
+	unsigned type = offcpu ? FR_DEV_OFFCPU : FR_DEV_SAMPLE;
 	struct line *lines = calloc(d->nev + 1, sizeof(*lines));
 	uint32_t n = 0;
 	int rc = FR_EXIT_OK;
@@ -89,22 +98,25 @@ static int print_folded(const struct fr_dump *d, bool pid, const struct filter *
 	if (!lines)
 		return FR_EXIT_FAIL;
 	for (uint32_t i = 0; i < d->nev; i++) {
-		if (d->ev[i].type != FR_DEV_SAMPLE || !filter__match(flt, d, &d->ev[i]))
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->type != type || !filter__match(flt, d, e))
 			continue;
-		lines[n].text = fold(d, &d->ev[i], pid);
+		lines[n].text = fold(d, e, pid);
 		if (!lines[n].text) {
 			rc = FR_EXIT_FAIL;
 			goto out;
 		}
-		lines[n++].count = 1;
+		lines[n++].count = offcpu ? e->ts - e->off.begin : 1;
 	}
 	qsort(lines, n, sizeof(*lines), cmp_line);
 	for (uint32_t i = 0; i < n;) {
+		uint64_t sum = lines[i].count;
 		uint32_t j = i + 1;
 
 		while (j < n && !strcmp(lines[i].text, lines[j].text))
-			j++;
-		printf("%s %u\n", lines[i].text, j - i);
+			sum += lines[j++].count;
+		printf("%s %" PRIu64 "\n", lines[i].text, sum);
 		i = j;
 	}
 out:
@@ -118,6 +130,7 @@ int cmd_folded(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "pid", optional_argument, NULL, 'p' },
+		{ "offcpu", no_argument, NULL, 'o' },
 		{ "cgroup", required_argument, NULL, 'g' },
 		{ "from", required_argument, NULL, 'f' },
 		{ "to", required_argument, NULL, 'T' },
@@ -126,7 +139,7 @@ int cmd_folded(int argc, char **argv)
 		{}
 	};
 	struct filter flt = {};
-	bool pid = false;
+	bool pid = false, offcpu = false;
 	struct fr_dump d;
 	int c, rc;
 
@@ -138,6 +151,9 @@ int cmd_folded(int argc, char **argv)
 			if (filter__parse(&flt, "cgroup", optarg))
 				return cli_usage_error("folded", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
 						       optarg);
+			break;
+		case 'o':
+			offcpu = true;
 			break;
 		case 'p':
 			pid = true;
@@ -157,7 +173,7 @@ int cmd_folded(int argc, char **argv)
 	rc = cli_open_dump("folded", argc, argv, optind, &d);
 	if (rc)
 		return rc;
-	rc = print_folded(&d, pid, &flt);
+	rc = print_folded(&d, pid, offcpu, &flt);
 	if (rc)
 		fprintf(stderr, "flightrec: out of memory\n");
 	dump__free(&d);

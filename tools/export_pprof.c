@@ -4,7 +4,10 @@
  * gzip-compressed perftools.profiles.Profile (tools/profile.proto, encoded
  * by the protobuf-c code generated from it at build time).
  *
- *   sample_type  samples/count, cpu/nanoseconds (1e9 / META frequency each)
+ *   sample_type  samples/count, cpu/nanoseconds (1e9 / META frequency each),
+ *                offcpu/nanoseconds (the time blocked off the CPU: the
+ *                recorded offcpu events, 0 in a CPU sample); the default
+ *                is cpu
  *   sample       one per distinct (stack, incarnation, thread name), its
  *                locations leaf first, labels pid and start (numbers) and
  *                comm and thread (strings)
@@ -140,7 +143,8 @@ struct pp_sample {
 	uint32_t proc;
 	int64_t thread;		/* string id */
 	int64_t comm;		/* string id */
-	uint64_t count;
+	uint64_t count;		/* CPU samples */
+	uint64_t offcpu_ns;	/* time blocked off the CPU */
 };
 
 struct pp_mapping {
@@ -398,12 +402,17 @@ static int stack_locations(struct pprof *p, uint32_t stack)
 	return 0;
 }
 
-/* Count sample event @e into its (stack, incarnation, thread name). */
+/*
+ * Count sample event @e (or add offcpu event @e's time blocked) into its
+ * (stack, incarnation, thread name).
+ */
 static int add_sample(struct pprof *p, const struct fr_dump_event *e)
 {
 	const struct fr_dump *d = p->d;
 	int64_t thread = strtab__id(&p->st, export__thread_name(d, e));
 	uint64_t k[3] = { e->stack, e->proc, (uint64_t)thread };
+	bool off = e->type == FR_DEV_OFFCPU;
+	uint64_t off_ns = off ? e->ts - e->off.begin : 0;
 	uint32_t v;
 	int r;
 
@@ -415,13 +424,15 @@ static int add_sample(struct pprof *p, const struct fr_dump_event *e)
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		p->smp[v - 1].count++;
+		p->smp[v - 1].count += !off;
+		p->smp[v - 1].offcpu_ns += off_ns;
 		return 0;
 	}
 	if (fr_grow32((void **)&p->smp, &p->capsmp, p->nsmp + 1, sizeof(*p->smp)))
 		return -ENOMEM;
 	p->smp[p->nsmp] = (struct pp_sample){
-		.stack = e->stack, .proc = e->proc, .thread = thread, .count = 1,
+		.stack = e->stack, .proc = e->proc, .thread = thread, .count = !off,
+		.offcpu_ns = off_ns,
 		.comm = strtab__id(&p->st, dump__str(d, d->proc[e->proc].comm)),
 	};
 	if (p->smp[p->nsmp].comm < 0)
@@ -473,8 +484,8 @@ static void pprof__fini(struct pprof *p)
 /* The protobuf-c message tree, pointing into the builder's tables. */
 struct pb_tree {
 	pb_profile prof;
-	pb_value_type vt[3];		/* samples/count, cpu/nanoseconds, period cpu/ns */
-	pb_value_type *vtp[2];
+	pb_value_type vt[4];		/* samples/count, cpu/ns, offcpu/ns, period cpu/ns */
+	pb_value_type *vtp[3];
 	pb_sample *smp, **smpp;
 	int64_t *values;
 	pb_label *labels, **labelp;
@@ -578,7 +589,7 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 	uint64_t freq = dump__meta_u64(d, "frequency");
 	int64_t period = freq ? (int64_t)(1000000000ULL / freq) : 0;
 	int64_t ids[8], key[FR_PPROF_LABELS];
-	const char *const names[8] = { "samples", "count", "cpu", "nanoseconds", NULL };
+	const char *const names[8] = { "samples", "count", "cpu", "nanoseconds", "offcpu", NULL };
 	size_t nl = (size_t)p->nsmp * FR_PPROF_LABELS;
 
 	for (int i = 0; names[i]; i++)
@@ -591,18 +602,19 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 		return -ENOMEM;
 
 	perftools__profiles__profile__init(&t->prof);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		perftools__profiles__value_type__init(&t->vt[i]);
 	t->vt[0].type = ids[0];
 	t->vt[0].unit = ids[1];
-	t->vt[1].type = t->vt[2].type = ids[2];
-	t->vt[1].unit = t->vt[2].unit = ids[3];
-	t->vtp[0] = &t->vt[0];
-	t->vtp[1] = &t->vt[1];
+	t->vt[1].type = t->vt[3].type = ids[2];
+	t->vt[1].unit = t->vt[2].unit = t->vt[3].unit = ids[3];
+	t->vt[2].type = ids[4];
+	for (int i = 0; i < 3; i++)
+		t->vtp[i] = &t->vt[i];
 
 	t->smp = calloc(p->nsmp + 1, sizeof(*t->smp));
 	t->smpp = calloc(p->nsmp + 1, sizeof(*t->smpp));
-	t->values = calloc((size_t)p->nsmp * 2 + 1, sizeof(*t->values));
+	t->values = calloc((size_t)p->nsmp * 3 + 1, sizeof(*t->values));
 	t->labels = calloc(nl + 1, sizeof(*t->labels));
 	t->labelp = calloc(nl + 1, sizeof(*t->labelp));
 	t->map = calloc(p->nmap + 1, sizeof(*t->map));
@@ -626,10 +638,11 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 		perftools__profiles__sample__init(m);
 		m->n_location_id = p->stack_nlocs[s->stack];
 		m->location_id = p->stack_locs[s->stack];
-		m->n_value = 2;
-		m->value = &t->values[2 * (size_t)i];
+		m->n_value = 3;
+		m->value = &t->values[3 * (size_t)i];
 		m->value[0] = (int64_t)s->count;
 		m->value[1] = (int64_t)s->count * period;
+		m->value[2] = (int64_t)s->offcpu_ns;
 		for (int k = 0; k < FR_PPROF_LABELS; k++) {
 			perftools__profiles__label__init(&l[k]);
 			l[k].key = key[k];
@@ -702,7 +715,7 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 		t->fnp[i] = m;
 	}
 
-	t->prof.n_sample_type = 2;
+	t->prof.n_sample_type = 3;
 	t->prof.sample_type = t->vtp;
 	t->prof.n_sample = p->nsmp;
 	t->prof.sample = t->smpp;
@@ -716,7 +729,7 @@ static int pb_tree__build(struct pb_tree *t, struct pprof *p, const struct expor
 	t->prof.string_table = p->st.s;
 	t->prof.time_nanos = (int64_t)r->wall;
 	t->prof.duration_nanos = (int64_t)(r->end - r->start);
-	t->prof.period_type = &t->vt[2];
+	t->prof.period_type = &t->vt[3];
 	t->prof.period = period;
 	t->prof.default_sample_type = ids[2];
 	return 0;
@@ -758,8 +771,8 @@ static int gzip_write(FILE *f, const uint8_t *buf, size_t len)
 }
 
 /*
- * export__pprof() - write the CPU samples of @d that pass @flt to @f as a
- * gzip-compressed pprof profile. Returns 0, -ENOMEM, -EINVAL for a dump
+ * export__pprof() - write the CPU samples and the blocks off the CPU of @d
+ * that pass @flt to @f as a gzip-compressed pprof profile. Returns 0, -ENOMEM, -EINVAL for a dump
  * whose sample names a missing stack, or -EIO when @f failed.
  */
 int export__pprof(const struct fr_dump *d, const struct filter *flt, FILE *f)
@@ -775,7 +788,8 @@ int export__pprof(const struct fr_dump *d, const struct filter *flt, FILE *f)
 	export__range(d, flt, &r);
 	err = pprof__init(&p, d, flt);
 	for (uint32_t i = 0; !err && i < d->nev; i++)
-		if (d->ev[i].type == FR_DEV_SAMPLE && filter__match(flt, d, &d->ev[i]))
+		if ((d->ev[i].type == FR_DEV_SAMPLE || d->ev[i].type == FR_DEV_OFFCPU) &&
+		    filter__match(flt, d, &d->ev[i]))
 			err = add_sample(&p, &d->ev[i]);
 	if (!err)
 		err = pb_tree__build(&t, &p, &r);

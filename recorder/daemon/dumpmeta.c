@@ -123,6 +123,11 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "rss_max_age_ns", dm->cfg->rss_max_age_ns);
 	err |= kvlist__add_u64(m, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
 	err |= kvlist__add_u64(m, "memcg_read", dm->memhist.st.last_count);
+	err |= kvlist__add_u64(m, "stalls", dm->cfg->stalls);
+	err |= kvlist__add_u64(m, "min_stall_ns", dm->cfg->min_stall_ns);
+	err |= kvlist__add_u64(m, "offcpu", dm->cfg->offcpu);
+	err |= kvlist__add_u64(m, "offcpu_sleep", dm->cfg->offcpu && dm->cfg->offcpu_sleep);
+	err |= kvlist__add_u64(m, "min_block_ns", dm->cfg->min_block_ns);
 	err |= kvlist__add_str(m, "event_source", sampler__source(dm->sampler));
 	err |= kvlist__add_u64(m, "clock_boottime_ns", b0 + (b1 - b0) / 2);
 	err |= kvlist__add_u64(m, "clock_realtime_ns", r);
@@ -182,6 +187,10 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= add_cpu_counter(dm, l, "rss_untracked_mms", FR_CNT_RSS_FULL);
 	err |= kvlist__add_u64(l, "memcg_skipped", dm->memhist.st.skipped);
 	err |= kvlist__add_u64(l, "memcg_read_failed", dm->memhist.st.failed);
+	err |= add_cpu_counter(dm, l, "stall_untracked", FR_CNT_STALL_UNTRACKED);
+	err |= add_cpu_counter(dm, l, "stall_sums_full", FR_CNT_STALL_SUM_FULL);
+	err |= add_cpu_counter(dm, l, "offcpu_no_user_stack", FR_CNT_OFFCPU_NOSTACK);
+	err |= kvlist__add_u64(l, "stallsum_refused", dm->stallsum.st.failed);
 	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
 	err |= kvlist__add_u64(l, "window_evicted_pinned", ws->evicted_pinned);
 	err |= kvlist__add_u64(l, "window_evicted_time", ws->evicted_time);

@@ -259,6 +259,13 @@ static void text(struct daemon *dm, FILE *f)
 		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
 		ws->evicted_space, ds->dropped, ds->late);
 	text_memory(dm, f);
+	fprintf(f, "stalls: %s, off-CPU: %s; %" PRIu64 " stalls, %" PRIu64 " blocks recorded, %" PRIu64
+		" sums of shorter ones from %" PRIu64 " processes; untracked %" PRIu64 ", sums full %" PRIu64
+		", blocks without a user stack %" PRIu64 "\n", dm->cfg->stalls ? "on" : "off",
+		!dm->cfg->offcpu ? "off" : dm->cfg->offcpu_sleep ? "D and S" : "D",
+		ds->by_type[FR_EV_STALL], ds->by_type[FR_EV_OFFCPU], ds->by_type[FR_EV_STALLSUM],
+		dm->stallsum.st.entries, cpu_sum(dm, FR_CNT_STALL_UNTRACKED),
+		cpu_sum(dm, FR_CNT_STALL_SUM_FULL), cpu_sum(dm, FR_CNT_OFFCPU_NOSTACK));
 	text_unwind(dm, f);
 	text_lines(f);
 	fprintf(f, "triggers:\n");
@@ -331,6 +338,20 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "memory_readings", ds->by_type[FR_EV_MEMSYS]);
 	json__u64(&j, "memcg_readings", ds->by_type[FR_EV_MEMCG]);
 	json__u64(&j, "rss_unowned", cpu_sum(dm, FR_CNT_RSS_UNOWNED));
+	json__u64(&j, "stalls", ds->by_type[FR_EV_STALL]);
+	json__u64(&j, "offcpu", ds->by_type[FR_EV_OFFCPU]);
+	json__u64(&j, "stall_sums", ds->by_type[FR_EV_STALLSUM]);
+	json__end_obj(&j);
+	json__obj(&j, "stalls");
+	json__bool(&j, "stalls", dm->cfg->stalls);
+	json__bool(&j, "offcpu", dm->cfg->offcpu);
+	json__bool(&j, "offcpu_sleep", dm->cfg->offcpu && dm->cfg->offcpu_sleep);
+	json__u64(&j, "min_stall_ns", dm->cfg->min_stall_ns);
+	json__u64(&j, "min_block_ns", dm->cfg->min_block_ns);
+	json__u64(&j, "sum_entries", dm->stallsum.st.entries);
+	json__u64(&j, "untracked", cpu_sum(dm, FR_CNT_STALL_UNTRACKED));
+	json__u64(&j, "sums_full", cpu_sum(dm, FR_CNT_STALL_SUM_FULL));
+	json__u64(&j, "offcpu_no_user_stack", cpu_sum(dm, FR_CNT_OFFCPU_NOSTACK));
 	json__end_obj(&j);
 	json_memory(dm, &j);
 	json_unwind(dm, &j);
