@@ -304,6 +304,10 @@ enum fr_urow_kind {
 	FR_UROW_STOP	= 4,	/* the return address is undefined: outermost frame */
 	FR_UROW_NONE	= 5,	/* no CFI here (a gap): walk by frame pointer */
 	FR_UROW_INVALID	= 6,	/* CFI the walker cannot follow */
+	FR_UROW_RA_RDI	= 7,	/* CFA = rsp + cfa_off, the return address in rdi: glibc's
+				 * __vfork, which pops it there so that the child cannot
+				 * overwrite it on the shared stack; followed only in the
+				 * interrupted frame, whose registers are known */
 };
 #define FR_UROW_KIND_MASK	0x7
 #define FR_UROW_RBP_CFA		0x8

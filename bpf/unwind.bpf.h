@@ -27,6 +27,10 @@
  *           bpf_find_vma() returns -EBUSY for its second call within one
  *           interrupt (its deferred mmap unlock is still pending).
  *
+ * A row may say the return address is in rdi (glibc's __vfork, the
+ * parent's frame while it waits for its child): followed in the
+ * interrupted frame only, with the rdi the kernel saved.
+ *
  * Per frame: a binary search of the process's mappings (at most
  * FR_UMAPS_STEPS steps), then of the file's rows (FR_UROWS_STEPS). A pc
  * in a mapping without rows (JIT, a file without .eh_frame, a gap in the
@@ -88,6 +92,7 @@ struct uwalk {
 	__u32 end;			/* enum fr_uend; 0 while walking */
 	__u32 exact;			/* pc is not a return address */
 	__u32 by_rows, by_fp;
+	__u64 di;			/* rdi of the interrupted frame (its return address in __vfork) */
 	__u32 last;			/* the previous frame's mapping: most callers share it */
 };
 
@@ -265,6 +270,18 @@ static __always_inline void uwalk_row(struct uwalk *w, const struct fr_urow *r)
 	case FR_UROW_NONE:
 		uwalk_fp(w);
 		return;
+	case FR_UROW_RA_RDI:
+		/* Only the interrupted frame's registers are known. */
+		if (w->n != 1 || !w->exact || !w->di) {
+			w->end = FR_UEND_INVALID;
+			return;
+		}
+		w->sp += r->cfa_off;
+		w->pc = w->di;
+		w->di = 0;
+		w->exact = 0;
+		w->by_rows++;
+		return;
 	default:
 		w->end = FR_UEND_INVALID;
 		return;
@@ -368,12 +385,14 @@ static __always_inline void uwalk_regs(struct bpf_perf_event_data *ctx,
 		w->pc = ctx->regs.ip;
 		w->sp = ctx->regs.sp;
 		w->bp = ctx->regs.bp;
+		w->di = ctx->regs.di;
 		return;
 	}
 	ur = (struct pt_regs *)bpf_task_pt_regs(t);
 	w->pc = BPF_CORE_READ(ur, ip);
 	w->sp = BPF_CORE_READ(ur, sp);
 	w->bp = BPF_CORE_READ(ur, bp);
+	w->di = BPF_CORE_READ(ur, di);
 }
 
 /*
@@ -410,6 +429,7 @@ static __always_inline __u32 unwind_user_task(struct task_struct *t, struct fr_u
 	w.pc = BPF_CORE_READ(ur, ip);
 	w.sp = BPF_CORE_READ(ur, sp);
 	w.bp = BPF_CORE_READ(ur, bp);
+	w.di = BPF_CORE_READ(ur, di);
 	bpf_loop(FR_MAX_STACK, uwalk_step, &w, 0);
 	*end = w.end ? w.end : FR_UEND_DEPTH;
 	return w.n;

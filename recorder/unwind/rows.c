@@ -26,6 +26,7 @@
 #define FR_DW_RBP	6
 #define FR_DW_RA	16
 #define FR_DW_RIP	16
+#define FR_DW_RDI	5
 
 /* A row being built: the rule and the order it sorts in at one pc. */
 struct row_tmp {
@@ -220,6 +221,13 @@ static bool cfa_rule(Dwarf_Frame *fr, struct fr_urow *r)
 	return is_plt_expr(ops, n, r);
 }
 
+/* The Dwarf_Op list @ops is "in register rdi" (DW_CFA_register): the return address of __vfork. */
+static bool is_reg_rdi(const Dwarf_Op *ops, size_t n)
+{
+	return n == 1 && ((ops[0].atom == DW_OP_regx && ops[0].number == FR_DW_RDI) ||
+			  ops[0].atom == DW_OP_reg0 + FR_DW_RDI);
+}
+
 /* The rule of @fr at one address, as a row (pc not set). */
 static void frame_rule(Dwarf_Frame *fr, bool signal, struct fr_urow *r, struct urows_stats *st)
 {
@@ -238,6 +246,13 @@ static void frame_rule(Dwarf_Frame *fr, bool signal, struct fr_urow *r, struct u
 	if (n == 0 && ops == mem) {
 		r->kind = FR_UROW_STOP;		/* DW_CFA_undefined rip: outermost */
 		st->stop++;
+		return;
+	}
+	if (is_reg_rdi(ops, n)) {
+		if (!cfa_rule(fr, r) || r->kind != FR_UROW_RSP)
+			goto invalid;
+		r->kind = FR_UROW_RA_RDI;
+		st->ra_rdi++;
 		return;
 	}
 	if (!is_cfa_offset(ops, n, &k) || k != -8)

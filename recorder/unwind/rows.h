@@ -27,6 +27,7 @@ struct urows_stats {
 	uint32_t plt;		/* PLT expression rows */
 	uint32_t signal;	/* signal trampoline FDEs */
 	uint32_t stop;		/* rows whose return address is undefined */
+	uint32_t ra_rdi;	/* rows whose return address is in rdi (__vfork) */
 };
 
 struct urows {

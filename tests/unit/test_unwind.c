@@ -113,7 +113,7 @@ static bool same_rows(const struct urows *a, const struct urows *b)
 static const char *kind_name(unsigned kind)
 {
 	static const char *const names[] = {
-		"RSP", "RBP", "PLT", "SIGNAL", "STOP", "NONE", "INVALID", "?7",
+		"RSP", "RBP", "PLT", "SIGNAL", "STOP", "NONE", "INVALID", "RA_RDI",
 	};
 
 	return names[kind & FR_UROW_KIND_MASK];
@@ -515,6 +515,14 @@ static void want_of(const struct rf_state *s, bool signal, bool in_plt, struct w
 		w->kind = FR_UROW_STOP;
 		return;
 	}
+	if (!strcmp(s->ra, "r5")) {
+		/* the return address in rdi (glibc's __vfork): CFA = rsp + n only */
+		if (reg_plus(s->cfa, "rsp", &off) && off >= 0 && off <= UINT16_MAX) {
+			w->kind = FR_UROW_RA_RDI;
+			w->cfa_off = (uint16_t)off;
+		}
+		return;
+	}
 	if (strcmp(s->ra, "c-8"))
 		return;
 	if (!strcmp(s->cfa, "exp")) {
@@ -552,7 +560,7 @@ static bool want_match(const struct want *w, const struct fr_urow *r)
 		return r->kind == FR_UROW_PLT || r->kind == FR_UROW_INVALID;
 	if (r->kind != w->kind)
 		return false;
-	if ((k == FR_UROW_RSP || k == FR_UROW_RBP) && r->cfa_off != w->cfa_off)
+	if ((k == FR_UROW_RSP || k == FR_UROW_RBP || k == FR_UROW_RA_RDI) && r->cfa_off != w->cfa_off)
 		return false;
 	return !(r->kind & FR_UROW_RBP_CFA) || r->rbp_off == w->rbp_off;
 }
@@ -816,7 +824,7 @@ static void test_search(const struct urows *u, const char *what)
 	for (uint32_t i = 0; i < u->n; i++) {
 		unsigned k = u->row[i].kind & FR_UROW_KIND_MASK;
 
-		nbad += k > FR_UROW_INVALID || ((u->row[i].kind & FR_UROW_RBP_CFA) &&
+		nbad += k > FR_UROW_RA_RDI || ((u->row[i].kind & FR_UROW_RBP_CFA) &&
 						k != FR_UROW_RSP && k != FR_UROW_RBP);
 	}
 	is_int(unsorted, 0, "%s: rows strictly sorted by pc", what);
@@ -1172,6 +1180,33 @@ static const char asm_src[] =
 	"\t.cfi_def_cfa %rsp, 8\n"
 	"\tret\n"
 	"\t.cfi_endproc\n"
+	/* glibc's __vfork: the return address popped into rdi, pushed back after the syscall */
+	"FN(f_vfork)\n"
+	"\t.cfi_startproc\n"
+	"\tpop %rdi\n"
+	"f_vfork_1:\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\t.cfi_register %rip, %rdi\n"
+	"\tnop\n"
+	"\tpush %rdi\n"
+	"f_vfork_2:\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	/* the return address in another register: not followed */
+	"FN(f_rarsi)\n"
+	"\t.cfi_startproc\n"
+	"\tpop %rsi\n"
+	"f_rarsi_1:\n"
+	"\t.cfi_adjust_cfa_offset -8\n"
+	"\t.cfi_register %rip, %rsi\n"
+	"\tpush %rsi\n"
+	"f_rarsi_2:\n"
+	"\t.cfi_adjust_cfa_offset 8\n"
+	"\t.cfi_same_value %rip\n"
+	"\t.cfi_offset %rip, -8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
 	/* CFA on r10 */
 	"FN(f_r10)\n"
 	"\t.cfi_startproc\n"
@@ -1345,6 +1380,12 @@ static const struct hand hand_rows[] = {
 	H("f_cfaexp_1", 0, FR_UROW_INVALID, 0, 0, true),
 	H("f_cfaexp_2", 0, FR_UROW_RSP, 16, 0, true),
 	H("f_cfaexp_3", 0, FR_UROW_RSP, 8, 0, true),
+	H("f_vfork", 0, FR_UROW_RSP, 8, 0, false),
+	H("f_vfork_1", 0, FR_UROW_RA_RDI, 0, 0, true),
+	H("f_vfork_2", -1, FR_UROW_RA_RDI, 0, 0, false),
+	H("f_vfork_2", 0, FR_UROW_RA_RDI, 8, 0, true),
+	H("f_rarsi_1", 0, FR_UROW_INVALID, 0, 0, true),
+	H("f_rarsi_2", 0, FR_UROW_RSP, 8, 0, true),
 	H("f_r10_1", 0, FR_UROW_INVALID, 0, 0, true),
 	H("f_r10_2", 0, FR_UROW_RSP, 8, 0, true),
 	H("f_neg_1", 0, FR_UROW_INVALID, 0, 0, true),
