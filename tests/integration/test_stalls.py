@@ -1,1 +1,343 @@
-print("1..0 # SKIP not written yet")
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Stall truth: who was stuck, where and for how long, against answers
+known in advance and the kernel's own counts. Workloads:
+tests/workloads/frstall.c and frtool thrash.
+
+  vfork      a parent vfork()s; its child sleeps 300 ms, then execs: the
+             parent waits in a killable (D) sleep for 300 ms. One offcpu
+             event, within 5 % of 300 ms, its kernel stack through the
+             vfork wait and its user stack through fr_vfork_wait.
+  fsync      a second blocking path: 32 MiB written, then fsync (writeback
+             and the disk's cache flush). With min_block = 0s every block
+             is recorded: their sum inside the fsync call lies between the
+             call's off-CPU time as the thread's schedstat sees it (wall
+             time - time on the CPU) less its runqueue waits (preemptions
+             are not blocks), and that off-CPU time, within 5 %.
+  memcg      a process thrashes a 256 MiB file mapping in a 64 MiB memory
+             cgroup. The reference count is the kernel's own tracepoint
+             count, `perf stat -e vmscan:mm_vmscan_memcg_reclaim_begin` on
+             the process: each memcg reclaim fires it once, perf counts it
+             in the kernel with no buffer to lose. Cgroup v1 has no count
+             of reclaims in its files (memory.failcnt counts failed charge
+             attempts: two or more per reclaim, and many that reclaim
+             nothing, 1.85 M for 33.5 k reclaims here), so failcnt is only
+             checked as an upper bound; on a cgroup v2 machine
+             memory.events' max counts exactly one per reclaim at the limit
+             and is compared too. Ours (recorded + summed short + lost)
+             must match perf within 5 %, sum to no more than the run's wall
+             time, and the process must come first in `flightrec stalls`.
+  storm      min_stall = min_block = 0s and a 16 KiB ring; the daemon is
+             stopped (SIGSTOP) for 1.5 s in a reclaim storm, so the ring
+             overflows. Every lost record is counted (LOSS, and per
+             incarnation in stallsum), and for each kind the recorded
+             events + the short + the lost add up to all the kernel side
+             saw, which still matches perf's count within 5 %."""
+import collections
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(__file__))
+from harness import (Daemon, Tap, events, flightrec, memory_cgroup,  # noqa: E402
+                     require_root_bpf)
+
+FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
+FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+MS = 10**6
+MIB = 1 << 20
+VFORK_MS = 300
+TOL = 0.05
+# The workloads pause this long first: the daemon reads what a new process is
+# (its maps, which name the user frames) and gives it an unwind table while it
+# lives; a process that blocks within its first milliseconds is walked by
+# frame pointers (a vfork parent's caller then drops out: its return address
+# is in rdi, not on the stack) and, exiting within the drain's 100 ms tick,
+# may keep unnamed frames (docs/RELIABILITY.md).
+PAUSE_MS = 400
+KILLABLE = 0x100        # TASK_WAKEKILL in the task state
+
+tap = Tap()
+require_root_bpf(tap)
+work = tempfile.mkdtemp(prefix="fr-stalls-", dir="/var/tmp")
+
+
+def run(args, timeout=120):
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def stack_text(e):
+    return " <- ".join(e.get("stack", []))
+
+
+def vfork_case(d):
+    rc, out, err = run([FRSTALL, "vfork", str(VFORK_MS), str(PAUSE_MS)])
+    if not tap.ok(rc == 0 and len(out.split()) == 4, f"frstall vfork {VFORK_MS} ran", err):
+        return None
+    pid, tid, t0, t1 = (int(x) for x in out.split())
+    return pid, tid, t0, t1
+
+
+def check_vfork(evs, v):
+    pid, tid, t0, t1 = v
+    offs = [e for e in evs if e["type"] == "offcpu" and e["pid"] == pid and e["tid"] == tid and
+            e["begin_ns"] >= t0 and e["ts"] <= t1 + 50 * MS]
+    long = [e for e in offs if e["duration_ns"] >= VFORK_MS * MS / 2]
+    tap.ok(len(long) == 1, f"vfork: one long offcpu event of the parent {pid}/{tid} "
+           f"(got {len(long)} of {len(offs)})", [(e["duration_ns"], e["kind"]) for e in offs])
+    if len(long) != 1:
+        return
+    e = long[0]
+    dur = e["duration_ns"] / MS
+    tap.diag(f"vfork: blocked {dur:.3f} ms (the vfork call took {(t1 - t0) / MS:.3f} ms), "
+             f"state {e['state']:#x}; {stack_text(e)}")
+    tap.ok(abs(dur - VFORK_MS) <= TOL * VFORK_MS,
+           f"vfork: its duration {dur:.1f} ms is within 5 % of {VFORK_MS} ms")
+    tap.ok(e["ts"] - e["begin_ns"] <= t1 - t0,
+           "vfork: and no longer than the vfork call as the parent timed it")
+    tap.ok(e["kind"] == "blocked" and e["state"] & 2 and e["state"] & KILLABLE,
+           f"vfork: a killable uninterruptible (D) wait (kind {e['kind']}, state {e['state']:#x})")
+    kernel = e["stack"][:e["kernel_frames"]]
+    user = e["stack"][e["kernel_frames"]:]
+    tap.ok(any(re.search(r"kernel_clone|wait_for_vfork_done|sys_vfork", f) for f in kernel),
+           "vfork: its kernel stack goes through the vfork wait", kernel)
+    tap.ok(any(f.startswith("fr_vfork_wait") for f in user) and any(f.startswith("main") for f in user),
+           "vfork: its user stack names fr_vfork_wait and main (captured as it left the CPU)", user)
+
+
+def fsync_case():
+    path = os.path.join(work, "fsync.dat")
+    rc, out, err = run([FRSTALL, "fsync", path, "32", str(PAUSE_MS)])
+    os.unlink(path) if os.path.exists(path) else None
+    if not tap.ok(rc == 0 and len(out.split()) == 6, "frstall fsync ran", err):
+        return None
+    return tuple(int(x) for x in out.split())
+
+
+def check_fsync(evs, f):
+    pid, tid, t0, t1, oncpu, runq = f
+    offs = [e for e in evs if e["type"] == "offcpu" and e["pid"] == pid and e["tid"] == tid and
+            e["begin_ns"] >= t0 and e["ts"] <= t1]
+    blocked = sum(e["duration_ns"] for e in offs)
+    wall = t1 - t0
+    hi, lo = wall - oncpu, wall - oncpu - runq
+    tap.diag(f"fsync: call {wall / MS:.3f} ms, on the CPU {oncpu / MS:.3f} ms, runqueue {runq / MS:.3f} ms; "
+             f"{len(offs)} blocks recorded, {blocked / MS:.3f} ms")
+    tap.ok(offs, "fsync: blocks of the fsync call recorded")
+    tap.ok(lo * (1 - TOL) <= blocked <= hi * (1 + TOL),
+           f"fsync: blocked {blocked / MS:.3f} ms within 5 % of [{lo / MS:.3f}, {hi / MS:.3f}] ms "
+           "(off-CPU time less runqueue waits .. off-CPU time)")
+    if offs:
+        top = max(offs, key=lambda e: e["duration_ns"])
+        tap.ok(any(re.search(r"fsync|sync_file|writeback|blkdev_issue_flush", f) for f in top["stack"]) and
+               any(f.startswith("fr_fsync_call") for f in top["stack"]),
+               "fsync: the longest block's stack goes through fsync in the kernel and fr_fsync_call",
+               stack_text(top))
+
+
+def perf_count(out):
+    m = re.search(r"^(\d+),[^,]*,vmscan:mm_vmscan_memcg_reclaim_begin", out, re.M)
+    return int(m.group(1)) if m else None
+
+
+def memcg_events_max(cg):
+    p = os.path.join(cg, "memory.events")
+    if not os.path.exists(p):
+        return None
+    for line in open(p):
+        k, v = line.split()
+        if k == "max":
+            return int(v)
+    return None
+
+
+def thrash(seconds, during=None):
+    """frtool thrash in a fresh 64 MiB cgroup under perf stat: (perf count, failcnt
+    delta, events.max delta or None, wall s, cgroup path), or None."""
+    mc = memory_cgroup(64 * MIB)
+    if not tap.ok(mc is not None, "a memory cgroup controller to limit the thrash"):
+        return None
+    cg, procs = mc
+    fail = os.path.join(cg, "memory.failcnt")
+    fc0 = int(open(fail).read()) if os.path.exists(fail) else None
+    ev0 = memcg_events_max(cg)
+    t0 = time.monotonic()
+    p = subprocess.Popen(["perf", "stat", "-x,", "-e", "vmscan:mm_vmscan_memcg_reclaim_begin", "--",
+                          FRTOOL, "thrash", procs, "256", str(seconds), os.path.join(work, "thrash.dat")],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if during:
+        during()
+    _, err = p.communicate(timeout=300)
+    wall = time.monotonic() - t0
+    fc1 = int(open(fail).read()) if fc0 is not None else None
+    ev1 = memcg_events_max(cg)
+    try:
+        os.rmdir(cg)
+    except OSError:
+        pass
+    n = perf_count(err)
+    tap.ok(p.returncode == 0 and n is not None and n > 100,
+           f"memcg: the thrash reclaimed at its limit ({n} reclaims counted by perf in {wall:.1f} s)", err)
+    return n, (fc1 - fc0 if fc0 is not None else None), (ev1 - ev0 if ev0 is not None else None), wall, cg
+
+
+def ours(evs, pid):
+    """Per kind for incarnation pid: recorded (n, ns), stallsum (short, lost, all)."""
+    rec = collections.defaultdict(lambda: [0, 0])
+    sums = collections.defaultdict(lambda: collections.Counter())
+    for e in evs:
+        if e.get("pid") != pid:
+            continue
+        if e["type"] in ("stall", "offcpu"):
+            rec[e["kind"]][0] += 1
+            rec[e["kind"]][1] += e["duration_ns"]
+        elif e["type"] == "stallsum":
+            for k in ("short_count", "short_ns", "lost_count", "lost_ns", "all_count", "all_ns"):
+                sums[e["kind"]][k] += e[k]
+    return rec, sums
+
+
+def thrash_pid(evs, cg):
+    """The thrashing incarnation: the frtool whose memcg stalls name our cgroup."""
+    name = "/" + os.path.basename(cg)
+    pids = {e["pid"] for e in evs if e["type"] == "stall" and e["comm"] == "frtool" and
+            e.get("memcg", "").endswith(name)}
+    pids |= {e["pid"] for e in evs if e["type"] == "stallsum" and e["comm"] == "frtool" and
+             e["kind"] == "memcg"}
+    return pids
+
+
+def check_memcg(d, res):
+    n_perf, failcnt, evmax, wall, cg = res
+    time.sleep(2.5)     # the stall sums are read once a second: let the last reads in
+    dump = d.dump()
+    if not tap.ok(dump is not None, "memcg: a dump after the thrash"):
+        return
+    evs = events(dump)
+    pids = thrash_pid(evs, cg)
+    if not tap.ok(len(pids) == 1, f"memcg: one thrashing incarnation in the dump ({pids})"):
+        return
+    pid = pids.pop()
+    rec, sums = ours(evs, pid)
+    n = rec["memcg"][0] + sums["memcg"]["short_count"] + sums["memcg"]["lost_count"]
+    ns = rec["memcg"][1] + sums["memcg"]["short_ns"] + sums["memcg"]["lost_ns"]
+    tap.diag(f"memcg: ours {n} ({rec['memcg'][0]} recorded, {sums['memcg']['short_count']} short, "
+             f"{sums['memcg']['lost_count']} lost; {ns / MS:.1f} ms), perf {n_perf}, failcnt +{failcnt}, "
+             f"events.max +{evmax}; blocked {rec['blocked'][0]} recorded ({rec['blocked'][1] / MS:.1f} ms)")
+    tap.ok(abs(n - n_perf) <= TOL * n_perf,
+           f"memcg: our count of memcg reclaim stalls {n} within 5 % of the kernel's tracepoint count {n_perf}")
+    if failcnt is not None:
+        tap.ok(n <= failcnt, f"memcg: no more than the failed charges (memory.failcnt +{failcnt})")
+    if evmax is not None:
+        tap.ok(abs(n - evmax) <= TOL * max(evmax, 1),
+               f"memcg: within 5 % of memory.events max +{evmax} (cgroup v2)")
+    tap.ok(ns <= wall * 1e9, f"memcg: they sum to {ns / MS:.1f} ms, no more than the run's {wall:.2f} s")
+    rc, out, err = flightrec("stalls", "--json", dump)
+    first = json.loads(out)["processes"][0] if rc == 0 and json.loads(out)["processes"] else {}
+    tap.ok(first.get("pid") == pid, f"memcg: the thrashing process {pid} comes first in `flightrec stalls` "
+           f"(first: {first.get('pid')} {first.get('comm')})")
+    rc, out, err = flightrec("stalls", "--kind=memcg", "--json", dump)
+    first = json.loads(out)["processes"][0] if rc == 0 and json.loads(out)["processes"] else {}
+    tap.ok(first.get("pid") == pid and first["kinds"]["memcg"]["stacks"] and
+           any("try_to_free_mem_cgroup_pages" in f for f in first["kinds"]["memcg"]["stacks"][0]["frames"]),
+           "memcg: and first by memcg time, its top stack through try_to_free_mem_cgroup_pages")
+    rc, out, err = flightrec("stalls", dump)
+    tap.ok(rc == 0 and "PSI" in out and "need not agree" in out,
+           "memcg: `flightrec stalls` sets PSI's memory stall time beside the recorded one, and says why they differ",
+           out[-600:])
+    rc, out, err = flightrec("show", dump)
+    tap.ok(rc == 0 and re.search(rf"^stalls: .*\n\s+frtool-{pid} ", out, re.M),
+           "memcg: `flightrec show` lists it first among the stallers", out)
+
+
+def check_storm(d, res):
+    n_perf, _, _, _, cg = res
+    time.sleep(2.5)     # the stall sums are read once a second: let the last reads in
+    dump = d.dump()
+    if not tap.ok(dump is not None, "storm: a dump after the storm"):
+        return
+    evs = events(dump)
+    pids = thrash_pid(evs, cg)
+    if not tap.ok(len(pids) == 1, f"storm: one thrashing incarnation ({pids})"):
+        return
+    pid = pids.pop()
+    rec, sums = ours(evs, pid)
+    rc, out, _ = flightrec("show", "--json", dump)
+    loss = json.loads(out)["losses"] if rc == 0 else {}
+    reserve = sum(loss.get("bpf_reserve_failed", [0]))
+    lost = sum(s["lost_count"] for s in sums.values())
+    tap.diag(f"storm: LOSS bpf_reserve_failed {reserve}; " +
+             "; ".join(f"{k}: recorded {rec[k][0]}, short {s['short_count']}, lost {s['lost_count']}, "
+                       f"all {s['all_count']}" for k, s in sums.items()))
+    tap.ok(reserve > 0 and lost > 0, f"storm: the ring overflowed and it is counted "
+           f"(LOSS bpf_reserve_failed {reserve}; {lost} of the process's stalls counted lost)")
+    tap.ok(lost <= reserve, "storm: the process's lost stalls are among the records the ring refused")
+    for kind, s in sorted(sums.items()):
+        tap.ok(rec[kind][0] + s["short_count"] + s["lost_count"] == s["all_count"],
+               f"storm: {kind}: recorded {rec[kind][0]} + short {s['short_count']} + lost "
+               f"{s['lost_count']} = all {s['all_count']}")
+    n = sums["memcg"]["all_count"]
+    tap.ok(abs(n - n_perf) <= TOL * n_perf,
+           f"storm: all memcg stalls {n} within 5 % of perf's count {n_perf}")
+
+
+d = None
+try:
+    ok = tap.ok(subprocess.run(["perf", "--version"], capture_output=True).returncode == 0,
+                "perf is installed (tools/bootstrap.sh: linux-perf), the reference count")
+    for prog in (FRSTALL, FRTOOL):
+        ok &= tap.ok(os.access(prog, os.X_OK), f"{prog} is there")
+    if ok:
+        # Defaults: min_stall = min_block = 1ms.
+        d = Daemon(tap, window="60s", memory="128M")
+        if tap.ok(d.ready(), "flightrecd is ready (default [stalls])", d.log()):
+            d.settle()
+            v = vfork_case(d)
+            dump = d.dump() if v else None
+            if v and tap.ok(dump is not None, "vfork: a dump"):
+                check_vfork(events(dump), v)
+                rc, out, _ = flightrec("folded", "--offcpu", f"--pid={v[0]}", dump)
+                w = [int(line.rsplit(" ", 1)[1]) for line in out.splitlines() if "fr_vfork_wait" in line]
+                tap.ok(rc == 0 and w and abs(max(w) / MS - VFORK_MS) <= TOL * VFORK_MS,
+                       f"vfork: `folded --offcpu` weighs its stack by the time blocked ({w} ns)", out[-800:])
+            res = thrash(4)
+            if res:
+                check_memcg(d, res)
+        d.cleanup()
+        d = Daemon(tap, window="60s", memory="128M",
+                   extra="[stalls]\nmin_stall = 0s\nmin_block = 0s\n")
+        if tap.ok(d.ready(), "flightrecd is ready (min_stall = min_block = 0s)", d.log()):
+            d.settle()
+            f = fsync_case()
+            dump = d.dump() if f else None
+            if f and tap.ok(dump is not None, "fsync: a dump"):
+                check_fsync(events(dump), f)
+        d.cleanup()
+        d = Daemon(tap, window="60s", memory="128M", recorder_extra="ring = 16K\n",
+                   extra="[stalls]\nmin_stall = 0s\nmin_block = 0s\n")
+        if tap.ok(d.ready(), "flightrecd is ready (0s thresholds, a 16 KiB ring)", d.log()):
+            d.settle()
+
+            def stop_daemon():
+                time.sleep(1.0)
+                d.proc.send_signal(signal.SIGSTOP)
+                time.sleep(1.5)
+                d.proc.send_signal(signal.SIGCONT)
+            res = thrash(4, during=stop_daemon)
+            if res:
+                check_storm(d, res)
+        d.cleanup()
+        d = None
+finally:
+    if d:
+        d.proc.send_signal(signal.SIGCONT)
+        d.cleanup()
+    subprocess.run(["rm", "-rf", work])
+
+tap.done()

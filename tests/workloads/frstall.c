@@ -3,16 +3,20 @@
  * frstall.c - workloads that wait, with known answers, for the stall and
  * off-CPU tests and the bench (built with frame pointers).
  *
- *   frstall vfork MS       vfork() in fr_vfork_wait; the child sleeps MS
+ *   frstall vfork MS [PAUSE_MS]
+ *                          vfork() in fr_vfork_wait; the child sleeps MS
  *                          ms, then execs /bin/true: the parent waits in
  *                          a killable (D) sleep for about MS ms. Prints
  *                          "PID TID BEGIN_NS END_NS" (CLOCK_BOOTTIME,
  *                          around the vfork call)
- *   frstall fsync FILE MIB write MIB MiB to FILE, then fsync it in
+ *   frstall fsync FILE MIB [PAUSE_MS]
+ *                          write MIB MiB to FILE, then fsync it in
  *                          fr_fsync_call. Prints "PID TID BEGIN_NS END_NS
  *                          ONCPU_NS RUNQ_NS": the fsync call's bounds and
  *                          the thread's time on the CPU and waiting on a
  *                          runqueue during it (/proc/thread-self/schedstat)
+ * PAUSE_MS (default 0): sleep that long first, so that a recorder has read
+ * what the new process is (its maps name its user frames) while it lives.
  *   frstall pingpong SECONDS
  *                          two processes pass a byte back and forth through
  *                          two pipes for SECONDS (interruptible sleeps: two
@@ -22,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,12 +80,18 @@ static int do_vfork(long ms)
 	return 0;
 }
 
-/* Time on the CPU and waiting on a runqueue, ns, of the calling thread. */
+/*
+ * Time on the CPU and waiting on a runqueue, ns, of the calling thread.
+ * The kernel brings a running thread's figure up to date only when it
+ * yields or is switched out (the file reads it as it stands): yield first.
+ */
 static int schedstat(uint64_t *oncpu, uint64_t *runq)
 {
-	FILE *f = fopen("/proc/thread-self/schedstat", "r");
+	FILE *f;
 	int n;
 
+	sched_yield();
+	f = fopen("/proc/thread-self/schedstat", "r");
 	if (!f)
 		return -1;
 	n = fscanf(f, "%" SCNu64 " %" SCNu64, oncpu, runq);
@@ -154,9 +165,23 @@ static int do_pingpong(double seconds)
 	return 0;
 }
 
+/* Sleep @arg ms (NULL: not at all). */
+static void pause_ms(const char *arg)
+{
+	long ms = arg ? atol(arg) : 0;
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	if (ms > 0)
+		nanosleep(&ts, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 3 && !strcmp(argv[1], "vfork"))
+		pause_ms(argc >= 4 ? argv[3] : NULL);
+	if (argc >= 4 && !strcmp(argv[1], "fsync"))
+		pause_ms(argc >= 5 ? argv[4] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "vfork"))
 		return do_vfork(atol(argv[2]));
 	if (argc >= 4 && !strcmp(argv[1], "fsync"))
