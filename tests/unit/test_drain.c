@@ -4,7 +4,10 @@
  * ordering, incarnation attribution, per-process stack interning, exit
  * metadata that lives exactly until its last event leaves, the memory cap.
  */
+#include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -346,6 +349,118 @@ out:
 	drain__free(d);
 }
 
+/* A stall record with @kn kernel and @un user frames, built in @raw. */
+static size_t stall_rec(uint8_t *raw, uint64_t ts, uint64_t begin, uint32_t pid, uint64_t start,
+			uint8_t kind, uint16_t kn, uint16_t un)
+{
+	struct fr_rec_stall *r = (struct fr_rec_stall *)raw;
+	size_t size = sizeof(*r) + (size_t)(kn + un) * 8;
+
+	memset(raw, 0, size);
+	hdr(&r->h, FR_REC_STALL, ts, pid, start, "thrasher", size);
+	r->h.tid = pid + 1;
+	r->begin = begin;
+	r->result = 32;
+	r->memcg_id = 4242;
+	r->gfp = 0x100cca;
+	r->order = 0;
+	r->kind = kind;
+	r->kn = kn;
+	r->un = un;
+	r->flags = FR_UEND_OUTERMOST << FR_SAMPLE_UEND_SHIFT;
+	for (int i = 0; i < kn + un; i++)
+		r->ips[i] = (i < kn ? 0xffffffff81000000ULL : 0x401000ULL) + i;
+	return size;
+}
+
+static void memcg_path(void *ctx, uint64_t id, char *out, size_t len)
+{
+	(void)ctx;
+	snprintf(out, len, id == 4242 ? "/fr-test" : "");
+}
+
+/*
+ * Stalls and blocks: their details, stacks and lengths into window events
+ * whose references (blob, stack) live exactly as long as they do; the
+ * stall sums as readings of an incarnation; malformed ones refused.
+ */
+static void test_stall_records(void)
+{
+	struct drain *d = drain__new(16 << 20, 10 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	static uint8_t raw[FR_STALL_MAX_SIZE];
+	struct fr_rec_offcpu *o = (struct fr_rec_offcpu *)raw;
+	struct fr_stallsum_info si = { 3, 1500, 1, 2000000, 9, 9000000 }, got_si;
+	struct fr_stall_info info;
+	struct proctable_stats ps;
+	struct intern_stats is, ss;
+	struct fr_event e[4];
+	size_t size;
+	int n = 0;
+
+	drain__set_hooks(d, &(struct drain_hooks){ .memcg_path = memcg_path });
+	size = stall_rec(raw, 100 * MS, 97 * MS, 50, 7, FR_STALL_MEMCG, 3, 4);
+	drain__record(d, raw, size);
+	size = sizeof(*o) + 5 * 8;
+	memset(raw, 0, size);
+	hdr(&o->h, FR_REC_OFFCPU, 5110 * MS, 50, 7, "thrasher", size);
+	o->begin = 110 * MS;		/* 5 s: longer than 32 bits of ns */
+	o->state = 0x102;
+	o->kind = FR_STALL_BLOCKED;
+	o->kn = 2;
+	o->un = 3;
+	for (int i = 0; i < 5; i++)
+		o->ips[i] = 0x500000 + i;
+	drain__record(d, raw, size);
+	is_int(drain__add_stallsum(d, 5120 * MS, 50, 7, "thrasher", FR_STALL_MEMCG, &si), 0,
+	       "a stall sum is staged");
+	is_int(drain__add_stallsum(d, 5120 * MS, 50, 7, "thrasher", FR_STALL_NKINDS, &si), -EINVAL,
+	       "a sum of an unknown kind is refused");
+	exit_rec(d, 5130 * MS, 50, 7, 0);
+	drain__release(d, 5200 * MS);
+	for (uint64_t i = window__tail(t->win); i < window__head(t->win) && n < 4; i++)
+		if (!window__read(t->win, i, &e[n]))
+			n++;
+	if (!is_int(n, 4, "stall, offcpu, stallsum and exit entered the window"))
+		goto out;
+	memset(&info, 0, sizeof(info));
+	intern__copy(t->strs, e[0].ref, &info, sizeof(info));
+	ok(e[0].type == FR_EV_STALL && (e[0].flags & FR_EVSTALL_KIND_MASK) == FR_STALL_MEMCG &&
+	   e[0].tid == 51 && e[0].arg && info.begin == 97 * MS && info.result == 32 &&
+	   info.gfp == 0x100cca && info.order == 0 && info.memcg_id == 4242 &&
+	   !strcmp(info.memcg, "/fr-test") &&
+	   (info.stack_flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT == FR_DUEND_OUTERMOST,
+	   "stall: kind, thread, begin, result, gfp, order, memcg and its path, the stack's end");
+	ok(FR_STACK_KN(intern__tag(t->stacks, e[0].arg)) == 3 &&
+	   FR_STACK_SLOT(intern__tag(t->stacks, e[0].arg)) == e[0].proc,
+	   "stall: its stack interned in its process's space, 3 kernel frames");
+	ok(e[1].type == FR_EV_OFFCPU && (e[1].flags & FR_EVSTALL_KIND_MASK) == FR_STALL_BLOCKED &&
+	   (e[1].flags & FR_EVOFF_KILLABLE) && (e[1].flags & FR_EVOFF_US) && e[1].ref == 5000000 &&
+	   e[1].arg && FR_STACK_KN(intern__tag(t->stacks, e[1].arg)) == 2,
+	   "offcpu: a killable block of 5 s in microseconds (beyond 32 bits of ns), its stack");
+	memset(&got_si, 0, sizeof(got_si));
+	intern__copy(t->strs, e[2].ref, &got_si, sizeof(got_si));
+	ok(e[2].type == FR_EV_STALLSUM && e[2].flags == FR_STALL_MEMCG && e[2].proc == e[0].proc &&
+	   !memcmp(&got_si, &si, sizeof(si)), "stallsum: the incarnation's sums of the kind");
+	drain__release(d, 16 * SEC);
+	proctable__stats(t->procs, &ps);
+	intern__stats(t->stacks, &is);
+	intern__stats(t->strs, &ss);
+	ok(count(d) == 0 && ps.live == 0 && is.live == 0 && ss.live == 0,
+	   "once they leave the window: no process, stack or blob is left (%" PRIu64 ", %" PRIu64
+	   ", %" PRIu64 ")", ps.live, is.live, ss.live);
+	/* Malformed: a stack longer than the record, a kind out of range, a begin after the end. */
+	size = stall_rec(raw, 7 * SEC, 6 * SEC, 9, 9, FR_STALL_MEMCG, 3, 4);
+	drain__record(d, raw, size - 8);
+	size = stall_rec(raw, 7 * SEC, 6 * SEC, 9, 9, FR_STALL_BLOCKED, 1, 1);
+	drain__record(d, raw, size);
+	size = stall_rec(raw, 7 * SEC, 8 * SEC, 9, 9, FR_STALL_RECLAIM, 1, 1);
+	drain__record(d, raw, size);
+	is_int(drain__stats(d)->bad, 3, "short, wrong-kind and backwards stall records are counted bad");
+out:
+	drain__free(d);
+}
+
 static void test_bad_records(void)
 {
 	struct drain *d = drain__new(8 << 20, 10 * SEC);
@@ -372,6 +487,7 @@ int main(void)
 	test_memory_cap();
 	test_burst_tables();
 	test_memory_records();
+	test_stall_records();
 	test_bad_records();
 	return tap_done_testing();
 }

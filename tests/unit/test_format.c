@@ -364,6 +364,76 @@ static void test_memory_types(void)
 	dump__free(&in);
 }
 
+/* 1.5: stalls, blocks and their sums round-trip; a kind out of range, a
+ * begin after the end, sums that do not add up are refused. */
+static void test_stall_types(void)
+{
+	struct fr_dump_event ev[4];
+	struct fr_dump in, out;
+	struct arrsrc src = { .ev = ev, .n = 4 };
+	struct mem m = {};
+	uint64_t n = 0;
+	char err[512];
+	int e, same = 0;
+
+	build_model(&in);
+	memset(ev, 0, sizeof(ev));
+	ev[0] = (struct fr_dump_event){ .ts = 1000000000ULL, .type = FR_DEV_STALL, .proc = 0, .tid = 4243,
+					.comm = 1, .cpu = 1, .stack = 1,
+					.flags = FR_DUEND_OUTERMOST << FR_DSAMPLE_UEND_SHIFT,
+					.stall = { .kind = FR_DSTALL_MEMCG, .begin = 997000000ULL, .result = 32,
+						   .gfp = 0x100cca, .order = 0, .memcg = 7,
+						   .memcg_id = 1234 } };
+	ev[1] = (struct fr_dump_event){ .ts = 1000000001ULL, .type = FR_DEV_STALL, .proc = 1, .tid = 9,
+					.stall = { .kind = FR_DSTALL_THROTTLE, .begin = 900000001ULL,
+						   .order = -1, .reason = 2 } };
+	ev[2] = (struct fr_dump_event){ .ts = 1000000002ULL, .type = FR_DEV_OFFCPU, .proc = 2, .tid = 4244,
+					.comm = 2, .stack = 1,
+					.off = { .kind = FR_DSTALL_BLOCKED, .begin = 700000002ULL,
+						 .state = 0x102 } };
+	ev[3] = (struct fr_dump_event){ .ts = 1000000003ULL, .type = FR_DEV_STALLSUM, .proc = 0, .comm = 1,
+					.ssum = { .kind = FR_DSTALL_MEMCG, .n_short = 30000, .ns_short = 700000000,
+						  .n_lost = 5, .ns_lost = 1000, .n_all = 30009,
+						  .ns_all = 760000000 } };
+	is_int(dump__write(&in, next_from_array, &src, mem_sink, &m, &n), 0, "1.5: writing the stall events");
+	e = dump__parse(&out, m.p, m.len, err, sizeof(err));
+	if (!is_int(e, 0, "1.5: read back"))
+		tap_diag("%s", err);
+	for (uint32_t i = 0; !e && i < out.nev && i < 4; i++)
+		same += !memcmp(&out.ev[i], &ev[i], sizeof(ev[i]));
+	is_int(e ? 0 : same, 4, "1.5: stall, offcpu and stallsum round-trip");
+	if (!e)
+		dump__free(&out);
+	for (int k = 0; k < 5; k++) {
+		struct fr_dump_event keep[4];
+		struct mem m2 = {};
+		static const char *const what[] = {
+			"a stall of an off-CPU kind", "an offcpu of a stall kind",
+			"sums whose short and lost exceed all", "a stall naming a string out of range",
+			"a stall naming a stack out of range",
+		};
+
+		memcpy(keep, ev, sizeof(ev));
+		src.i = 0;
+		if (k == 0)
+			ev[0].stall.kind = FR_DSTALL_BLOCKED;
+		else if (k == 1)
+			ev[2].off.kind = FR_DSTALL_RECLAIM;
+		else if (k == 2)
+			ev[3].ssum.n_lost = 10;
+		else if (k == 3)
+			ev[0].stall.memcg = 1000;
+		else
+			ev[2].stack = 99;
+		dump__write(&in, next_from_array, &src, mem_sink, &m2, &n);
+		e = dump__parse(&out, m2.p, m2.len, err, sizeof(err));
+		ok(e == -EBADMSG, "1.5: %s is refused (%s)", what[k], err);
+		dump__free(&out);	/* owns m2's bytes, whatever the outcome */
+		memcpy(ev, keep, sizeof(ev));
+	}
+	dump__free(&in);
+}
+
 static void test_future_types(void)
 {
 	struct evsrc src = { .n = 500, .future = true };
@@ -764,6 +834,7 @@ int main(void)
 {
 	test_round_trip();
 	test_memory_types();
+	test_stall_types();
 	test_order_enforced();
 	test_future_types();
 	test_future_bodies();
