@@ -5,7 +5,7 @@
 # $datadir/bash-completion/completions/flightrec.
 # tests/integration/test_docs.py checks it against 'flightrec CMD --help'.
 
-_flightrec_commands="show events folded processes memory export report snapshot status"
+_flightrec_commands="show events folded processes memory stalls export report snapshot status"
 
 # _flightrec_opts CMD - the options of CMD; those ending in '=' take their
 # value after '=' only.
@@ -14,9 +14,10 @@ _flightrec_opts()
 	case $1 in
 	show)		echo "--json --top --help --version" ;;
 	events)		echo "--json --type --pid= --cgroup= --from= --to= --help --version" ;;
-	folded)		echo "--pid --pid= --cgroup= --from= --to= --help --version" ;;
+	folded)		echo "--offcpu --pid --pid= --cgroup= --from= --to= --help --version" ;;
 	processes)	echo "--json --pid= --cgroup= --help --version" ;;
 	memory)		echo "--json --top= --help --version" ;;
+	stalls)		echo "--json --top= --kind= --pid= --cgroup= --from= --to= --help --version" ;;
 	export)		echo "--format -f -o --output --pid= --cgroup= --from= --to= --help --version" ;;
 	report)		echo "-o --output --pid= --cgroup= --from= --to= --help --version" ;;
 	snapshot)	echo "--reason --socket --timeout --help --version" ;;
@@ -88,7 +89,8 @@ _flightrec()
 	if [[ -n $opt ]]; then
 		case $opt in
 		--format)	COMPREPLY=($(compgen -W "chrome pprof folded" -- "$cur")) ;;
-		--type)		COMPREPLY=($(compgen -W "sample exit fork exec oom pressure rss oom_score_adj memory memcg" -- "$cur")) ;;
+		--type)		COMPREPLY=($(compgen -W "sample exit fork exec oom pressure rss oom_score_adj memory memcg stall offcpu stallsum" -- "$cur")) ;;
+		--kind)		COMPREPLY=($(compgen -W "reclaim memcg compaction throttle blocked sleep" -- "$cur")) ;;
 		--output|--socket)	_flightrec_files ;;
 		esac
 		return 0
@@ -98,7 +100,7 @@ _flightrec()
 	if [[ $prev == -* ]] && _flightrec_takes_arg "$cmd" "$prev"; then
 		case $prev in
 		--format|-f)	COMPREPLY=($(compgen -W "chrome pprof folded" -- "$cur")) ;;
-		--type)		COMPREPLY=($(compgen -W "sample exit fork exec oom pressure rss oom_score_adj memory memcg" -- "$cur")) ;;
+		--type)		COMPREPLY=($(compgen -W "sample exit fork exec oom pressure rss oom_score_adj memory memcg stall offcpu stallsum" -- "$cur")) ;;
 		-o|--output|--socket)	_flightrec_files ;;
 		esac
 		return 0
@@ -113,7 +115,7 @@ _flightrec()
 	fi
 
 	case $cmd in
-	show|events|folded|processes|memory|export|report)
+	show|events|folded|processes|memory|stalls|export|report)
 		# One DUMP: offer it until a word that is not an option (or an
 		# option's value) is there.
 		for ((i = 2; i < cword; i++)); do
