@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * cmd_report.c - "flightrec report": one self-contained HTML page for a
- * dump: a flame graph, a timeline of samples, pressure and deaths, the
- * process table, the triggers and the losses.
+ * dump: a CPU and an off-CPU flame graph, a timeline of samples,
+ * pressure, stalls and deaths, the process table, the triggers and the
+ * losses.
  *
  * The page is tools/report.html, embedded at build time (report_html.h,
  * made by tools/embed.py). Its marker FR_REPORT_MARK is replaced with the
@@ -27,6 +28,7 @@
 #include "json.h"
 #include "report_html.h"
 #include "memview.h"
+#include "stallview.h"
 #include "view.h"
 
 #define FR_REPORT_MARK		"@FR_REPORT_DATA@"
@@ -37,19 +39,23 @@
 #define FR_REPORT_BINS_MIN	20
 #define FR_REPORT_BINS_MAX	300
 #define FR_REPORT_SRCS		4	/* source positions listed per frame name */
+#define FR_REPORT_STALL_LANES	8	/* processes with a stall lane in the timeline */
+#define FR_REPORT_STALL_SEGS	4000	/* recorded stalls per lane, the longest */
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: flightrec report [-o FILE] [--pid=PID[,PID]] [--from=SEC] [--to=SEC] DUMP\n"
 		"\n"
-		"Write one self-contained HTML page about the dump: an interactive\n"
-		"flame graph (click to zoom, search, by process), a timeline of samples\n"
-		"per process with the pressure curves, exits, OOM kills and triggers,\n"
-		"the sortable process table, the triggers and the loss counters. It\n"
-		"needs no network and opens in any browser. It holds command lines:\n"
-		"a new FILE is created with mode 0600. --pid keeps the pressure\n"
-		"curves and the triggers.\n"
+		"Write one self-contained HTML page about the dump: interactive flame\n"
+		"graphs of the CPU samples and of the time blocked off the CPU (click\n"
+		"to zoom, search, by process), a timeline of samples per process with\n"
+		"the pressure curves, a stall lane for each of the processes that\n"
+		"stalled longest, exits, OOM kills and triggers, the PSI memory stall\n"
+		"time beside the recorded memory stalls, the sortable process table,\n"
+		"the triggers and the loss counters. It needs no network and opens in\n"
+		"any browser. It holds command lines: a new FILE is created with mode\n"
+		"0600. --pid keeps the pressure curves and the triggers.\n"
 		"\n"
 		"  -o, --output FILE  write the page to FILE ('-' or none: standard output)\n"
 		FR_FILTER_HELP
@@ -60,6 +66,13 @@ static void usage(FILE *f)
 struct sample_key {
 	uint32_t proc;		/* process index */
 	uint32_t stack;		/* stack index + 1, 0: no stack */
+	uint32_t kind;		/* off-CPU: FR_DSTALL_BLOCKED or _SLEEP; samples: 0 */
+	uint64_t ns;		/* off-CPU: the time blocked; samples: 0 */
+};
+
+struct stall_seg {
+	uint64_t ns;		/* its duration */
+	uint32_t ev;		/* event index */
 };
 
 struct series {
@@ -79,6 +92,8 @@ struct report {
 	uint64_t samples;
 	struct sample_key *keys;	/* (proc, stack) of every sample, sorted */
 	uint32_t nkeys;
+	struct sample_key *okeys;	/* (proc, stack, kind, ns) of every offcpu event, sorted */
+	uint32_t nokeys;
 	uint32_t *smap;		/* stack index -> JSON index + 1 */
 	uint32_t *stacks_out;	/* JSON index -> stack index */
 	uint32_t nstack_out;
@@ -120,7 +135,24 @@ static int cmp_key(const void *a, const void *b)
 
 	if (x->proc != y->proc)
 		return x->proc < y->proc ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	return x->kind < y->kind ? -1 : x->kind > y->kind;
+}
+
+/* A recorded stall or block off the CPU: its kind and begin; false for other events. */
+static bool stall_of(const struct fr_dump_event *e, unsigned *kind, uint64_t *begin)
+{
+	if (e->type == FR_DEV_STALL) {
+		*kind = e->stall.kind;
+		*begin = e->stall.begin;
+	} else if (e->type == FR_DEV_OFFCPU) {
+		*kind = e->off.kind;
+		*begin = e->off.begin;
+	} else {
+		return false;
+	}
+	return *kind < FR_DSTALL_NKINDS && *begin <= e->ts;
 }
 
 /* The name index of @frame, made on first sight. */
@@ -187,10 +219,65 @@ static int report__sources(struct report *r)
 	return 0;
 }
 
+/* Stack @s (index + 1, 0: none) is shown: give it a JSON index and name its frames. */
+static void use_stack(struct report *r, uint32_t s)
+{
+	const struct fr_dump *d = r->d;
+
+	if (!s || r->smap[s - 1])
+		return;
+	r->stacks_out[r->nstack_out] = s - 1;
+	r->smap[s - 1] = ++r->nstack_out;
+	for (uint32_t k = 0; k < d->stack[s - 1].kn + d->stack[s - 1].un; k++)
+		name_of(r, d->stack[s - 1].frames[k]);
+}
+
+/*
+ * report__events() - one pass over the events: the pressure series, the
+ * samples and the offcpu events of the shown processes in the range.
+ */
+static void report__events(struct report *r)
+{
+	const struct fr_dump *d = r->d;
+
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->type == FR_DEV_PRESSURE) {
+			uint32_t s = 0;
+
+			if (!filter__match(&r->tflt, d, e))
+				continue;
+			while (s < r->nseries && (r->series[s].resource != e->psi.resource ||
+						  r->series[s].source != e->comm))
+				s++;
+			if (s == r->nseries)
+				r->series[r->nseries++] = (struct series){ e->psi.resource, e->comm };
+			continue;
+		}
+		if ((e->type != FR_DEV_SAMPLE && e->type != FR_DEV_OFFCPU) || !r->pmap[e->proc] ||
+		    !filter__match(r->flt, d, e))
+			continue;
+		if (e->type == FR_DEV_OFFCPU) {
+			unsigned kind;
+			uint64_t begin;
+
+			if (stall_of(e, &kind, &begin))
+				r->okeys[r->nokeys++] = (struct sample_key){ e->proc, e->stack, kind,
+									     e->ts - begin };
+			continue;
+		}
+		r->psamples[e->proc]++;
+		r->samples++;
+		r->keys[r->nkeys++] = (struct sample_key){ e->proc, e->stack, 0, 0 };
+	}
+}
+
 /*
  * report__prepare() - select what the page shows: the processes, the
- * samples in the range (counted per (process, stack)), the stacks they
- * use and their frame names, the pressure series. 0 or -ENOMEM.
+ * samples in the range (counted per (process, stack)), the offcpu events
+ * (per (process, stack, kind)), the stacks they use and their frame
+ * names, the pressure series. 0 or -ENOMEM.
  */
 static int report__prepare(struct report *r)
 {
@@ -211,52 +298,27 @@ static int report__prepare(struct report *r)
 	r->pmap = calloc(d->nproc + 1, sizeof(*r->pmap));
 	r->psamples = calloc(d->nproc + 1, sizeof(*r->psamples));
 	r->keys = calloc(d->nev + 1, sizeof(*r->keys));
+	r->okeys = calloc(d->nev + 1, sizeof(*r->okeys));
 	r->smap = calloc(d->nstack + 1, sizeof(*r->smap));
 	r->stacks_out = calloc(d->nstack + 1, sizeof(*r->stacks_out));
 	r->fname = calloc(d->nframe + 1, sizeof(*r->fname));
 	r->sname = calloc((size_t)d->nstr * 2 + 2, sizeof(*r->sname));
 	r->names = calloc(d->nframe + 1, sizeof(*r->names));
 	r->series = calloc(d->nev + 1, sizeof(*r->series));
-	if (!r->pmap || !r->psamples || !r->keys || !r->smap || !r->stacks_out || !r->fname ||
-	    !r->sname || !r->names || !r->series)
+	if (!r->pmap || !r->psamples || !r->keys || !r->okeys || !r->smap || !r->stacks_out ||
+	    !r->fname || !r->sname || !r->names || !r->series)
 		return -ENOMEM;
 
 	for (uint32_t i = 0; i < d->nproc; i++)
 		if (pid_shown(r->flt, d->proc[i].pid) && filter__proc(r->flt, d, i))
 			r->pmap[i] = ++r->nproc_out;
-	for (uint32_t i = 0; i < d->nev; i++) {
-		const struct fr_dump_event *e = &d->ev[i];
-
-		if (e->type == FR_DEV_PRESSURE) {
-			uint32_t s = 0;
-
-			if (!filter__match(&r->tflt, d, e))
-				continue;
-			while (s < r->nseries && (r->series[s].resource != e->psi.resource ||
-						  r->series[s].source != e->comm))
-				s++;
-			if (s == r->nseries)
-				r->series[r->nseries++] = (struct series){ e->psi.resource, e->comm };
-			continue;
-		}
-		if (e->type != FR_DEV_SAMPLE || !r->pmap[e->proc] || !filter__match(r->flt, d, e))
-			continue;
-		r->psamples[e->proc]++;
-		r->samples++;
-		r->keys[r->nkeys++] = (struct sample_key){ e->proc, e->stack };
-	}
+	report__events(r);
 	qsort(r->keys, r->nkeys, sizeof(*r->keys), cmp_key);
-
-	for (uint32_t i = 0; i < r->nkeys; i++) {
-		uint32_t s = r->keys[i].stack;
-
-		if (!s || r->smap[s - 1])
-			continue;
-		r->stacks_out[r->nstack_out] = s - 1;
-		r->smap[s - 1] = ++r->nstack_out;
-		for (uint32_t k = 0; k < d->stack[s - 1].kn + d->stack[s - 1].un; k++)
-			name_of(r, d->stack[s - 1].frames[k]);
-	}
+	qsort(r->okeys, r->nokeys, sizeof(*r->okeys), cmp_key);
+	for (uint32_t i = 0; i < r->nkeys; i++)
+		use_stack(r, r->keys[i].stack);
+	for (uint32_t i = 0; i < r->nokeys; i++)
+		use_stack(r, r->okeys[i].stack);
 	return report__sources(r);
 }
 
@@ -270,6 +332,7 @@ static void report__fini(struct report *r)
 	free(r->fname);
 	free(r->stacks_out);
 	free(r->smap);
+	free(r->okeys);
 	free(r->keys);
 	free(r->psamples);
 	free(r->pmap);
@@ -468,6 +531,182 @@ static void json_stacks(struct json *j, const struct report *r)
 		i = n;
 	}
 	json__end_arr(j);
+}
+
+/*
+ * "offcpu": the off-CPU flame graph's data: "samples" [process, stack or
+ * -1, kind, ns] per distinct (process, stack, kind) of the offcpu events
+ * in the range, weighted by the time blocked; "events" and "ns" in all.
+ */
+static void json_offcpu(struct json *j, const struct report *r)
+{
+	uint64_t total = 0;
+
+	json__obj(j, "offcpu");
+	json__arr(j, "samples");
+	for (uint32_t i = 0; i < r->nokeys;) {
+		uint32_t n = i, s = r->okeys[i].stack;
+		uint64_t ns = 0;
+
+		while (n < r->nokeys && !cmp_key(&r->okeys[i], &r->okeys[n]))
+			ns += r->okeys[n++].ns;
+		json__arr(j, NULL);
+		json__u64(j, NULL, r->pmap[r->okeys[i].proc] - 1);
+		json__i64(j, NULL, s ? (int64_t)r->smap[s - 1] - 1 : -1);
+		json__u64(j, NULL, r->okeys[i].kind);
+		json__u64(j, NULL, ns);
+		json__end_arr(j);
+		total += ns;
+		i = n;
+	}
+	json__end_arr(j);
+	json__u64(j, "events", r->nokeys);
+	json__u64(j, "ns", total);
+	json__end_obj(j);
+}
+
+static int cmp_seg_longest(const void *a, const void *b)
+{
+	const struct stall_seg *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns < y->ns ? 1 : -1;
+	return x->ev < y->ev ? -1 : x->ev > y->ev;
+}
+
+/* Per kind, @what of @sp's kinds as one array @key. */
+static void json_kind_array(struct json *j, const char *key, const struct stallview_proc *sp,
+			    uint64_t (*what)(const struct stallview_kind *))
+{
+	json__arr(j, key);
+	for (unsigned k = 0; k < FR_DSTALL_NKINDS; k++)
+		json__u64(j, NULL, what(&sp->k[k]));
+	json__end_arr(j);
+}
+
+static uint64_t kind_recorded(const struct stallview_kind *k)
+{
+	return k->n;
+}
+
+static uint64_t kind_short(const struct stallview_kind *k)
+{
+	return k->n_short + k->n_lost;
+}
+
+static uint64_t kind_short_ns(const struct stallview_kind *k)
+{
+	return k->ns_short + k->ns_lost;
+}
+
+/*
+ * One stall lane: process @sp's times per kind ("ns", "count": recorded
+ * and summed; "recorded"; "short", "short_ns": summed only, or lost by
+ * the ring) and its recorded stalls in the range, "segs": [begin, end,
+ * kind, tid], at most FR_REPORT_STALL_SEGS, the longest ("omitted": the
+ * rest). @segs has room for every event.
+ */
+static void json_stall_lane(struct json *j, const struct report *r, const struct stallview_proc *sp,
+			    struct stall_seg *segs)
+{
+	const struct fr_dump *d = r->d;
+	uint32_t n = 0, keep;
+	unsigned kind = 0;
+	uint64_t begin = 0;
+
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->proc == sp->proc && stall_of(e, &kind, &begin) &&
+		    filter__match(r->flt, d, e))
+			segs[n++] = (struct stall_seg){ e->ts - begin, i };
+	}
+	keep = n < FR_REPORT_STALL_SEGS ? n : FR_REPORT_STALL_SEGS;
+	if (keep < n)
+		qsort(segs, n, sizeof(*segs), cmp_seg_longest);
+	json__obj(j, NULL);
+	json__u64(j, "proc", r->pmap[sp->proc] - 1);
+	json__u64(j, "total_ns", sp->total_ns);
+	json_kind_array(j, "ns", sp, stallview__time);
+	json_kind_array(j, "count", sp, stallview__count);
+	json_kind_array(j, "recorded", sp, kind_recorded);
+	json_kind_array(j, "short", sp, kind_short);
+	json_kind_array(j, "short_ns", sp, kind_short_ns);
+	json__arr(j, "segs");
+	for (uint32_t k = 0; k < keep; k++) {
+		const struct fr_dump_event *e = &d->ev[segs[k].ev];
+
+		stall_of(e, &kind, &begin);
+		json__arr(j, NULL);
+		json__i64(j, NULL, rel_us(r, begin));
+		json__i64(j, NULL, rel_us(r, e->ts));
+		json__u64(j, NULL, kind);
+		json__u64(j, NULL, e->tid);
+		json__end_arr(j);
+	}
+	json__end_arr(j);
+	json__u64(j, "omitted", n - keep);
+	json__end_obj(j);
+}
+
+/* "psi" of "stalls": the window's PSI memory stall time beside the recorded memory stalls. */
+static void json_stall_psi(struct json *j, const struct report *r, const struct stallview *sv)
+{
+	json__obj(j, "psi");
+	json__bool(j, "present", sv->has_psi);
+	if (sv->has_psi) {
+		json__i64(j, "from", rel_us(r, sv->psi_from));
+		json__i64(j, "to", rel_us(r, sv->psi_to));
+		json__u64(j, "some_us", sv->psi_some_us);
+		json__u64(j, "full_us", sv->psi_full_us);
+		json__u64(j, "recorded_memory_stall_ns", sv->mem_ns);
+	}
+	json__str(j, "note", stallview__psi_note());
+	json__end_obj(j);
+}
+
+/*
+ * "stalls": whether the dump records stalls ("recorded"), the kinds'
+ * names and every stall's count and time per kind ("kinds",
+ * "kind_count", "kind_ns"), a lane for each of the FR_REPORT_STALL_LANES
+ * shown processes that stalled longest (stallview's ranking), and "psi".
+ * Returns 0 or -ENOMEM (before writing anything).
+ */
+static int json_stalls(struct json *j, const struct report *r)
+{
+	struct stall_seg *segs = calloc(r->d->nev + 1, sizeof(*segs));
+	uint32_t nlanes = 0;
+	struct stallview sv;
+
+	if (!segs || stallview__init(&sv, r->d, r->flt)) {
+		free(segs);
+		return -ENOMEM;
+	}
+	json__obj(j, "stalls");
+	json__bool(j, "recorded", sv.recorded);
+	json__arr(j, "kinds");
+	for (unsigned k = 0; k < FR_DSTALL_NKINDS; k++)
+		json__str(j, NULL, dump__stall_kind_name(k));
+	json__end_arr(j);
+	for (int pass = 0; pass < 2; pass++) {
+		json__arr(j, pass ? "kind_ns" : "kind_count");
+		for (unsigned k = 0; k < FR_DSTALL_NKINDS; k++)
+			json__u64(j, NULL, pass ? sv.kind_ns[k] : sv.kind_n[k]);
+		json__end_arr(j);
+	}
+	json__arr(j, "lanes");
+	for (uint32_t i = 0; i < sv.nprocs && nlanes < FR_REPORT_STALL_LANES; i++) {
+		if (!r->pmap[sv.procs[i].proc])
+			continue;
+		json_stall_lane(j, r, &sv.procs[i], segs);
+		nlanes++;
+	}
+	json__end_arr(j);
+	json_stall_psi(j, r, &sv);
+	json__end_obj(j);
+	stallview__fini(&sv);
+	free(segs);
+	return 0;
 }
 
 /* Indexes of the @n processes with most samples, most first. */
@@ -840,10 +1079,15 @@ static int report__json(FILE *f, struct report *r, const char *path)
 	json__u64(&j, "execs", by_type[FR_DEV_EXEC]);
 	json__u64(&j, "ooms", by_type[FR_DEV_OOM]);
 	json__u64(&j, "pressure", by_type[FR_DEV_PRESSURE]);
+	json__u64(&j, "stalls", by_type[FR_DEV_STALL]);
+	json__u64(&j, "offcpu", by_type[FR_DEV_OFFCPU]);
 	json__end_obj(&j);
 	json_procs(&j, r);
 	json_stacks(&j, r);
+	json_offcpu(&j, r);
 	err = json_timeline(&j, r);
+	if (!err)
+		err = json_stalls(&j, r);
 	json_pressure(&j, r);
 	json_marks(&j, r);
 	if (!err)

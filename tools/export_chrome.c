@@ -12,6 +12,11 @@
  *   M  process_name, process_sort_index, thread_name (ts 0)
  *   i  CPU samples (scope t, name: the leaf frame, args.stack leaf first),
  *      exit, fork, exec and OOM kill (scope t, on the thread's track)
+ *   X  stalls (cat "stall": "direct reclaim", "memcg reclaim", ...) and
+ *      blocks off the CPU (cat "offcpu": "blocked", "sleep") as complete
+ *      slices [begin, end] on the thread's track; a slice that began
+ *      before the range starts at the range (args.begin_ns keeps the
+ *      truth). The sums of short stalls (stallsum) are not exported.
  *   C  PSI history, one series per (resource, source) on a "pressure"
  *      track: some_avg10, full_avg10 (%), and the stall of the last
  *      interval from the total= deltas (ms of stall per second)
@@ -156,7 +161,8 @@ static const char *thrd_name(const struct fr_dump *d, uint32_t proc, uint32_t ti
 
 static bool exported(const struct chrome *c, const struct fr_dump_event *e)
 {
-	return e->type >= FR_DEV_SAMPLE && e->type < FR_DEV_NTYPES && filter__match(c->flt, c->d, e);
+	return e->type >= FR_DEV_SAMPLE && e->type < FR_DEV_NTYPES && e->type != FR_DEV_STALLSUM &&
+	       filter__match(c->flt, c->d, e);
 }
 
 /*
@@ -310,6 +316,53 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 	view_event_json(&j, d, e);
 	if (e->type == FR_DEV_FORK)
 		json__u64(&j, "child_track", track_pid(e->child));
+	json__end_obj(&j);
+	end_event(c);
+}
+
+/* The slice name of stall kind @kind: what stalled, in a word or two. */
+static const char *stall_slice_name(unsigned kind)
+{
+	static const char *const names[FR_DSTALL_NKINDS] = {
+		[FR_DSTALL_RECLAIM] = "direct reclaim",
+		[FR_DSTALL_MEMCG] = "memcg reclaim",
+		[FR_DSTALL_COMPACT] = "compaction",
+		[FR_DSTALL_THROTTLE] = "reclaim throttle",
+		[FR_DSTALL_BLOCKED] = "blocked",
+		[FR_DSTALL_SLEEP] = "sleep",
+	};
+
+	return kind < FR_DSTALL_NKINDS ? names[kind] : "stall";
+}
+
+/*
+ * write_stall() - a stall or a block off the CPU as a complete slice on
+ * its thread's track, from its begin (at the earliest the range's start)
+ * to its end, with the event's fields in args.
+ */
+static void write_stall(struct chrome *c, const struct fr_dump_event *e)
+{
+	const struct fr_dump *d = c->d;
+	bool off = e->type == FR_DEV_OFFCPU;
+	uint64_t begin = off ? e->off.begin : e->stall.begin;
+	struct json j;
+
+	if (begin < c->r.start)
+		begin = c->r.start;
+	if (begin > e->ts)
+		begin = e->ts;
+	begin_event(c, "X", NULL, stall_slice_name(off ? e->off.kind : e->stall.kind),
+		    track_pid(e->proc), e->tid, begin);
+	fputs(",\"dur\":", c->f);
+	put_us(c->f, (int64_t)(e->ts - begin));
+	add_cat(c, off ? "offcpu" : "stall");
+	begin_args(c, &j);
+	json__str(&j, "type", dump__event_type_name(e->type));
+	json__u64(&j, "pid", d->proc[e->proc].pid);
+	json__u64(&j, "start_ns", d->proc[e->proc].start);
+	json__str(&j, "comm", dump__str(d, e->comm));
+	json__str(&j, "thread", export__thread_name(d, e));
+	view_event_json(&j, d, e);
 	json__end_obj(&j);
 	end_event(c);
 }
@@ -512,6 +565,8 @@ int export__chrome(const struct fr_dump *d, const struct filter *flt, FILE *f)
 			write_rss(&c, e);
 		else if (e->type == FR_DEV_MEMSYS || e->type == FR_DEV_MEMCG)
 			write_memory(&c, e);
+		else if (e->type == FR_DEV_STALL || e->type == FR_DEV_OFFCPU)
+			write_stall(&c, e);
 		else
 			write_lifecycle(&c, e);
 	}

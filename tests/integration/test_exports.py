@@ -4,7 +4,9 @@
 reused by frtool) exported as a Chrome/Perfetto trace, a pprof profile and
 folded stacks; each checked against its schema, the pprof one with a real
 decoder (protoc --decode on the gunzipped bytes), and --pid/--from/--to
-checked to select the same samples in every export. frspin is built with
+checked to select the same samples in every export. A vfork parent's wait
+(frstall vfork) is a complete slice on its thread, as long as the dump's
+event, inside the bounds the workload measured. frspin is built with
 -g: its pprof Line records and the report's frame positions must name
 tests/workloads/spin.c at the lines of its functions (a return address at
 its call's line), and inlined levels come innermost first."""
@@ -27,6 +29,10 @@ from harness import (memory_cgroup, FLIGHTREC, FRSPIN, Daemon, Tap, events, flig
                      processes, require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
+VFORK_MS = 300
+SLICE_NAMES = {"reclaim": "direct reclaim", "memcg": "memcg reclaim", "compaction": "compaction",
+               "throttle": "reclaim throttle", "blocked": "blocked", "sleep": "sleep"}
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 PROTO = os.path.join(ROOT, "tools", "profile.proto")
 SPIN_SRC = os.path.join(ROOT, "tests", "workloads", "spin.c")
@@ -277,9 +283,9 @@ def check_chrome(path, spin_pid, reuse_pid, evs, summary):
            not isinstance(e["pid"], int) or not isinstance(e["tid"], int) or
            not isinstance(e["ts"], (int, float)) or e["ts"] < 0 or not isinstance(e["name"], str)]
     tap.ok(te and not bad, f"chrome: each of the {len(te)} events has ph, ts >= 0, pid, tid, name", bad[:3])
-    tap.ok(all(e["ph"] in ("M", "i", "C") for e in te) and
+    tap.ok(all(e["ph"] in ("M", "i", "C", "X") for e in te) and
            all(e.get("s") in ("t", "p", "g") for e in te if e["ph"] == "i"),
-           "chrome: only M, i (with a scope) and C events")
+           "chrome: only M, i (with a scope), C and X events")
     tap.ok(all(e["name"] in ("process_name", "process_sort_index", "thread_name") and
                isinstance(e.get("args"), dict) for e in te if e["ph"] == "M"),
            "chrome: metadata events are process/thread names and sort indexes")
@@ -408,6 +414,65 @@ def check_chrome(path, spin_pid, reuse_pid, evs, summary):
     return trace
 
 
+def stalls_recorded(path):
+    """Does the dump record stalls (format 1.5 and [stalls] on)?"""
+    rc, out, _ = flightrec("stalls", "--json", path)
+    return rc == 0 and json.loads(out).get("recorded") is True
+
+
+def check_chrome_stalls(path, trace, evs, summary, vfork):
+    """Stall and offcpu events are complete slices on their thread's track."""
+    te = trace["traceEvents"]
+    ws = summary["window"]["start"]
+    want = [e for e in evs if e["type"] in ("stall", "offcpu")]
+    got = [e for e in te if e["ph"] == "X"]
+    if not stalls_recorded(path):
+        for _ in range(5):
+            tap.ok(True, "# SKIP the dump records no stalls (a kernel without the stall and "
+                   "off-CPU tracepoints, or [stalls] off)")
+        return
+    tap.eq(len(got), len(want), "chrome: one X slice per stall and offcpu event of the dump")
+    tap.ok(all(e.get("cat") == ("offcpu" if e["args"]["type"] == "offcpu" else "stall") and
+               e["dur"] >= 0 and SLICE_NAMES.get(e["args"]["kind"]) == e["name"] for e in got),
+           "chrome: a slice's cat is stall/offcpu, its name says its kind, its dur is >= 0", got[:2])
+    # One spelling per field, as events --json has it; ts and dur are the event's [begin, end].
+    own = {(e["pid"], e["start"], e["tid"], e["begin_ns"], e["kind"]): e for e in want}
+    bad = []
+    for e in got:
+        a = e["args"]
+        o = own.get((a["pid"], a["start_ns"], e["tid"], a["begin_ns"], a["kind"]))
+        fields = {k: v for k, v in a.items() if k not in ("type", "pid", "start_ns", "comm", "thread")}
+        clipped = a["begin_ns"] < ws
+        if (o is None or any(o.get(k) != v for k, v in fields.items()) or
+                (not clipped and abs(round(e["ts"] * 1000) + ws - a["begin_ns"]) > 1) or
+                abs(round((e["ts"] + e["dur"]) * 1000) + ws - (a["begin_ns"] + a["duration_ns"])) > 1):
+            bad.append((e, o))
+    tap.ok(not bad, "chrome: each slice spans its event's [begin, end] and its args spell the "
+           "fields as events --json does", bad[:2])
+    no_oom = [e for e in te if e["ph"] == "i" and e["name"].startswith("oom kill") and
+              e["args"].get("type") != "oom"]
+    tap.ok(not no_oom, "chrome: no stall event is mistaken for an OOM kill instant", no_oom[:2])
+
+    pid, tid, t0, t1 = vfork
+    mine = [e for e in want if e["type"] == "offcpu" and e["kind"] == "blocked" and e["pid"] == pid and
+            e["tid"] == tid and t0 <= e["begin_ns"] and e["begin_ns"] + e["duration_ns"] <= t1]
+    ev = max(mine, key=lambda e: e["duration_ns"]) if mine else None
+    if not tap.ok(ev is not None and ev["duration_ns"] >= VFORK_MS * 0.9e6,
+                  f"the dump has the vfork parent's blocked wait ({VFORK_MS} ms) inside the bounds "
+                  f"frstall measured", [e for e in want if e["pid"] == pid]):
+        return
+    tracks = process_tracks(trace, pid)
+    sl = [e for e in got if e["pid"] in tracks and tracks[e["pid"]]["start_ns"] == ev["start"] and
+          e["tid"] == tid and e["name"] == "blocked" and e["cat"] == "offcpu" and
+          abs(round(e["ts"] * 1000) + ws - ev["begin_ns"]) <= 1]
+    tap.ok(len(sl) == 1 and abs(sl[0]["dur"] * 1000 - ev["duration_ns"]) <= 0.05 * ev["duration_ns"] and
+           t0 <= round(sl[0]["ts"] * 1000) + ws and round((sl[0]["ts"] + sl[0]["dur"]) * 1000) + ws <= t1 and
+           sl[0]["args"]["pid"] == pid,
+           f"chrome: the vfork parent's wait is an X slice \"blocked\" on its process's track and its "
+           f"thread {tid}, dur within 5% of the event's {ev['duration_ns'] / 1e6:.3f} ms",
+           [sl, ev, tracks])
+
+
 def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
     out = os.path.join(tmp, "profile.pb.gz")
     rc, _, err = export("--format", "pprof", "-o", out, path)
@@ -419,15 +484,19 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
     prof = Profile(data)
     tap.ok(prof.rc == 0 and prof.text, "pprof: protoc --decode perftools.profiles.Profile reads it", prof.err)
     tap.eq(prof.strings[:1], [""], "pprof: string_table[0] is empty")
-    tap.eq(prof.value_types("sample_type"), [("samples", "count"), ("cpu", "nanoseconds")],
-           "pprof: sample_type samples/count, cpu/nanoseconds")
+    tap.eq(prof.value_types("sample_type"), [("samples", "count"), ("cpu", "nanoseconds"), ("offcpu", "nanoseconds")],
+           "pprof: sample_type samples/count, cpu/nanoseconds, offcpu/nanoseconds")
     period = 10**9 // summary["meta"]["frequency"]
     tap.ok(prof.value_types("period_type") == [("cpu", "nanoseconds")] and one(prof.msg, "period") == period,
            f"pprof: period_type cpu/nanoseconds, period {period} (1e9 / frequency)")
-    tap.ok(all(len(s["value"]) == 2 and s["value"][1] == s["value"][0] * period for s in prof.samples),
-           "pprof: every sample has count and count x period ns")
+    tap.ok(all(len(s["value"]) == 3 and s["value"][1] == s["value"][0] * period and s["value"][2] >= 0
+               for s in prof.samples),
+           "pprof: every sample has count, count x period ns and its ns off the CPU")
     nsamp = len([e for e in evs if e["type"] == "sample"])
     tap.eq(prof.count(), nsamp, "pprof: the counts add up to the dump's samples")
+    tap.eq(sum(s["value"][2] for s in prof.samples),
+           sum(e["duration_ns"] for e in evs if e["type"] == "offcpu"),
+           "pprof: the offcpu values add up to the dump's offcpu events' time")
     # The test's own processes: another process that dlcloses and dlopens a
     # library at another address has two stacks with the same locations
     # (a location's address is its offset in the file).
@@ -441,8 +510,8 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
                s["labels"]["start_unit"] == "nanoseconds" for s in prof.samples),
            "pprof: labels pid, start (numbers, start in ns) and comm, thread (strings)", prof.samples[:1])
     fn = {prof.functions.get(one(x["line"][-1], "function_id")) for x in prof.locations.values() if x.get("line")}
-    named = {f for e in evs if e["type"] == "sample" for f in e["stack"] if not unresolved(f)}
-    if any(e["type"] == "sample" and not e["stack"] for e in evs):
+    named = {f for e in evs if e["type"] in ("sample", "offcpu") for f in e["stack"] if not unresolved(f)}
+    if any(e["type"] in ("sample", "offcpu") and not e["stack"] for e in evs):
         named.add("[no_stack]")
     tap.ok(fn == named and ({"fr_spin_leaf", "fr_spin_middle", "fr_spin_outer"} <= fn or
                             not symbolized(evs, spin_pid)),
@@ -495,7 +564,7 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
     # An unresolved frame is a location with only its address: outside any
     # binary the address events --json shows, in a binary its file offset
     # (and that mapping does not claim to have every function).
-    hexes = {f for e in evs if e["type"] == "sample" for f in e["stack"] if f.startswith("0x")}
+    hexes = {f for e in evs if e["type"] in ("sample", "offcpu") for f in e["stack"] if f.startswith("0x")}
     unres = [x for x in prof.locations.values() if not x.get("line")]
     bad = [x for x in unres if (not one(x, "mapping_id") and hex(one(x, "address")) not in hexes) or
            (one(x, "mapping_id") and one(prof.mappings[one(x, "mapping_id")], "has_functions", False))]
@@ -723,6 +792,10 @@ def main():
                       f"rc={rrc} out={line!r} err={reuse.stderr.read()!r}"):
             return
         reuse_pid = int(line)
+        p = subprocess.run([FRSTALL, "vfork", str(VFORK_MS)], capture_output=True, text=True)
+        vfork = [int(x) for x in p.stdout.split()]
+        if not tap.ok(p.returncode == 0 and len(vfork) == 4, "frstall vfork ran", p.stderr):
+            return
         time.sleep(1)
         path = d.dump()
         if not tap.ok(path is not None, "SIGUSR1 writes a dump", d.log()):
@@ -734,6 +807,8 @@ def main():
 
         check_cli(path, tmp)
         trace = check_chrome(path, spin.pid, reuse_pid, evs, summary)
+        if trace is not None:
+            check_chrome_stalls(path, trace, evs, summary, vfork)
         prof = check_pprof(path, tmp, spin.pid, reuse_pid, evs, summary)
         check_report_lines(path, tmp, spin.pid, evs)
         skipped = summary["losses"].get("dump_lines_skipped")

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """flightrec report end to end: a real dump from the real daemon (CPU-bound
 workload with known function names, a process that exits 3, a command line
-holding "</script>"), the HTML page it makes (self-contained, data that
-cannot close its script element, the filters), and the page rendered in
+holding "</script>", a vfork parent blocked for a known time), the HTML
+page it makes (self-contained, data that cannot close its script element,
+the filters, the stall lanes, the off-CPU flame graph's data and the PSI
+comparison as `flightrec stalls` has them), and the page rendered in
 headless Chromium: no script error, the flame graph shows the workload's
-functions, clicking, searching, choosing a process and sorting work, an
+functions, clicking, searching, choosing a process and sorting work, the
+vfork parent has its stall lane and its blocked time in the off-CPU tab, an
 empty range and a synthetic dump of thousands of processes and tens of
 thousands of stacks render too, and a screenshot is a real picture."""
 import html.parser
@@ -24,6 +27,9 @@ import zlib
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FLIGHTREC, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
                      require_root_bpf, show)
+
+FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
+VFORK_MS = 500
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -216,6 +222,54 @@ try {
 """
 
 
+# The off-CPU tab, driven inside the rendered page.
+OFF_DRIVER = r"""
+<pre id="driver"></pre>
+<script>
+(function () {
+var out = {};
+function q(s) { return document.querySelector(s); }
+function qa(s) { return Array.prototype.slice.call(document.querySelectorAll(s)); }
+try {
+	q('#flame-tab-off').click();
+	out.title = q('#flame-title').textContent;
+	out.selected = q('#flame-tab-off').getAttribute('aria-selected');
+	out.all = q('#flame-total').textContent;
+	out.frames = qa('#flame .f').map(function (f) { return f.textContent; });
+	var f = qa('#flame .f').filter(function (f) { return f.textContent === 'kernel_clone'; })[0];
+	if (f) {
+		f.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: 50, clientY: 50 }));
+		out.tip = q('#tip').textContent;
+	}
+	var sel = q('#flame-proc');
+	var opt = Array.prototype.slice.call(sel.options).filter(function (o) { return o.textContent.indexOf('frstall @PID@ ') === 0; })[0];
+	out.option = opt ? opt.textContent : null;
+	if (opt) {
+		sel.value = opt.value;
+		sel.dispatchEvent(new Event('change'));
+		out.total = q('#flame-total').textContent;
+		out.top = qa('#flame .f').filter(function (f) { return f.style.top === '0px'; }).map(function (f) { return f.textContent; });
+	}
+	q('#flame-tab-cpu').click();
+	out.back = q('#flame-title').textContent;
+} catch (e) {
+	out.error = String(e && e.stack || e);
+}
+q('#driver').textContent = JSON.stringify(out);
+})();
+</script>
+"""
+
+
+def fmt_ns(ns):
+    """Nanoseconds as the page writes them (fmtNs)."""
+    if ns >= 1e9:
+        return f"{ns / 1e9:.3f} s"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.3f} ms"
+    return f"{ns / 1e3:.1f} \u00b5s"
+
+
 def synthetic(real):
     """A data object of the page's schema at scale: 3000 processes, 30000
     stacks up to 60 frames deep, 2000 frame names, long pressure series,
@@ -314,7 +368,9 @@ try:
     spin = subprocess.Popen([FRSPIN, "--seconds", "3", "--threads", "2"])
     hostile = subprocess.Popen(["sh", "-c", "sleep 6", HOSTILE])
     subprocess.run(["sh", "-c", "exit 3"])
-    time.sleep(2.0)
+    vf = subprocess.run([FRSTALL, "vfork", str(VFORK_MS)], capture_output=True, text=True)
+    vfork = [int(x) for x in vf.stdout.split()] if vf.returncode == 0 else []
+    time.sleep(1.5)
     path = d.dump()
     spin.wait()
     hostile.kill()
@@ -378,6 +434,63 @@ tap.ok(data["triggers"] and data["triggers"][0]["type"] == "signal" and str(os.g
        "the trigger, with its reason")
 tap.ok(any(l["key"] == "bpf_reserve_failed" and "cpus" in l for l in data["losses"]), "the loss counters, per CPU")
 
+# --- stalls: the lanes, the off-CPU flame graph's data, PSI beside the recorded memory stalls ---
+rc, out, _ = flightrec("stalls", "--json", dump)
+sv = json.loads(out) if rc == 0 else {}
+tap.ok(len(vfork) == 4, "frstall vfork ran", vf.stderr)
+vpid, vtid, vt0, vt1 = vfork if len(vfork) == 4 else (0, 0, 0, 0)
+vrow = [i for i, x in enumerate(data["procs"]) if x[F["pid"]] == vpid]
+vev = max([e for e in evs if e["type"] == "offcpu" and e["kind"] == "blocked" and e["pid"] == vpid and
+           e["tid"] == vtid and vt0 <= e["begin_ns"] and e["begin_ns"] + e["duration_ns"] <= vt1],
+          key=lambda e: e["duration_ns"], default=None)
+ST = data.get("stalls", {})
+tap.eq(ST.get("recorded"), sv.get("recorded"), "the data says whether the dump records stalls, as `stalls` does")
+if not sv.get("recorded"):
+    for _ in range(6):
+        tap.ok(True, "# SKIP the dump records no stalls (a kernel without the stall and off-CPU "
+               "tracepoints, or [stalls] off)")
+else:
+    tap.ok(vev is not None and vev["duration_ns"] >= VFORK_MS * 0.9e6 and len(vrow) == 1,
+           f"the dump has the vfork parent's blocked wait ({VFORK_MS} ms)", [e for e in evs if e["pid"] == vpid][:3])
+    kinds = ST.get("kinds", [])
+    tap.eq([ST.get("kind_count", [None])[k] for k in range(len(kinds))],
+           [sv["kinds"][k]["count"] for k in kinds], "the stall counts per kind are those of `flightrec stalls`")
+    lanes = ST.get("lanes", [])
+    want = [(x["pid"], x["start"] // 1000) for x in sv["processes"][:8]]
+    got = [(data["procs"][ln["proc"]][F["pid"]], data["procs"][ln["proc"]][F["start"]]) for ln in lanes]
+    tap.eq(got, want, "a stall lane for each of the 8 processes that stalled longest, in `stalls` order")
+    vl = [ln for ln in lanes if vrow and ln["proc"] == vrow[0]]
+    blocked = kinds.index("blocked") if "blocked" in kinds else -1
+    seg = [sg for ln in vl for sg in ln["segs"] if sg[2] == blocked and sg[3] == vtid and vev and
+           abs(sg[0] * 1000 - (vev["begin_ns"] - data["origin_boot_us"] * 1000)) < 2000]
+    tap.ok(len(vl) == 1 and len(seg) == 1 and
+           abs((seg[0][1] - seg[0][0]) * 1000 - vev["duration_ns"]) <= 0.05 * vev["duration_ns"],
+           "the vfork parent's lane has its blocked wait as a segment [begin, end] on its thread",
+           [vl[:1], vev])
+    O = data.get("offcpu", {})
+    want_off = {}
+    for e in evs:
+        if e["type"] == "offcpu":
+            want_off[(e["pid"], e["start"])] = want_off.get((e["pid"], e["start"]), 0) + e["duration_ns"]
+    got_off = {}
+    for p_, _s, _k, ns in O.get("samples", []):
+        key = (data["procs"][p_][F["pid"]], data["procs"][p_][F["start"]])
+        got_off[key] = got_off.get(key, 0) + ns
+    tap.ok(O.get("ns") == sum(want_off.values()) and
+           {(p_, s_ // 1000): n for (p_, s_), n in want_off.items()} == got_off,
+           "the off-CPU flame graph's data weighs each process's stacks by its offcpu events' time",
+           [O.get("ns"), sum(want_off.values())])
+    vstacks = [data["stacks"][s_] for p_, s_, _k, _n in O.get("samples", []) if vrow and p_ == vrow[0] and s_ >= 0]
+    tap.ok(any(st and names[st[-1]] == "kernel_clone" for st in vstacks),
+           "the vfork parent's off-CPU stacks, root first, include one that ends in kernel_clone",
+           [[names[x] for x in st] for st in vstacks][:2])
+    P_ = ST.get("psi", {})
+    tap.ok(P_.get("present") == sv["psi"]["present"] and "PSI" in P_.get("note", "") and
+           all(P_.get(k) == sv["psi"].get(k) for k in ("note", "some_us", "full_us", "recorded_memory_stall_ns")
+               if sv["psi"]["present"]),
+           "the PSI comparison: some and full stall time, the recorded memory stalls and why they "
+           "differ, as `stalls` has them", [P_, sv.get("psi")])
+
 pid_page = os.path.join(tmp, "pid.html")
 rc, _, err = flightrec("report", f"--pid={spin.pid}", dump, "-o", pid_page)
 pdata = data_of(pid_page)[0] if rc == 0 else None
@@ -390,6 +503,16 @@ rc, _, err = flightrec("report", "--from=1000", dump, "-o", empty_page)
 edata = data_of(empty_page)[0] if rc == 0 else None
 tap.ok(edata and not edata["samples"] and not edata["pressure"] and not edata["marks"]["exit"],
        "--from after the window: a page with no samples, pressure or exits", err)
+tap.ok(edata and not edata["stalls"]["lanes"] and not edata["offcpu"]["samples"] and edata["offcpu"]["ns"] == 0,
+       "--from after the window: no stall lane, no off-CPU time")
+if len(vfork) == 4 and vev:
+    vpage = os.path.join(tmp, "vfork.html")
+    rc, _, err = flightrec("report", f"--pid={vpid}", dump, "-o", vpage)
+    vdata = data_of(vpage)[0] if rc == 0 else None
+    vlanes = vdata["stalls"]["lanes"] if vdata else []
+    tap.ok(len(vlanes) == 1 and vdata["procs"][vlanes[0]["proc"]][F["pid"]] == vpid and
+           vdata["offcpu"]["ns"] == sum(e["duration_ns"] for e in evs if e["type"] == "offcpu" and e["pid"] == vpid),
+           "--pid=PID: the stall lane and the off-CPU time of that process alone", err)
 
 # --- in the browser ---
 if not browser:
@@ -416,6 +539,23 @@ if dom:
            "markers for the trigger and the exits")
     tap.ok("signal" in dom.text("triggers") and str(os.getpid()) in dom.text("triggers"), "the trigger section")
     tap.ok("bpf_reserve_failed" in dom.text("losses"), "the loss table")
+    if sv.get("recorded") and vev and vrow:
+        li = [k for k, ln in enumerate(ST["lanes"]) if ln["proc"] == vrow[0]]
+        lbl = dom.text(f"stall-lane-{li[0]}") if li else ""
+        tap.ok(lbl.startswith(f"frstall {vpid} ") and "blocked (D) " in lbl and
+               dom.count.get("rect.k-blocked", 0) >= 1 and dom.count.get("rect.stall-lane", 0) == len(ST["lanes"]),
+               "the timeline draws a stall lane per process, the vfork parent's labelled with its blocked time",
+               [lbl, dom.count.get("rect.k-blocked"), dom.count.get("rect.stall-lane")])
+        tap.ok("blocked (D)" in dom.text("stall-legend") and "memcg reclaim" in dom.text("stall-legend"),
+               "a legend names the stall kinds and their colours", dom.text("stall-legend"))
+        ps, cmp_ = ST["psi"], dom.text("stall-psi")
+        tap.ok(ps["note"] in cmp_ and (not ps["present"] or
+                                       f"PSI some {fmt_ns(ps['some_us'] * 1000)}" in cmp_ and
+                                       fmt_ns(ps["recorded_memory_stall_ns"]) in cmp_),
+               "the page shows PSI memory some beside the recorded memory stalls, and why they differ", cmp_)
+    else:
+        for _ in range(3):
+            tap.ok(True, "# SKIP no recorded stalls or no vfork wait in the dump (checked above)")
 
 drv_page = os.path.join(tmp, "driven.html")
 with open(drv_page, "w", encoding="utf-8") as f:
@@ -450,6 +590,33 @@ tap.ok(bys and bys == sorted(bys, reverse=True) and bys[0] == len(spin_samples),
 
 tap.ok(len(drv.get("filtered", [])) == 1 and drv["filtered"][0][1] == hostile_cmd,
        "the table filter finds the '</script>' command line, shown as text", drv.get("filtered"))
+
+off_page = os.path.join(tmp, "offcpu.html")
+with open(off_page, "w", encoding="utf-8") as f:
+    f.write(text.replace("</body>", OFF_DRIVER.replace("@PID@", str(vpid)) + "</body>", 1))
+dom = render(browser, off_page, "off-CPU tab")
+off = {}
+if dom:
+    try:
+        off = json.loads(dom.text("driver"))
+    except ValueError:
+        off = {"error": f"no driver output: {dom.text('driver')!r}"}
+if sv.get("recorded") and vev:
+    vns = sum(e["duration_ns"] for e in evs if e["type"] == "offcpu" and e["pid"] == vpid)
+    tap.ok("error" not in off and "blocked time" in off.get("title", "") and off.get("selected") == "true" and
+           fmt_ns(data["offcpu"]["ns"]) + " blocked" in off.get("all", ""),
+           "the off-CPU tab: its title and total say blocked time", off)
+    tap.ok("kernel_clone" in off.get("frames", []) and "blocked" in off.get("tip", ""),
+           "the off-CPU flame graph draws the vfork wait's kernel_clone, hovering it shows blocked time",
+           [off.get("tip"), len(off.get("frames", []))])
+    tap.ok(f"frstall {vpid} " in (off.get("option") or "") and
+           off.get("total", "").startswith(f"\u2014 {fmt_ns(vns)} blocked of frstall {vpid} ") and
+           (off.get("top") or [""])[0].startswith(f"frstall {vpid} "),
+           f"choosing the vfork parent draws its {fmt_ns(vns)} blocked alone", [off.get("option"), off.get("total")])
+    tap.eq(off.get("back"), "CPU flame graph", "the CPU tab comes back")
+else:
+    for _ in range(4):
+        tap.ok(True, "# SKIP no recorded stalls or no vfork wait in the dump (checked above)")
 
 dom = render(browser, empty_page, "empty range")
 if dom:
