@@ -173,6 +173,8 @@ struct pprof {
 	struct fr_hashmap func_ids;		/* (name, system name, file ids) -> function id */
 	struct fr_hashmap loc_ids;		/* (mapping and function, address, lines) -> location id */
 	struct fr_hashmap sample_ids;	/* (stack, proc, thread name id) -> sample index + 1 */
+	struct fr_hashmap stack_ids;	/* hash of a location list -> its first stack index + 1 */
+	uint32_t *stack_canon;		/* [stack index + 1]: that stack's canonical one + 1 */
 	int64_t *func_name;		/* [function id - 1]: string id */
 	int64_t *func_sys;		/* [function id - 1]: string id of the mangled name */
 	int64_t *func_file;		/* [function id - 1]: string id of the source file */
@@ -403,23 +405,59 @@ static int stack_locations(struct pprof *p, uint32_t stack)
 }
 
 /*
+ * The first stack of @stack's location list (its locations made): two
+ * stacks of the dump can name the same locations (frames cut at a bogus
+ * return address, addresses of one file offset), and a profile has one
+ * sample per distinct list. Returns its index + 1, or 0 on -ENOMEM.
+ */
+static uint32_t canonical_stack(struct pprof *p, uint32_t stack)
+{
+	const uint64_t *ids = p->stack_locs[stack];
+	uint32_t n = p->stack_nlocs[stack], *first, self = stack + 1;
+	uint64_t h;
+
+	if (p->stack_canon[stack])
+		return p->stack_canon[stack];
+	h = fr_hash64(ids, (size_t)n * sizeof(*ids), n);
+	first = fr_hashmap__find(&p->stack_ids, &h);
+	if (!first) {
+		if (fr_hashmap__insert(&p->stack_ids, &h, &self))
+			return 0;
+		first = &self;
+	}
+	if (p->stack_nlocs[*first - 1] != n ||
+	    memcmp(p->stack_locs[*first - 1], ids, (size_t)n * sizeof(*ids)))
+		first = &self;	/* a hash collision: a sample of its own */
+	p->stack_canon[stack] = *first;
+	return *first;
+}
+
+/*
  * Count sample event @e (or add offcpu event @e's time blocked) into its
- * (stack, incarnation, thread name).
+ * (location list, incarnation, thread name).
  */
 static int add_sample(struct pprof *p, const struct fr_dump_event *e)
 {
 	const struct fr_dump *d = p->d;
 	int64_t thread = strtab__id(&p->st, export__thread_name(d, e));
-	uint64_t k[3] = { e->stack, e->proc, (uint64_t)thread };
 	bool off = e->type == FR_DEV_OFFCPU;
-	uint64_t off_ns = off ? e->ts - e->off.begin : 0;
-	uint32_t v;
+	uint64_t off_ns = off ? e->ts - e->off.begin : 0, k[3];
+	uint32_t v, canon;
 	int r;
 
 	if (thread < 0)
 		return -ENOMEM;
 	if (e->stack > d->nstack)
 		return -EINVAL;
+	r = stack_locations(p, e->stack);
+	if (r)
+		return r;
+	canon = canonical_stack(p, e->stack);
+	if (!canon)
+		return -ENOMEM;
+	k[0] = canon - 1;
+	k[1] = e->proc;
+	k[2] = (uint64_t)thread;
 	r = keymap__get(&p->sample_ids, k, p->nsmp + 1, &v);
 	if (r < 0)
 		return r;
@@ -431,14 +469,14 @@ static int add_sample(struct pprof *p, const struct fr_dump_event *e)
 	if (fr_grow32((void **)&p->smp, &p->capsmp, p->nsmp + 1, sizeof(*p->smp)))
 		return -ENOMEM;
 	p->smp[p->nsmp] = (struct pp_sample){
-		.stack = e->stack, .proc = e->proc, .thread = thread, .count = !off,
+		.stack = canon - 1, .proc = e->proc, .thread = thread, .count = !off,
 		.offcpu_ns = off_ns,
 		.comm = strtab__id(&p->st, dump__str(d, d->proc[e->proc].comm)),
 	};
 	if (p->smp[p->nsmp].comm < 0)
 		return -ENOMEM;
 	p->nsmp++;
-	return stack_locations(p, e->stack);
+	return 0;
 }
 
 static int pprof__init(struct pprof *p, const struct fr_dump *d, const struct filter *flt)
@@ -452,8 +490,10 @@ static int pprof__init(struct pprof *p, const struct fr_dump *d, const struct fi
 	p->frame_loc = calloc(d->nframe + 1, sizeof(*p->frame_loc));
 	p->stack_locs = calloc(d->nstack + 1, sizeof(*p->stack_locs));
 	p->stack_nlocs = calloc(d->nstack + 1, sizeof(*p->stack_nlocs));
-	if (!p->loc || !p->map || !p->bin_map || !p->frame_loc ||
-	    !p->stack_locs || !p->stack_nlocs || strtab__id(&p->st, "") != 0)
+	p->stack_canon = calloc(d->nstack + 1, sizeof(*p->stack_canon));
+	fr_hashmap__init(&p->stack_ids, sizeof(uint64_t), sizeof(uint32_t), NULL, NULL, NULL);
+	if (!p->loc || !p->map || !p->bin_map || !p->frame_loc || !p->stack_locs ||
+	    !p->stack_nlocs || !p->stack_canon || strtab__id(&p->st, "") != 0)
 		return -ENOMEM;
 	return 0;
 }
@@ -464,6 +504,8 @@ static void pprof__fini(struct pprof *p)
 		free(p->stack_locs[i]);
 	free(p->stack_locs);
 	free(p->stack_nlocs);
+	free(p->stack_canon);
+	fr_hashmap__fini(&p->stack_ids);
 	free(p->frame_loc);
 	free(p->bin_map);
 	free(p->map);

@@ -155,6 +155,7 @@ struct encoder {
 	uint32_t space_cap;
 	uint32_t *stack_ids;		/* window stack id of each dump stack */
 	uint64_t *stack_ts;		/* its first sample: which exec era it is of */
+	uint8_t *stack_cpu;		/* a CPU sample's stack (not only a stall's or an OOM's) */
 	uint64_t cursor;
 	uint64_t last_ts;
 	bool loss_added;
@@ -443,26 +444,35 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	return err ? err : id_put(&e->proc_of_slot, slot, *idx);
 }
 
-static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, uint32_t *idx)
+/*
+ * The dump's index of window stack @id, first seen at @ts, made on first
+ * sight; @cpu: a CPU sample's (symbolized first, see encoder__prepare()).
+ */
+static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uint32_t *idx)
 {
 	struct fr_dump *d = e->d;
-	uint32_t cap, cap2;
+	uint32_t cap, cap2, cap3;
 	int err;
 
-	if (id_get(&e->stack_of_id, id, idx))
+	if (id_get(&e->stack_of_id, id, idx)) {
+		e->stack_cpu[*idx] |= cpu;
 		return 0;
-	cap = cap2 = e->stack_cap;
+	}
+	cap = cap2 = cap3 = e->stack_cap;
 	err = fr_grow32((void **)&d->stack, &e->stack_cap, d->nstack + 1, sizeof(*d->stack));
 	if (!err)
 		err = fr_grow32((void **)&e->stack_ids, &cap, d->nstack + 1, sizeof(*e->stack_ids));
 	if (!err)
 		err = fr_grow32((void **)&e->stack_ts, &cap2, d->nstack + 1, sizeof(*e->stack_ts));
+	if (!err)
+		err = fr_grow32((void **)&e->stack_cpu, &cap3, d->nstack + 1, sizeof(*e->stack_cpu));
 	if (err)
 		return err;
 	*idx = d->nstack++;
 	memset(&d->stack[*idx], 0, sizeof(d->stack[0]));
 	e->stack_ids[*idx] = id;
 	e->stack_ts[*idx] = ts;
+	e->stack_cpu[*idx] = cpu;
 	return id_put(&e->stack_of_id, id, *idx);
 }
 
@@ -525,7 +535,7 @@ static int collect_oom(struct encoder *e, const struct fr_event *ev)
 	if (ev->arg)
 		err = proc_of(e, ev->arg, &tmp);
 	if (!err && ev->tid)
-		err = stack_of(e, ev->tid, ev->ts, &tmp);
+		err = stack_of(e, ev->tid, ev->ts, false, &tmp);
 	if (err)
 		return err;
 	intern__copy(e->in.t->strs, ev->ref, &o, sizeof(o));
@@ -538,7 +548,7 @@ static int collect_stall(struct encoder *e, const struct fr_event *ev)
 {
 	struct fr_stall_info si = {};
 	uint32_t tmp;
-	int err = ev->arg ? stack_of(e, ev->arg, ev->ts, &tmp) : 0;
+	int err = ev->arg ? stack_of(e, ev->arg, ev->ts, false, &tmp) : 0;
 
 	if (err)
 		return err;
@@ -566,7 +576,7 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	switch (ev->type) {
 	case FR_EV_SAMPLE:
 		e->st.uend[(ev->flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT]++;
-		return ev->ref ? stack_of(e, ev->ref, ev->ts, &tmp) : 0;
+		return ev->ref ? stack_of(e, ev->ref, ev->ts, true, &tmp) : 0;
 	case FR_EV_FORK:
 		return proc_of(e, ev->ref, &tmp);
 	case FR_EV_EXEC:
@@ -588,7 +598,7 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	case FR_EV_STALL:
 		return collect_stall(e, ev);
 	case FR_EV_OFFCPU:
-		return ev->arg ? stack_of(e, ev->arg, ev->ts, &tmp) : 0;
+		return ev->arg ? stack_of(e, ev->arg, ev->ts, false, &tmp) : 0;
 	default:
 		return 0;
 	}
@@ -1204,6 +1214,7 @@ void encoder__free(struct encoder *e)
 	free(e->spaces);
 	free(e->stack_ids);
 	free(e->stack_ts);
+	free(e->stack_cpu);
 	fr_hashmap__fini(&e->space_of_slot);
 	fr_hashmap__fini(&e->bin_of);
 	fr_hashmap__fini(&e->frame_of);
@@ -1240,11 +1251,19 @@ int encoder__prepare(struct encoder *e)
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
 	if (e->in.resolve_timeout_ns)
 		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
-	for (uint32_t i = 0; i < e->d->nstack; i++) {
-		err = symbolize_stack(e, i);
-		if (err)
-			return err;
-	}
+	/*
+	 * The CPU samples' stacks first, then the stalls', blocks' and OOM
+	 * dossiers': the resolve_timeout deadlines (reads, then source
+	 * lines, which come in the order frames were made) cut the latter.
+	 */
+	for (int cpu = 1; cpu >= 0; cpu--)
+		for (uint32_t i = 0; i < e->d->nstack; i++) {
+			if (e->stack_cpu[i] != cpu)
+				continue;
+			err = symbolize_stack(e, i);
+			if (err)
+				return err;
+		}
 	return lines_pass(e);
 }
 
