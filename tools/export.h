@@ -4,9 +4,11 @@
  *
  *   chrome  Trace Event Format JSON (ui.perfetto.dev, chrome://tracing):
  *           one process track per incarnation (pid, start), CPU samples
- *           as thread instants, lifecycle events, PSI counters, triggers
+ *           as thread instants, lifecycle events, stalls and blocks as
+ *           thread slices, RSS, memory and PSI counters, triggers
  *   pprof   gzip-compressed perftools.profiles.Profile (tools/profile.proto)
- *           for go tool pprof, Pyroscope and Parca
+ *           for go tool pprof, Pyroscope and Parca: CPU samples and time
+ *           blocked off the CPU
  *   folded  what "flightrec folded" prints (cmd_export.c runs it)
  *
  * Every export keeps the events that pass the shared --pid/--from/--to
