@@ -6,6 +6,7 @@
                          [--only LIST] [--rounds N] [--dumps N] [--perf-dumps N]
                          [--stacks-rounds N] [--stacks-seconds S]
                          [--footprint-seconds S] [--memory-rounds N]
+                         [--stalls-rounds N] [--stalls-seconds S]
 
 Runs, in one go and as root, with the binaries of a build directory:
 
@@ -30,6 +31,12 @@ Runs, in one go and as root, with the binaries of a build directory:
              on_rss time per call (bpf_stats), the job's CPU with the ledger
              against rss_ledger = false, entries per second at 4 steps, bytes
              it adds to a 30 s dump
+  stalls     [stalls] under two ping-pong pairs (>= 100 k context switches/s)
+             beside the compression job: on_switch time per call (bpf_stats)
+             at the default thresholds, at 0 and with offcpu_sleep; user stacks
+             captured and events per second; the workload's CPU against
+             stalls = offcpu = false; the reclaim programs per call under a
+             memcg thrash (needs build/tests/integration/frstall and frtool)
 
 prints a table (metric, ours, perf, ratio, target, pass/miss) and, unless
 --quick without --out, writes the Markdown report (default
@@ -1464,6 +1471,491 @@ def bench_memory(b, o, res):
             "mem_dump_added": added}
 
 
+STALL_PAIRS = 2             # ping-pong pairs beside the compression job (on 2 CPUs, one
+                            # pair and the job switched ~60 k times/s, two ~100 k)
+STALL_CG_MIB = 64           # the memcg thrash: a file of STALL_THRASH_MIB in a cgroup this big
+STALL_THRASH_MIB = 256
+# (name, [stalls] section, label): the configurations the stalls case interleaves
+STALL_CONFIGS = (("off", "stalls = false\noffcpu = false\n", "stalls = false, offcpu = false"),
+                 ("defaults", "", "defaults (min_stall = min_block = 1ms)"),
+                 ("zero", "min_stall = 0s\nmin_block = 0s\n", "min_stall = min_block = 0s"),
+                 ("sleep", "offcpu_sleep = true\n", "offcpu_sleep = true"))
+STALL_LABEL = {n: label for n, _, label in STALL_CONFIGS}
+STALL_PROGS = ("on_memcg_reclaim_begin", "on_memcg_reclaim_end", "on_reclaim_begin",
+               "on_reclaim_end", "on_compact_begin", "on_compact_end", "on_throttled")
+PF_KTHREAD = 0x00200000
+
+
+def stall_daemon(b, o, name, section):
+    """A daemon at 99 Hz with @section as its [stalls], ready and settled."""
+    d = Daemon(b, o.workdir, name, 99, extra="\n[stalls]\n" + section)
+    d.ready()
+    settle(d.pid, 3.0 if o.quick else 10.0)
+    return d
+
+
+def ctxt_total():
+    """Context switches of the whole machine since boot (/proc/stat ctxt)."""
+    with open("/proc/stat") as f:
+        for line in f:
+            if line.startswith("ctxt "):
+                return int(line.split()[1])
+    return 0
+
+
+def reap_cpu(p, block=True):
+    """Reap the Popen child @p with wait4: its CPU in seconds (with the children it
+    reaped), or None when it has not exited and @block is false."""
+    pid, status, ru = os.wait4(p.pid, 0 if block else os.WNOHANG)
+    if not pid:
+        return None
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return ru.ru_utime + ru.ru_stime
+
+
+def pingpong_stop(p, secs):
+    """Reap a ping-pong pair started for @secs: (round trips, CPU of both processes).
+    frstall's parent waits for its child once @secs are over, and the child still
+    holds the write end of the pipe it reads, so it sees no EOF: once the parent
+    waits, the child is killed, and the parent reaps it and prints its rate."""
+    deadline = mono() + secs + 30
+    while True:
+        cpu = reap_cpu(p, block=False)
+        if cpu is not None:
+            break
+        if mono() > deadline:
+            raise RuntimeError("frstall pingpong did not end")
+        try:
+            with open(f"/proc/{p.pid}/wchan") as f:
+                waits = f.read().strip() == "do_wait"
+        except OSError:
+            waits = False
+        if waits:
+            for c in descendants(p.pid):
+                try:
+                    os.kill(c, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.05)
+    out = p.stdout.read().split()
+    if p.returncode or not out:
+        raise RuntimeError(f"frstall pingpong failed ({p.returncode})")
+    return float(out[-1]) * secs, cpu
+
+
+def stall_workload(b, secs):
+    """The context-switch-heavy workload for @secs: STALL_PAIRS ping-pong pairs and the
+    compression job (fr-bench-work --seconds) side by side. Their work and CPU."""
+    pps, wk = [], None
+    pp_argv = [b.frstall, "pingpong", f"{secs:g}"]
+    wk_argv = [b.work, "--seconds", f"{secs:g}", "--spawn-every", str(SPAWN_EVERY)]
+    note_cmd(f"stalls: ping-pong (×{STALL_PAIRS}, beside the compression job)", pp_argv)
+    note_cmd("stalls: the compression job, beside the ping-pong", wk_argv)
+    c0, t0 = ctxt_total(), mono()
+    try:
+        for _ in range(STALL_PAIRS):
+            pps.append(subprocess.Popen(pp_argv, stdout=subprocess.PIPE, text=True,
+                                        process_group=0))
+        wk = subprocess.Popen(wk_argv, stdout=subprocess.PIPE, text=True, process_group=0)
+        work_cpu = reap_cpu(wk)
+        kv = dict(x.split("=", 1) for x in wk.stdout.read().split())
+        if wk.returncode or "iters" not in kv:
+            raise RuntimeError(f"fr-bench-work failed ({wk.returncode})")
+        rt = pp_cpu = 0.0
+        for p in pps:
+            n, c = pingpong_stop(p, secs)
+            rt += n
+            pp_cpu += c
+    finally:
+        for p in pps + [wk]:
+            stop_work(p)
+    wall = mono() - t0
+    return {"rt": rt, "pp_cpu": pp_cpu, "iters": int(kv["iters"]), "work_cpu": work_cpu,
+            "wall": wall, "ctxt_s": (ctxt_total() - c0) / wall, "secs": secs}
+
+
+def is_kthread(pid, cache):
+    if pid not in cache:
+        try:
+            cache[pid] = bool(int(proc_stat(pid)[6]) & PF_KTHREAD)
+        except (OSError, IndexError, ValueError):
+            cache[pid] = False          # gone: a user process (kernel threads stay)
+    return cache[pid]
+
+
+def stall_events(b, dump, spans, tail=0):
+    """What a dump holds of stalls within each (lo, hi) boottime span of @spans: per
+    span, a Counter of stall, offcpu and stallsum events, recorded offcpu events by
+    kind, blocks by kind (the stallsum all-counts: every one, recorded or summed) and
+    those of user threads (a user stack was walked as each began). The sums are staged
+    once a second with what grew since the last time: @tail ns more of them are taken
+    after hi (for a span whose activity ends at hi)."""
+    argv = [b.flightrec, "events", "--json", dump]
+    note_cmd("stalls: the events of a dump", argv[:-1] + ["DUMP"])
+    p = subprocess.run(argv, capture_output=True, text=True)
+    if p.returncode:
+        raise RuntimeError(f"flightrec events {dump} failed ({p.returncode}): {p.stderr[-800:]}")
+    out = [collections.Counter() for _ in spans]
+    kth = {}
+    for line in p.stdout.splitlines():
+        if '"stall' not in line and '"offcpu"' not in line:
+            continue
+        e = json.loads(line)
+        t = e.get("type")
+        if t not in ("stall", "offcpu", "stallsum"):
+            continue
+        for c, (lo, hi) in zip(out, spans):
+            if not lo <= e["ts"] <= hi + (tail if t == "stallsum" else 0):
+                continue
+            c[t] += 1
+            if t == "offcpu":
+                c[f"offcpu_{e['kind']}"] += 1
+            elif t == "stall":
+                c[f"stall_{e['kind']}"] += 1
+            else:
+                c[f"all_{e['kind']}"] += e["all_count"]
+                c[f"short_{e['kind']}"] += e["short_count"]
+                c[f"lost_{e['kind']}"] += e["lost_count"]
+                if e["kind"] in ("blocked", "sleep") and not is_kthread(e["pid"], kth):
+                    c["user_stacks"] += e["all_count"]
+    return out
+
+
+def dump_losses(b, dump):
+    """The ring reservations that failed, over the dumping daemon's life."""
+    q = subprocess.run([b.flightrec, "show", "--json", dump], capture_output=True, text=True)
+    if q.returncode:
+        return None
+    v = json.loads(q.stdout).get("losses", {}).get("bpf_reserve_failed", 0)
+    return sum(v) if isinstance(v, list) else v
+
+
+def stall_run(b, o, name, section, secs, secs2, tag):
+    """One configuration: a daemon, the workload for @secs with kernel.bpf_stats_enabled
+    off (CPU and the dump's events), then for @secs2 with it on (BPF time per call)."""
+    d = stall_daemon(b, o, f"stalls-{name}-{tag}", section)
+    try:
+        lo, c0 = boottime_ns(), sched_ns(d.pid)
+        w = stall_workload(b, secs)
+        hi, c1 = boottime_ns(), sched_ns(d.pid)
+        with BpfStatsOn():
+            lo2, s0, t0 = boottime_ns(), bpf_stats(d.pid), mono()
+            w2 = stall_workload(b, secs2)
+            hi2, s1, el2 = boottime_ns(), bpf_stats(d.pid), mono() - t0
+        daemon_status(d)
+        dump = stacks_dump(d)
+    finally:
+        d.stop()
+    ev, ev2 = stall_events(b, dump, [(lo, hi), (lo2, hi2)])
+    return {"w": w, "w2": w2, "daemon_cpu": (c1 - c0) / 1e9, "span": (hi - lo) / 1e9,
+            "progs": bpf_delta(s0, s1), "el2": el2, "ev": ev, "ev2": ev2,
+            "losses": dump_losses(b, dump)}
+
+
+def memory_cgroup(limit):
+    """A fresh memory cgroup (v1 or v2) limited to @limit bytes: (dir, its cgroup.procs),
+    or None where there is no memory controller."""
+    name = f"fr-bench-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    v1 = "/sys/fs/cgroup/memory"
+    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
+        cg, knob = os.path.join(v1, name), "memory.limit_in_bytes"
+    else:
+        for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+            ctl = os.path.join(v2, "cgroup.controllers")
+            if os.path.exists(ctl) and "memory" in open(ctl).read().split():
+                cg, knob = os.path.join(v2, name), "memory.max"
+                break
+        else:
+            return None
+    os.makedirs(cg, exist_ok=True)
+    with open(os.path.join(cg, knob), "w") as f:
+        f.write(str(limit))
+    return cg, os.path.join(cg, "cgroup.procs")
+
+
+def remove_cgroup(cg):
+    for _ in range(50):
+        try:
+            os.rmdir(cg)
+            return
+        except FileNotFoundError:
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+def stall_thrash(b, o, name, section, secs, mib):
+    """The stall programs under a memcg thrash (frtool thrash: a @mib MiB file in a
+    STALL_CG_MIB MiB memory cgroup, its pages touched at random for @secs), the daemon
+    with @section, kernel.bpf_stats_enabled on: programs, events, or None without a
+    memory controller."""
+    mc = memory_cgroup(STALL_CG_MIB << 20)
+    if mc is None:
+        return None
+    cg, procs = mc
+    data = os.path.join(o.workdir, f"thrash-{name}.dat")
+    argv = [b.frtool, "thrash", procs, str(mib), f"{secs:g}", data]
+    note_cmd(f"stalls: memcg thrash in a {STALL_CG_MIB} MiB memory cgroup",
+             [b.frtool, "thrash", "CGROUP/cgroup.procs", str(mib), f"{secs:g}", "FILE"])
+    try:
+        d = stall_daemon(b, o, f"stalls-thrash-{name}", section)
+        try:
+            with BpfStatsOn():
+                lo, s0, t0 = boottime_ns(), bpf_stats(d.pid), mono()
+                p = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+                hi, s1, el = boottime_ns(), bpf_stats(d.pid), mono() - t0
+            if p.returncode:
+                raise RuntimeError(f"frtool thrash failed ({p.returncode}): {p.stderr[-800:]}")
+            time.sleep(1.2)                 # the last second's sums into the window
+            dump = stacks_dump(d)
+        finally:
+            d.stop()
+    finally:
+        try:
+            os.unlink(data)
+        except OSError:
+            pass
+        remove_cgroup(cg)
+    ev, = stall_events(b, dump, [(lo, hi)], tail=1_200_000_000)
+    return {"progs": bpf_delta(s0, s1), "el": el, "ev": ev}
+
+
+def ns_per(progs, name):
+    """(ns per run, runs) of program @name over a list of bpf_delta() dicts."""
+    ns = sum(p[name][0] for p in progs if name in p)
+    n = sum(p[name][1] for p in progs if name in p)
+    return (ns / n if n else None), n
+
+
+def stall_cost(r, ref, daemon=True):
+    """CPU of run @r for the work of run @ref (same round, no stall recording): the
+    compression job's CPU per unit and the ping-pong's per round trip scaled to @ref's
+    counts, plus (with @daemon) the daemon's CPU over the interval."""
+    w, wr = r["w"], ref["w"]
+    return (w["work_cpu"] / w["iters"] * wr["iters"] + w["pp_cpu"] / w["rt"] * wr["rt"] +
+            (r["daemon_cpu"] if daemon else 0))
+
+
+def bench_stalls(b, o, res):
+    """11: the stall and off-CPU recording's cost under a context-switch-heavy workload."""
+    for path in (b.frstall, b.frtool):
+        if not os.access(path, os.X_OK):
+            raise RuntimeError(f"missing {path}; build the tests first: ninja -C {o.build}")
+    rounds = 1 if o.quick else o.stalls_rounds
+    secs = 1.5 if o.quick else o.stalls_seconds
+    secs2 = 1.0 if o.quick else max(1.0, secs / 2)
+    names = [n for n, _, _ in STALL_CONFIGS]
+    runs = {n: [] for n in names}
+    load0 = os.getloadavg()[0]
+    orders = []
+    for r in range(rounds):
+        order = names[r % len(names):] + names[:r % len(names)]
+        orders.append(order)
+        for n in order:
+            section = next(s for x, s, _ in STALL_CONFIGS if x == n)
+            say(f"stalls: round {r + 1}/{rounds}, {STALL_LABEL[n]}")
+            runs[n].append(stall_run(b, o, n, section, secs, secs2, r))
+    load1 = os.getloadavg()[0]
+    ratios = {n: [stall_cost(x, ref) / stall_cost(ref, ref) - 1
+                  for x, ref in zip(runs[n], runs["off"])] for n in names if n != "off"}
+    cost = {n: statistics.median(v) for n, v in ratios.items()}
+    work_only = {n: statistics.median(stall_cost(x, ref, False) / stall_cost(ref, ref, False) - 1
+                                      for x, ref in zip(runs[n], runs["off"]))
+                 for n in names if n != "off"}
+    sw = {n: ns_per([x["progs"] for x in runs[n]], "on_switch") for n in names if n != "off"}
+    all_runs = [x for n in names for x in runs[n]]
+    sw_s = statistics.median(x["w"]["ctxt_s"] for x in all_runs)
+    rt_s = statistics.median(x["w"]["rt"] / x["w"]["wall"] for x in all_runs)
+    calls_s = {n: sum(x["progs"].get("on_switch", (0, 0))[1] for x in runs[n]) /
+               sum(x["el2"] for x in runs[n]) for n in sw}
+    span = {n: sum(x["span"] for x in runs[n]) for n in names}
+
+    def rate(n, key):
+        return sum(x["ev"][key] for x in runs[n]) / span[n]
+
+    stacks_s = {n: rate(n, "user_stacks") for n in names}
+    events_s = {n: rate(n, "stall") + rate(n, "offcpu") + rate(n, "stallsum") for n in names}
+    # The share of on_switch's calls that walked a user stack, in the bpf_stats interval.
+    share_stack = {n: sum(x["ev2"]["user_stacks"] for x in runs[n]) /
+                   max(1, sum(x["progs"].get("on_switch", (0, 0))[1] for x in runs[n]))
+                   for n in sw}
+    daemon_ms = {n: sum(x["daemon_cpu"] for x in runs[n]) / span[n] * 1000 for n in names}
+    # The direct cost of on_switch: its time as a share of the CPUs (the workload keeps
+    # them busy); the daemon's CPU is beside it.
+    direct = {n: sw[n][0] * calls_s[n] / 1e9 / NCPU for n in sw if sw[n][0] is not None}
+    # Where the CPU goes: the ping-pong's per round trip, the compression job's per unit.
+    def per_rt(x):
+        return x["w"]["pp_cpu"] / x["w"]["rt"]
+
+    def per_unit(x):
+        return x["w"]["work_cpu"] / x["w"]["iters"]
+
+    comp = {}
+    for n in names:
+        c = comp[n] = {"rt_us": statistics.median(per_rt(x) for x in runs[n]) * 1e6,
+                       "unit_ms": statistics.median(per_unit(x) for x in runs[n]) * 1e3}
+        if n != "off":
+            c["rt_ratio"] = statistics.median(per_rt(x) / per_rt(r) - 1
+                                              for x, r in zip(runs[n], runs["off"]))
+            c["unit_ratio"] = statistics.median(per_unit(x) / per_unit(r) - 1
+                                                for x, r in zip(runs[n], runs["off"]))
+            # Switches per round trip (machine-wide, while bpf_stats counted them).
+            c["sw_per_rt"] = (sum(x["progs"].get("on_switch", (0, 0))[1] for x in runs[n]) /
+                              sum(x["w2"]["rt"] for x in runs[n]))
+    pp_share = statistics.median(x["w"]["pp_cpu"] / (x["w"]["pp_cpu"] + x["w"]["work_cpu"])
+                                 for x in runs["off"])
+    # The stall programs proper, under a memcg thrash, at the default thresholds and at 0.
+    tsecs = 1 if o.quick else 5
+    tmib = 128 if o.quick else STALL_THRASH_MIB
+    thrash = {}
+    for n in ("defaults", "zero"):
+        section = next(s for x, s, _ in STALL_CONFIGS if x == n)
+        say(f"stalls: memcg thrash, {STALL_LABEL[n]}")
+        t = stall_thrash(b, o, n, section, tsecs, tmib)
+        if t is None:
+            res.notes.append("stalls: no memory cgroup controller (v1 or v2) to thrash in: "
+                             "the stall programs' cost per call is not measured")
+            break
+        thrash[n] = t
+    memcg = {}
+    for n, t in thrash.items():
+        bns, bn = ns_per([t["progs"]], "on_memcg_reclaim_begin")
+        ens, en = ns_per([t["progs"]], "on_memcg_reclaim_end")
+        memcg[n] = (bns + ens) if bns is not None and ens is not None else None
+    DIAG["stalls"] = {"sw": sw, "calls_s": calls_s, "daemon_ms": daemon_ms, "direct": direct,
+                      "comp": comp, "pp_share": pp_share, "work_only": work_only,
+                      "thrash": {n: t["progs"] for n, t in thrash.items()},
+                      "cost": cost, "share_stack": share_stack, "sw_s": sw_s, "rounds": rounds}
+
+    q = o.quick
+    def ns_fmt(v):
+        return f"{v:.0f} ns"
+
+    for n, what in (("defaults", f"defaults (a user stack walked in {share_stack['defaults']:.2%} "
+                                 "of the calls)"),
+                    ("zero", "min_stall = min_block = 0s"),
+                    ("sleep", "offcpu_sleep = true (a user stack at each S sleep)")):
+        v = sw[n][0]
+        ok = (v <= 120 if v is not None else None) if n == "defaults" else None
+        res.row(f"11. Stalls: sched_switch program per call (on_switch, bpf_stats), {what}", v,
+                None, "≤ 120 ns" if n == "defaults" else "reported",
+                verdict(ok, q) if n == "defaults" else "—", ns_fmt)
+    res.row(f"11. Stalls: context switches per second, {STALL_PAIRS} ping-pong pairs + the "
+            "compression job (machine-wide, /proc/stat)", sw_s, None, "≥ 100 k/s (workload)",
+            verdict(sw_s >= 100e3, q), lambda v: f"{v / 1000:.0f} k/s")
+    for n in ("defaults", "sleep"):
+        res.row(f"11. Stalls: user stacks captured per second (blocks begun by user threads), "
+                f"{STALL_LABEL[n]}", stacks_s[n], None, "reported", "—", lambda v: f"{v:.0f}/s")
+    for n in ("defaults", "zero", "sleep"):
+        c = cost[n]
+        res.row(f"11. Stalls: workload + daemon CPU vs flightrecd without stall recording, "
+                f"{STALL_LABEL[n]}", c, None, "≤ +1 %" if n == "defaults" else "reported",
+                verdict(c <= 0.01, q) if n == "defaults" else "—", pct)
+    for n in ("defaults", "zero"):
+        res.row(f"11. Stalls: stall + offcpu + stallsum events per second, {STALL_LABEL[n]}",
+                events_s[n], None, "reported", "—", lambda v: f"{v:.0f}/s")
+    for n in thrash:
+        res.row(f"11. Stalls: memcg reclaim stall, BPF begin + end per stall ({STALL_CG_MIB} MiB "
+                f"cgroup thrash), {STALL_LABEL[n]}", memcg[n], None, "reported", "—", ns_fmt)
+
+    # Details.
+    def fm(v, f="{:.0f}"):
+        return "—" if v is None else f.format(v)
+
+    t = [f"The workload, {secs:g} s per run: {STALL_PAIRS} × `frstall pingpong` (two processes "
+         "passing a byte through two pipes: interruptible sleeps) beside the compression job "
+         f"(`fr-bench-work --seconds {secs:g} --spawn-every {SPAWN_EVERY}`, one worker per "
+         f"CPU), {rounds} rounds of the {len(names)} configurations in rotating order ("
+         + "; ".join(" ".join(x) for x in orders) + "), each daemon started, settled, run "
+         f"through the workload twice (once with kernel.bpf_stats_enabled off: CPU and events; "
+         f"once for {secs2:g} s with it on: BPF time per call), dumped and stopped. It reached "
+         f"{sw_s / 1000:.0f} k context switches/s machine-wide (median of the runs; "
+         f"{rt_s / 1000:.1f} k ping-pong round trips/s in all), on_switch ran "
+         + ", ".join(f"{calls_s[n] / 1000:.0f} k/s ({n})" for n in sw) + ". Load average "
+         f"(1 min) {load0:.1f} as the runs began, {load1:.1f} as they ended.", "",
+         "*Recording* (events from each daemon's dump, within the run without bpf_stats):", "",
+         "| configuration | on_switch ns per call (calls) | calls that walked a user stack | "
+         "user stacks/s | offcpu recorded/s | stall recorded/s | stallsum/s | events/s | ring "
+         "reservations failed |", "|---|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        v, c = sw.get(n, (None, 0))
+        t.append(f"| {STALL_LABEL[n]} | {fm(v)} ({c}) | "
+                 f"{fm(share_stack.get(n), '{:.2%}') if n in share_stack else '—'} | "
+                 f"{stacks_s[n]:.0f} | {rate(n, 'offcpu'):.0f} | {rate(n, 'stall'):.1f} | "
+                 f"{rate(n, 'stallsum'):.0f} | {events_s[n]:.0f} | "
+                 + ", ".join(str(x["losses"]) for x in runs[n]) + " |")
+    t += ["", "User stacks = the blocks (D; and S with offcpu_sleep) begun by threads that are "
+          "not kernel threads, from the stallsum all-counts in the dump (every block is counted "
+          "there, recorded or summed), one user stack walk each as the thread left the CPU; "
+          "recorded offcpu events (blocks of min_block or more) also took a kernel stack "
+          "(bpf_get_task_stack) when the thread came back. Calls that walked a user stack: "
+          "those blocks over on_switch's calls, in the run with bpf_stats. Events/s = the "
+          "stall, offcpu and stallsum events in the dump within the run (stallsum: one event "
+          "per incarnation and kind per second whose sums grew). Ring reservations failed: "
+          "the dump's bpf_reserve_failed over each daemon's life, per round (all event kinds).",
+          "", "*CPU* (per-round ratios to the same round's run with stalls = offcpu = false; "
+          "medians):", "",
+          "| configuration | workload + daemon vs off, per round | median | workload alone | "
+          "ping-pong CPU per round trip | compression job CPU per unit | switches per round "
+          "trip | daemon ms/s | on_switch, share of the CPUs |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    for n in names:
+        c = comp[n]
+        t.append(f"| {STALL_LABEL[n]} | "
+                 + (", ".join(pct(x) for x in ratios[n]) if n in ratios else "—") + " | "
+                 + (pct(cost[n]) if n in cost else "—") + " | "
+                 + (pct(work_only[n]) if n in work_only else "—") + " | "
+                 f"{c['rt_us']:.2f} µs" + (f" ({pct(c['rt_ratio'])})" if "rt_ratio" in c else "")
+                 + f" | {c['unit_ms']:.3f} ms"
+                 + (f" ({pct(c['unit_ratio'])})" if "unit_ratio" in c else "") + " | "
+                 + (f"{c['sw_per_rt']:.2f}" if "sw_per_rt" in c else "—") + " | "
+                 f"{daemon_ms[n]:.1f} | "
+                 + (f"{direct[n] * 100:.2f} %" if n in direct else "—") + " |")
+    t += ["", "CPU = the compression job's CPU per work unit and the ping-pong's per round "
+          "trip (wait4 of each, with the children they reaped; the BPF programs run in their "
+          "context) scaled to the same round's run without stall recording, plus the daemon's "
+          "CPU (schedstat of its threads) over the run; the row is the median of the "
+          "per-round ratios; the workload alone leaves out the daemon's CPU, which also moves "
+          "with whatever else the machine runs (unwind tables for its processes). "
+          f"The ping-pong took {pp_share:.0%} of the workload's CPU in the runs without stall "
+          "recording. Switches per round trip = on_switch's calls (every switch of the "
+          "machine) over the round trips, in the run with bpf_stats. on_switch's share = its "
+          f"ns per call × calls per second over the {NCPU} CPUs the workload keeps busy: the "
+          "direct cost, without the tracepoint's dispatch to the program and what the "
+          "program's cache footprint costs the code around it."]
+    for n, x in thrash.items():
+        ev = x["ev"]
+        rows = "\n".join(f"| {p} | {cnt} | {ns / cnt:.0f} | {ns / x['el'] / 1e6:.2f} |"
+                         for p, (ns, cnt) in sorted(x["progs"].items()))
+        t += ["", f"Memcg thrash, {STALL_LABEL[n]}: `frtool thrash` writes a {tmib} MiB file "
+              f"from inside a {STALL_CG_MIB} MiB memory cgroup and touches its pages at random "
+              f"for {tsecs} s ({x['el']:.1f} s in all), kernel.bpf_stats_enabled on: every "
+              "program of the daemon that ran:", "",
+              "| program | runs | ns per run | ms/s |", "|---|---|---|---|", rows, "",
+              "In the dump, within the thrash: recorded stalls " +
+              ", ".join(f"{k[6:]} {v}" for k, v in sorted(ev.items()) if k.startswith("stall_"))
+              + f" ({ev['stall']} in all); stalls summed (stallsum all-counts) " +
+              ", ".join(f"{k[4:]} {v}" for k, v in sorted(ev.items()) if k.startswith("all_"))
+              + f"; offcpu recorded {ev['offcpu']}. Stall programs that did not run here "
+              "(no direct reclaim, compaction or throttle outside the cgroup): " +
+              (", ".join(p for p in STALL_PROGS if p not in x["progs"]) or "none") + "."]
+    res.detail("11. Stalls: reclaim, compaction, throttle and off-CPU recording", "\n".join(t))
+    nums = {"stalls_switches_per_s": sw_s, "stalls_roundtrips_per_s": rt_s}
+    for n in sw:
+        nums[f"stalls_switch_ns_{n}"] = sw[n][0]
+        nums[f"stalls_cost_{n}"] = cost[n]
+    for n in names:
+        nums[f"stalls_user_stacks_per_s_{n}"] = stacks_s[n]
+        nums[f"stalls_events_per_s_{n}"] = events_s[n]
+    for n, x in thrash.items():
+        nums[f"stalls_memcg_ns_{n}"] = memcg[n]
+        for p in STALL_PROGS:
+            if p in x["progs"]:
+                ns, cnt = x["progs"][p]
+                nums[f"stalls_{p}_ns_{n}"] = ns / cnt
+    return nums
+
+
 def bench_startup(b, o, res):
     """7: exec of flightrecd to "; ready" with ~200 processes."""
     runs = 1 if o.quick else 5
@@ -2483,6 +2975,80 @@ def explain_stacks_misses(res, nums):
     return out
 
 
+def explain_stalls_misses(res):
+    """The stalls case's misses, from its own figures."""
+    out, s = [], DIAG.get("stalls")
+    if not s:
+        return out
+    for r in res.rows:
+        if r["result"] != "MISS" or not r["metric"].startswith("11. Stalls"):
+            continue
+        if "sched_switch program" in r["metric"]:
+            v, n = s["sw"]["defaults"]
+            txt = (f"**11. on_switch per call.** {v:.0f} ns against ≤ 120 ns, {v - 120:.0f} ns "
+                   f"({v / 120 - 1:.0%}) over, averaged over {n} calls "
+                   f"({s['calls_s']['defaults'] / 1000:.0f} k/s); "
+                   f"{s['share_stack']['defaults']:.2%} of them walked a user stack (a D block "
+                   "began), so the common path sets the figure: a CLOCK_BOOTTIME read "
+                   "(bpf_ktime_get_boot_ns), the prev_state test and a lookup of the next "
+                   "thread in the off_task hash that misses (bpf/stall.bpf.h), timed by "
+                   "kernel.bpf_stats_enabled around the program alone.")
+            th = s.get("thrash", {}).get("defaults")
+            if th:
+                scale = [f"{p} {th[p][0] / th[p][1]:.0f} ns" for p in
+                         ("on_memcg_reclaim_begin", "on_rss") if p in th]
+                if scale:
+                    txt += (" Programs of the same shape measured in the same run, for the "
+                            "speed of this host: " + ", ".join(scale) + " per call "
+                            "(on_memcg_reclaim_begin: a clock read and a task storage lookup; "
+                            "on_rss: the RSS ledger's lookup and compare).")
+            zero, sleep = s["sw"].get("zero", (None,))[0], s["sw"].get("sleep", (None,))[0]
+            if zero is not None and sleep is not None:
+                txt += (f" For scale: {zero:.0f} ns with 0 thresholds (the same common path) "
+                        f"and {sleep:.0f} ns when offcpu_sleep walks a user stack at most "
+                        "sleeps.")
+            out.append(txt)
+        elif "workload + daemon CPU" in r["metric"]:
+            c, dc = s["cost"]["defaults"], s["direct"].get("defaults")
+            cd, co = s["comp"]["defaults"], s["comp"]["off"]
+            txt = (f"**11. Overhead of stall recording at the defaults.** The A/B median was "
+                   f"{pct(c)}, {(c - 0.01) * 100:.2f} points over the 1 % target (the workload "
+                   f"alone, without the daemon's CPU: {pct(s['work_only']['defaults'])}). ")
+            if "rt_ratio" in cd:
+                txt += (f"Per part: the ping-pong's CPU per round trip went from "
+                        f"{co['rt_us']:.2f} to {cd['rt_us']:.2f} µs (median of the per-round "
+                        f"ratios {pct(cd['rt_ratio'])}), the compression job's CPU per unit "
+                        f"moved {pct(cd['unit_ratio'])}; the ping-pong is {s['pp_share']:.0%} "
+                        "of the workload's CPU. ")
+            if dc is not None and "sw_per_rt" in cd:
+                per_rt = s["sw"]["defaults"][0] * cd["sw_per_rt"] / 1000
+                txt += (f"The direct cost: on_switch's {s['sw']['defaults'][0]:.0f} ns × "
+                        f"{cd['sw_per_rt']:.2f} switches per round trip is {per_rt:.2f} µs, "
+                        f"{per_rt / co['rt_us']:.1%} of the ping-pong's CPU per round trip (a "
+                        "job that does little but switch pays the per-switch cost in "
+                        f"proportion: ≤ 1 % of it would take ≤ {co['rt_us'] * 10 / cd['sw_per_rt']:.0f} "
+                        "ns per switch, dispatch included), and over the machine on_switch's "
+                        f"time is {dc * 100:.2f} % of the {NCPU} CPUs. ")
+                rest = c - dc
+                z = s["cost"].get("zero")
+                txt += (f"The other {rest * 100:.2f} points are the tracepoint's dispatch to the "
+                        "program, its cache footprint in the scheduler's hot path, and the "
+                        "noise of a shared machine over "
+                        f"{s['rounds']} rounds (the per-round ratios are in the details")
+                if z is not None:
+                    txt += (f"; min_stall = min_block = 0s, whose common path is the same, "
+                            f"measured {pct(z)}")
+                txt += ")."
+            out.append(txt)
+        elif "context switches per second" in r["metric"]:
+            out.append(f"**11. Context switches.** The workload reached {s['sw_s'] / 1000:.0f} k "
+                       "switches/s, short of the 100 k/s asked: the compression job's workers "
+                       "keep both CPUs busy, and each ping-pong wake-up has to preempt one of "
+                       "them. The per-call "
+                       "figures do not depend on the rate; the overhead grows with it.")
+    return out
+
+
 def explain_misses(res, nums):
     """For each missed target, what the run's own numbers say about its cause."""
     missed = {r["metric"].split(":")[0].split(" (")[0] for r in res.rows if r["result"] == "MISS"}
@@ -2543,6 +3109,7 @@ def explain_misses(res, nums):
                     "interrupts and their VM exits), which perf's sampling pays too")
         out.append(txt + ".")
     out += explain_stacks_misses(res, nums)
+    out += explain_stalls_misses(res)
     if any(m.startswith("1. Overhead at 999 Hz") for m in missed):
         dc, c = nums.get("direct_cost_999"), nums.get("cost_999")
         pc = nums.get("perf_cost_999")
@@ -2688,6 +3255,25 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "(kernel.bpf_stats_enabled then only); ledger entries per second from `flightrec "
            "status --json`; the bytes the ledger adds = the size difference of two dumps of "
            "two daemons (with, without) that recorded the same 30 s.",
+           f"- **11. Stalls**: `[stalls]` under a context-switch-heavy workload, {STALL_PAIRS} "
+           "`frstall pingpong` pairs (two processes passing a byte through two pipes, each "
+           "waiting in an interruptible sleep) beside the compression job (`fr-bench-work "
+           "--seconds`), for a fixed time. Four daemons, interleaved round after round in "
+           "rotating order: stalls = false and offcpu = false (the reference), the defaults "
+           "(min_stall = min_block = 1ms), min_stall = min_block = 0s, and offcpu_sleep = true. "
+           "Each runs the workload once with kernel.bpf_stats_enabled off, for the CPU figure: "
+           "the job's CPU per work unit and the ping-pong's per round trip (wait4), scaled to "
+           "the same round's reference run, plus the daemon's CPU, median of the per-round "
+           "ratios; and once with it on, for on_switch's run_time_ns / run_cnt "
+           "(`tp_btf/sched_switch`, every switch of the machine). Context switches per second "
+           "from /proc/stat; user stacks captured per second = the blocks that user threads "
+           "began (the stallsum all-counts of kinds blocked and sleep in a dump of each "
+           "daemon, which count every block, recorded or not: one user stack walk each); "
+           "events per second = the stall, offcpu and stallsum events in that dump within the "
+           "run. The stall programs (reclaim, memcg reclaim, compaction, throttle) per call: "
+           f"a daemon with the defaults and one with 0 thresholds, each under `frtool thrash` "
+           f"({STALL_THRASH_MIB} MiB file, its pages touched at random from inside a "
+           f"{STALL_CG_MIB} MiB memory cgroup, 5 s) with kernel.bpf_stats_enabled on.",
            ""]
     md += ["## Details", ""]
     for title, text in res.details:
@@ -2710,10 +3296,12 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "tools/bench/bench.py --quick         # smoke run (~1 min), prints the table only",
            "tools/bench/smoke.sh build           # the quick run as TAP", "```", "",
            "Options: `--build DIR`, `--out FILE`, `--json FILE`, `--only overhead,dump,memcap,"
-           "ingest,startup,stacks`, `--rounds N` (overhead rounds, default 9), `--run-seconds "
+           "ingest,startup,stacks,footprint,memory,stalls`, `--rounds N` (overhead rounds, default 9), `--run-seconds "
            "S`, `--dumps N`, `--perf-dumps N`, `--stacks-rounds N` (the stacks case's overhead "
            "rounds, default 5), `--stacks-seconds S` (its CPU-seconds per workload run, "
-           "default 1.5). `--only` writes a report of those benchmarks alone. Keep the "
+           "default 1.5), `--memory-rounds N` (default 5), `--stalls-rounds N` (the stalls "
+           "case's rounds, default 5), `--stalls-seconds S` (its workload per run, default 5). "
+           "`--only` writes a report of those benchmarks alone. Keep the "
            "machine otherwise idle if you can; the "
            "interleaving and per-round ratios are there because it usually is not.", ""]
     return "\n".join(md)
@@ -2728,6 +3316,9 @@ class Bins:
         self.flightrec = os.path.join(build, "tools", "flightrec")
         self.work = os.path.join(build, "tools", "bench", "fr-bench-work")
         self.ingest = os.path.join(build, "tools", "bench", "fr-bench-ingest")
+        # the stalls case's workloads (built with the integration tests)
+        self.frstall = os.path.join(build, "tests", "integration", "frstall")
+        self.frtool = os.path.join(build, "tests", "integration", "frtool")
 
     def missing(self):
         return [p for p in (self.flightrecd, self.flightrec, self.work, self.ingest)
@@ -2746,7 +3337,7 @@ def perf_usable():
 
 BENCHES = [("overhead", bench_overhead), ("dump", bench_dump), ("memcap", bench_memcap),
            ("ingest", bench_ingest), ("startup", bench_startup), ("stacks", bench_stacks),
-           ("footprint", bench_footprint), ("memory", bench_memory)]
+           ("footprint", bench_footprint), ("memory", bench_memory), ("stalls", bench_stalls)]
 
 
 def main():
@@ -2767,6 +3358,10 @@ def main():
                     help="stacks case: overhead rounds (default 5)")
     ap.add_argument("--memory-rounds", type=int, default=5,
                     help="memory case: rounds of the ledger A/B (default 5)")
+    ap.add_argument("--stalls-rounds", type=int, default=5,
+                    help="stalls case: rounds of its four configurations (default 5)")
+    ap.add_argument("--stalls-seconds", type=float, default=5,
+                    help="stalls case: seconds of the workload per run (default 5)")
     ap.add_argument("--footprint-seconds", type=float, default=120,
                     help="seconds of the default-config footprint cases (default 120)")
     ap.add_argument("--stacks-seconds", type=float, default=1.5,

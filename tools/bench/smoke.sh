@@ -35,7 +35,8 @@ python3 - "$tmp/results.json" "$tmp/output" "$rc" "$tmp/ingest-dump.json" "$tmp/
 import json
 import sys
 
-names = ["overhead", "dump", "memcap", "ingest", "startup", "stacks", "footprint", "memory"]
+names = ["overhead", "dump", "memcap", "ingest", "startup", "stacks", "footprint", "memory",
+         "stalls"]
 path, output, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
 try:
     bench = json.load(open(path))["benchmarks"]
