@@ -127,6 +127,13 @@ enum { FR_SUM_RECORDED, FR_SUM_SHORT, FR_SUM_LOST };
 static struct fr_stall_sum stall_sum_zero;
 
 /*
+ * Entries in off_task: threads off the CPU now. While there is none, a
+ * switch in has nothing to look up. Written once per block (its
+ * insertion and deletion), read by every switch.
+ */
+static __s64 off_tasks;
+
+/*
  * Add a stall of @ns of @kind to @t's incarnation: to all, and to short
  * or lost per @what. A full map is counted (FR_CNT_STALL_SUM_FULL).
  */
@@ -174,7 +181,8 @@ static __always_inline void stall_thread_exit(struct task_struct *p)
 
 	if (!offcpu_on)
 		return;
-	bpf_map_delete_elem(&off_task, &tid);
+	if (!bpf_map_delete_elem(&off_task, &tid))
+		__sync_fetch_and_add(&off_tasks, -1);
 	bpf_map_delete_elem(&off_stk, &tid);
 }
 
@@ -382,8 +390,10 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u32
 		else
 			count(FR_CNT_OFFCPU_NOSTACK);
 	}
-	if (bpf_map_update_elem(&off_task, &tid, &ot, BPF_ANY))
-		count(FR_CNT_STALL_UNTRACKED);
+	if (!bpf_map_update_elem(&off_task, &tid, &ot, BPF_NOEXIST))
+		__sync_fetch_and_add(&off_tasks, 1);
+	else if (bpf_map_update_elem(&off_task, &tid, &ot, BPF_EXIST))
+		count(FR_CNT_STALL_UNTRACKED);	/* full (not a stale entry of this tid) */
 }
 
 /*
@@ -458,28 +468,34 @@ out:
 /*
  * Every context switch. The common case, a switch out that is not a
  * block and a switch in of a thread that was not blocked, is a test of
- * prev_state and one hash lookup that misses.
+ * prev_state, and a read of off_tasks when no thread is off the CPU, else
+ * one hash lookup that misses; the clock is read only for a block.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_boot_ns();
 	struct off_task *ot, copy;
+	__u64 now = 0;
 	__u32 kind, tid;
 
 	if (!preempt && prev->pid) {
 		kind = off_kind(prev_state);
-		if (kind != FR_STALL_NKINDS)
+		if (kind != FR_STALL_NKINDS) {
+			now = bpf_ktime_get_boot_ns();
 			off_leave(ctx, prev, kind, prev_state, now);
+		}
 	}
+	if (*(volatile __s64 *)&off_tasks <= 0)
+		return 0;
 	tid = next->pid;
 	ot = bpf_map_lookup_elem(&off_task, &tid);
 	if (!ot)
 		return 0;
 	copy = *ot;
-	bpf_map_delete_elem(&off_task, &tid);
-	off_return(next, &copy, now);
+	if (!bpf_map_delete_elem(&off_task, &tid))
+		__sync_fetch_and_add(&off_tasks, -1);
+	off_return(next, &copy, now ? now : bpf_ktime_get_boot_ns());
 	return 0;
 }
 
