@@ -148,11 +148,15 @@ static int do_pingpong(double seconds)
 		return 1;
 	pid = fork();
 	if (pid == 0) {
+		close(a[1]);	/* else a[0] never sees the end of the parent's writes */
+		close(b[0]);
 		while (read(a[0], &c, 1) == 1)
 			if (write(b[1], &c, 1) != 1)
 				break;
 		_exit(0);
 	}
+	close(a[0]);
+	close(b[1]);
 	end = boot_ns() + (uint64_t)(seconds * 1e9);
 	while (boot_ns() < end) {
 		if (write(a[1], &c, 1) != 1 || read(b[0], &c, 1) != 1)
