@@ -8,12 +8,13 @@ tests/workloads/frstall.c and frtool thrash.
              parent waits in a killable (D) sleep for 300 ms. One offcpu
              event, within 5 % of 300 ms, its kernel stack through the
              vfork wait and its user stack through fr_vfork_wait.
-  fsync      a second blocking path: 32 MiB written, then fsync (writeback
-             and the disk's cache flush). With min_block = 0s every block
-             is recorded: their sum inside the fsync call lies between the
-             call's off-CPU time as the thread's schedstat sees it (wall
-             time - time on the CPU) less its runqueue waits (preemptions
-             are not blocks), and that off-CPU time, within 5 %.
+  inode lock a second blocking path: a thread writes a tmpfs file from a
+             page that faults to a userfaultfd, so it sleeps holding the
+             file's inode lock for 300 ms; another thread's one-byte write
+             to the file waits for that lock, uninterruptible. One block of
+             the waiter, within 5 % of its write call's length and no
+             longer, its kernel stack the write, its user stack
+             fr_inode_wait.
   memcg      a process thrashes a 256 MiB file mapping in a 64 MiB memory
              cgroup. The reference count is the kernel's own tracepoint
              count, `perf stat -e vmscan:mm_vmscan_memcg_reclaim_begin` on
@@ -32,7 +33,15 @@ tests/workloads/frstall.c and frtool thrash.
              overflows. Every lost record is counted (LOSS, and per
              incarnation in stallsum), and for each kind the recorded
              events + the short + the lost add up to all the kernel side
-             saw, which still matches perf's count within 5 %."""
+             saw, which still matches perf's count within 5 %.
+  stock      Debian's binaries, stripped and without frame pointers, side by
+             side with perf --call-graph dwarf in the same run: python3
+             blocked in fsync (perf's sched_switch samples) and dd in a
+             64 MiB cgroup stalled in memcg reclaim (perf's samples of
+             mm_vmscan_memcg_reclaim_end). Each of ours is matched to perf's
+             sample of the same tracepoint hit (same thread, stamps within
+             0.2 ms) and their user stacks must be the same, frame for frame,
+             down to the program's entry."""
 import collections
 import json
 import os
@@ -41,17 +50,20 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (Daemon, Tap, events, flightrec, memory_cgroup,  # noqa: E402
                      require_root_bpf)
+from stackcmp import Maps, our_frame, perf_samples, reaches_entry  # noqa: E402
 
 FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 MS = 10**6
 MIB = 1 << 20
 VFORK_MS = 300
+LOCK_MS = 300
 TOL = 0.05
 # The workloads pause this long first: the daemon reads what a new process is
 # (its maps, which name the user frames) and gives it an unwind table while it
@@ -111,34 +123,156 @@ def check_vfork(evs, v):
            "vfork: its user stack names fr_vfork_wait and main (captured as it left the CPU)", user)
 
 
-def fsync_case():
-    path = os.path.join(work, "fsync.dat")
-    rc, out, err = run([FRSTALL, "fsync", path, "32", str(PAUSE_MS)])
-    os.unlink(path) if os.path.exists(path) else None
-    if not tap.ok(rc == 0 and len(out.split()) == 6, "frstall fsync ran", err):
+def lock_case():
+    rc, out, err = run([FRSTALL, "inodelock", str(LOCK_MS), str(PAUSE_MS)])
+    if not tap.ok(rc == 0 and len(out.split()) == 4, f"frstall inodelock {LOCK_MS} ran", err):
         return None
     return tuple(int(x) for x in out.split())
 
 
-def check_fsync(evs, f):
-    pid, tid, t0, t1, oncpu, runq = f
+def check_lock(evs, w):
+    """The waiter blocked on the inode lock for as long as its write call took."""
+    pid, tid, t0, t1 = w
     offs = [e for e in evs if e["type"] == "offcpu" and e["pid"] == pid and e["tid"] == tid and
             e["begin_ns"] >= t0 and e["ts"] <= t1]
-    blocked = sum(e["duration_ns"] for e in offs)
-    wall = t1 - t0
-    hi, lo = wall - oncpu, wall - oncpu - runq
-    tap.diag(f"fsync: call {wall / MS:.3f} ms, on the CPU {oncpu / MS:.3f} ms, runqueue {runq / MS:.3f} ms; "
-             f"{len(offs)} blocks recorded, {blocked / MS:.3f} ms")
-    tap.ok(offs, "fsync: blocks of the fsync call recorded")
-    tap.ok(lo * (1 - TOL) <= blocked <= hi * (1 + TOL),
-           f"fsync: blocked {blocked / MS:.3f} ms within 5 % of [{lo / MS:.3f}, {hi / MS:.3f}] ms "
-           "(off-CPU time less runqueue waits .. off-CPU time)")
-    if offs:
-        top = max(offs, key=lambda e: e["duration_ns"])
-        tap.ok(any(re.search(r"fsync|sync_file|writeback|blkdev_issue_flush", f) for f in top["stack"]) and
-               any(f.startswith("fr_fsync_call") for f in top["stack"]),
-               "fsync: the longest block's stack goes through fsync in the kernel and fr_fsync_call",
-               stack_text(top))
+    long = [e for e in offs if e["duration_ns"] >= LOCK_MS * MS / 2]
+    call = t1 - t0
+    if not tap.ok(len(long) == 1, f"inode lock: one long block of the waiter {pid}/{tid} inside its "
+                  f"write call (got {len(long)} of {len(offs)})", [e["duration_ns"] for e in offs]):
+        return
+    e = long[0]
+    tap.diag(f"inode lock: blocked {e['duration_ns'] / MS:.3f} ms, the write call took "
+             f"{call / MS:.3f} ms, state {e['state']:#x}; {stack_text(e)}")
+    tap.ok(e["kind"] == "blocked" and e["state"] & 2 and not e["state"] & KILLABLE and
+           call * (1 - TOL) <= e["duration_ns"] <= call,
+           f"inode lock: an uninterruptible wait of {e['duration_ns'] / MS:.1f} ms, within 5 % of the "
+           f"write call's {call / MS:.1f} ms and no longer")
+    kernel = e["stack"][:e["kernel_frames"]]
+    user = e["stack"][e["kernel_frames"]:]
+    tap.ok(any(f.startswith("shmem_file_write_iter") for f in kernel) and
+           any(f.startswith("vfs_write") for f in kernel),
+           "inode lock: its kernel stack is the write that waits for the lock "
+           "(the rwsem's own functions are the scheduler's, left out of a sleeping task's stack)",
+           kernel)
+    tap.ok(any(f.startswith("fr_inode_wait") for f in user), "inode lock: its user stack names fr_inode_wait",
+           user)
+
+
+# Debian's python3 (stripped, no frame pointers) blocks in fsync after a pause
+# that lets the daemon give it an unwind table.
+PY_FSYNC = """
+import os, sys, time
+time.sleep(0.6)
+fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+buf = bytes(range(256)) * 4096
+for i in range(32):
+    os.write(fd, buf)
+os.fsync(fd)
+os.close(fd)
+"""
+MATCH_NS = 200_000      # ours and perf's stamp of one tracepoint hit: this close
+
+
+def perf_record(event, argv, data, preexec=None):
+    """perf record -e @event --call-graph dwarf -k boottime -- @argv: (rc, stderr)."""
+    p = subprocess.run(["perf", "record", "-q", "-e", event, "-k", "boottime",
+                        "--call-graph", "dwarf,16384", "-o", data, "--"] + argv,
+                       capture_output=True, text=True, timeout=120, preexec_fn=preexec)
+    return p.returncode, p.stderr
+
+
+def user_frames(e):
+    """Our event @e's user frames, in the one spelling of stackcmp."""
+    maps = Maps()
+    return [our_frame(f, maps) for f in e["stack"][e["kernel_frames"]:]]
+
+
+def compare_stock(what, ours, theirs, need):
+    """Each of @ours (events with a time to match: ts of the tracepoint hit) against the
+    perf sample of the same thread at the same hit: their user stacks must be the same."""
+    pairs, bad = 0, []
+    for t, e in ours:
+        near = [s for s in theirs if s.tid == e["tid"] and abs(s.ts - t) <= MATCH_NS]
+        if not near:
+            continue
+        pairs += 1
+        mine = [f.key() for f in user_frames(e)]
+        perf = [f.key() for f in min(near, key=lambda s: abs(s.ts - t)).frames]
+        if mine != perf:
+            bad.append((t, mine, perf))
+    tap.diag(f"{what}: {len(ours)} of ours, {len(theirs)} of perf's, {pairs} the same instants")
+    tap.ok(pairs >= need, f"{what}: at least {need} of them matched to perf's samples of the same "
+           f"tracepoint hit ({pairs})")
+    tap.ok(pairs and not bad, f"{what}: our user stacks are perf --call-graph dwarf's, frame for "
+           f"frame ({pairs - len(bad)} of {pairs})",
+           "\n".join(f"ours {m}\nperf {p}" for _, m, p in bad[:2]))
+    whole = [e for _, e in ours if reaches_entry(user_frames(e))]
+    tap.ok(ours and len(whole) == len(ours), f"{what}: ours reach the program's entry "
+           f"({len(whole)} of {len(ours)})", [" <- ".join(e["stack"]) for _, e in ours][:2])
+
+
+def stock_offcpu(d):
+    """Debian's python3 blocked in fsync: our offcpu events' user stacks, captured as it
+    left the CPU, against perf's sched_switch samples of the same switches."""
+    data, path = os.path.join(work, "py.perf"), os.path.join(work, "py.dat")
+    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path],
+                          data)
+    if not tap.ok(rc == 0, "stock: perf record of /usr/bin/python3's fsync ran", err[-2000:]):
+        return
+    time.sleep(1.5)
+    dump = d.dump()
+    evs = events(dump) if dump else []
+    pids = {e["pid"] for e in evs if e["type"] == "exec" and e.get("filename", "").endswith("python3")}
+    if not tap.ok(len(pids) == 1, f"stock: one python3 in the dump ({pids})"):
+        return
+    pid = pids.pop()
+    ours = [(e["begin_ns"], e) for e in evs if e["type"] == "offcpu" and e["pid"] == pid and
+            e["kind"] == "blocked" and any("fsync" in f for f in e["stack"])]
+    compare_stock("stock python3 fsync blocks", ours, perf_samples(data, pid), 1)
+
+
+def stock_stall(d):
+    """Debian's dd writing 160 MiB in a 64 MiB memory cgroup: our memcg reclaim stalls'
+    user stacks against perf's samples of mm_vmscan_memcg_reclaim_end, where ours are
+    taken too. dd waits on a FIFO first, so that the daemon gives it an unwind table."""
+    mc = memory_cgroup(64 * MIB)
+    if not tap.ok(mc is not None, "stock: a memory cgroup for dd"):
+        return
+    cg, procs = mc
+    fifo, data, out = (os.path.join(work, n) for n in ("dd.fifo", "dd.perf", "dd.out"))
+    os.mkfifo(fifo)
+
+    def feed():
+        time.sleep(0.8)
+        with open(fifo, "wb") as f:
+            for _ in range(160):
+                f.write(bytes(MIB))
+    feeder = threading.Thread(target=feed, daemon=True)
+    feeder.start()
+    rc, err = perf_record("vmscan:mm_vmscan_memcg_reclaim_end",
+                          ["/bin/sh", "-c", f"echo $$ > {procs}; exec /usr/bin/dd if={fifo} of={out} "
+                           "bs=1M count=160 iflag=fullblock status=none"], data)
+    feeder.join(30)
+    for f in (out, fifo):
+        if os.path.exists(f):
+            os.unlink(f)
+    try:
+        os.rmdir(cg)
+    except OSError:
+        pass
+    if not tap.ok(rc == 0, "stock: perf record of /usr/bin/dd in a 64 MiB cgroup ran", err[-2000:]):
+        return
+    time.sleep(1.5)
+    dump = d.dump()
+    evs = events(dump) if dump else []
+    pids = {e["pid"] for e in evs if e["type"] == "stall" and e["kind"] == "memcg" and e["comm"] == "dd"}
+    if not tap.ok(len(pids) == 1, f"stock: dd's memcg reclaim stalls are in the dump ({pids})"):
+        return
+    pid = pids.pop()
+    ours = [(e["ts"], e) for e in evs if e["type"] == "stall" and e["pid"] == pid and e["kind"] == "memcg"]
+    tap.ok(all(any("try_to_free_mem_cgroup_pages" in f for f in e["stack"][:e["kernel_frames"]])
+               for _, e in ours), "stock: their kernel stacks go through try_to_free_mem_cgroup_pages")
+    compare_stock("stock dd memcg reclaim", ours, perf_samples(data, pid), 10)
 
 
 def perf_count(out):
@@ -314,10 +448,12 @@ try:
                    extra="[stalls]\nmin_stall = 0s\nmin_block = 0s\n")
         if tap.ok(d.ready(), "flightrecd is ready (min_stall = min_block = 0s)", d.log()):
             d.settle()
-            f = fsync_case()
-            dump = d.dump() if f else None
-            if f and tap.ok(dump is not None, "fsync: a dump"):
-                check_fsync(events(dump), f)
+            w = lock_case()
+            dump = d.dump() if w else None
+            if w and tap.ok(dump is not None, "inode lock: a dump"):
+                check_lock(events(dump), w)
+            stock_offcpu(d)
+            stock_stall(d)
         d.cleanup()
         d = Daemon(tap, window="60s", memory="128M", recorder_extra="ring = 16K\n",
                    extra="[stalls]\nmin_stall = 0s\nmin_block = 0s\n")

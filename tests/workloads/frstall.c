@@ -9,14 +9,17 @@
  *                          a killable (D) sleep for about MS ms. Prints
  *                          "PID TID BEGIN_NS END_NS" (CLOCK_BOOTTIME,
  *                          around the vfork call)
- *   frstall fsync FILE MIB [PAUSE_MS]
- *                          write MIB MiB to FILE, then fsync it in
- *                          fr_fsync_call. Prints "PID TID BEGIN_NS END_NS
- *                          ONCPU_NS RUNQ_NS": the fsync call's bounds and
- *                          the thread's time on the CPU and waiting on a
- *                          runqueue during it (/proc/thread-self/schedstat)
  * PAUSE_MS (default 0): sleep that long first, so that a recorder has read
  * what the new process is (its maps name its user frames) while it lives.
+ *   frstall inodelock MS [PAUSE_MS]
+ *                          a thread writes to a tmpfs file from a page that
+ *                          faults to a userfaultfd, so it sleeps holding
+ *                          the file's inode lock until the fault is
+ *                          resolved, MS ms later; meanwhile another thread
+ *                          writes one byte to the file in fr_inode_wait
+ *                          and waits for that lock, uninterruptible (D).
+ *                          Prints "PID TID BEGIN_NS END_NS" of the waiter's
+ *                          write call
  *   frstall pingpong SECONDS
  *                          two processes pass a byte back and forth through
  *                          two pipes for SECONDS (interruptible sleeps: two
@@ -25,8 +28,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <inttypes.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,60 +87,92 @@ static int do_vfork(long ms)
 	return 0;
 }
 
-/*
- * Time on the CPU and waiting on a runqueue, ns, of the calling thread.
- * The kernel brings a running thread's figure up to date only when it
- * yields or is switched out (the file reads it as it stands): yield first.
- */
-static int schedstat(uint64_t *oncpu, uint64_t *runq)
-{
-	FILE *f;
-	int n;
+struct lock_args {
+	int fd;
+	const void *buf;
+	uint64_t t0, t1;
+	int tid;
+};
 
-	sched_yield();
-	f = fopen("/proc/thread-self/schedstat", "r");
-	if (!f)
+/* The holder: its write faults on the userfaultfd page, inside the inode lock. */
+static void *lock_holder(void *arg)
+{
+	struct lock_args *a = arg;
+
+	if (write(a->fd, a->buf, 4096) != 4096)
+		fprintf(stderr, "frstall: the holder's write: %s\n", strerror(errno));
+	return NULL;
+}
+
+/* The waiter: one byte to the same file, behind the holder's lock. */
+__attribute__((noinline)) static void *fr_inode_wait(void *arg)
+{
+	struct lock_args *a = arg;
+
+	a->tid = tid();
+	a->t0 = boot_ns();
+	if (write(a->fd, "x", 1) != 1)
+		fprintf(stderr, "frstall: the waiter's write: %s\n", strerror(errno));
+	a->t1 = boot_ns();
+	return NULL;
+}
+
+/* The userfaultfd of @page_len bytes at @page, missing pages reported. */
+static int uffd_open(void *page, size_t page_len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)page, .len = page_len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+
+	if (fd < 0 || ioctl(fd, UFFDIO_API, &api) || ioctl(fd, UFFDIO_REGISTER, &reg)) {
+		fprintf(stderr, "frstall: failed to set up a userfaultfd: %s\n", strerror(errno));
 		return -1;
-	n = fscanf(f, "%" SCNu64 " %" SCNu64, oncpu, runq);
-	fclose(f);
-	return n == 2 ? 0 : -1;
+	}
+	return fd;
 }
 
-__attribute__((noinline)) static int fr_fsync_call(int fd)
+static int do_inodelock(long ms)
 {
-	return fsync(fd);
-}
+	static char src[4096] __attribute__((aligned(4096)));
+	struct lock_args hold = { 0 }, wait = { 0 };
+	struct uffd_msg msg;
+	struct pollfd pfd;
+	pthread_t th, tw;
+	long pg = sysconf(_SC_PAGESIZE);
+	char path[] = "/dev/shm/frstall-XXXXXX";
+	void *page = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int uffd, fd = mkstemp(path);
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
-static int do_fsync(const char *path, long mib)
-{
-	static char buf[1 << 20];
-	uint64_t c0, c1, q0, q1, t0, t1;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-
-	if (fd < 0) {
-		fprintf(stderr, "frstall: failed to open '%s': %s\n", path, strerror(errno));
+	if (page == MAP_FAILED || fd < 0 || (uffd = uffd_open(page, pg)) < 0)
+		return 1;
+	unlink(path);
+	hold = (struct lock_args){ .fd = fd, .buf = page };
+	wait = (struct lock_args){ .fd = fd };
+	pthread_create(&th, NULL, lock_holder, &hold);
+	/* The holder's fault: it sleeps now, holding the inode lock. */
+	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
+	if (poll(&pfd, 1, 10000) != 1 || read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+	    msg.event != UFFD_EVENT_PAGEFAULT) {
+		fprintf(stderr, "frstall: no userfaultfd fault\n");
 		return 1;
 	}
-	for (size_t i = 0; i < sizeof(buf); i++)
-		buf[i] = (char)(i * 7 + (i >> 12));
-	for (long i = 0; i < mib; i++)
-		if (write(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf)) {
-			fprintf(stderr, "frstall: failed to write '%s': %s\n", path, strerror(errno));
+	pthread_create(&tw, NULL, fr_inode_wait, &wait);
+	nanosleep(&ts, NULL);
+	{
+		struct uffdio_copy cp = { .dst = (uintptr_t)page, .src = (uintptr_t)src, .len = pg };
+
+		if (ioctl(uffd, UFFDIO_COPY, &cp)) {
+			fprintf(stderr, "frstall: failed to resolve the fault: %s\n", strerror(errno));
 			return 1;
 		}
-	if (schedstat(&c0, &q0))
-		return 1;
-	t0 = boot_ns();
-	if (fr_fsync_call(fd)) {
-		fprintf(stderr, "frstall: failed to fsync '%s': %s\n", path, strerror(errno));
-		return 1;
 	}
-	t1 = boot_ns();
-	if (schedstat(&c1, &q1))
-		return 1;
-	close(fd);
-	printf("%d %d %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n", getpid(), tid(), t0, t1,
-	       c1 - c0, q1 - q0);
+	pthread_join(th, NULL);
+	pthread_join(tw, NULL);
+	printf("%d %d %" PRIu64 " %" PRIu64 "\n", getpid(), wait.tid, wait.t0, wait.t1);
 	return 0;
 }
 
@@ -184,14 +223,14 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc >= 3 && !strcmp(argv[1], "vfork"))
 		pause_ms(argc >= 4 ? argv[3] : NULL);
-	if (argc >= 4 && !strcmp(argv[1], "fsync"))
-		pause_ms(argc >= 5 ? argv[4] : NULL);
 	if (argc >= 3 && !strcmp(argv[1], "vfork"))
 		return do_vfork(atol(argv[2]));
-	if (argc >= 4 && !strcmp(argv[1], "fsync"))
-		return do_fsync(argv[2], atol(argv[3]));
 	if (argc >= 3 && !strcmp(argv[1], "pingpong"))
 		return do_pingpong(atof(argv[2]));
-	fprintf(stderr, "usage: frstall vfork MS | fsync FILE MIB | pingpong SECONDS\n");
+	if (argc >= 3 && !strcmp(argv[1], "inodelock")) {
+		pause_ms(argc >= 4 ? argv[3] : NULL);
+		return do_inodelock(atol(argv[2]));
+	}
+	fprintf(stderr, "usage: frstall vfork MS [PAUSE_MS] | inodelock MS [PAUSE_MS] | pingpong SECONDS\n");
 	return 2;
 }
