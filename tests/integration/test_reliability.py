@@ -31,6 +31,33 @@ def reads_back(path):
     return flightrec("show", path)[0] == 0
 
 
+def write_phase(env):
+    """When a dump's write phase runs, as (first, last) seconds after SIGUSR1: a
+    daemon set up as atomic_dumps() sets each one up, dumping to the end while
+    its output directory is watched every 2 ms. None if it could not be seen."""
+    out = tempfile.mkdtemp(prefix="fr-kill-cal-")
+    os.chmod(out, 0o700)
+    d = Daemon(tap, window="20s", frequency=999, extra_args=("--output-dir", out), env=env)
+    first = last = None
+    try:
+        if d.ready():
+            subprocess.run([FRSPIN, "--seconds", "1.5", "--threads", "2"])
+            t0 = time.monotonic()
+            d.proc.send_signal(signal.SIGUSR1)
+            while time.monotonic() - t0 < 30:
+                names = os.listdir(out)
+                if any(f.endswith(".tmp") for f in names):
+                    first = first or time.monotonic() - t0
+                    last = time.monotonic() - t0
+                if any(f.endswith(".frd") for f in names):
+                    break
+                time.sleep(0.002)
+    finally:
+        d.cleanup()
+        shutil.rmtree(out, ignore_errors=True)
+    return (first, last) if first is not None else None
+
+
 def atomic_dumps():
     out = tempfile.mkdtemp(prefix="fr-kill-")
     os.chmod(out, 0o700)
@@ -44,7 +71,14 @@ def atomic_dumps():
     # A slow disk (5 ms per write of the encoder) makes the write phase
     # last long enough to kill the daemon inside it, at several depths.
     env = dict(os.environ, FLIGHTREC_FAULT_WRITE_DELAY_US="5000")
-    delays = [0, 0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7, 1.0]
+    # How long a dump encodes before it writes depends on what it holds and on
+    # the machine's load: the kills inside the write phase are aimed at it, as
+    # one dump of the same set-up measured it, the others fall before and after.
+    phase = write_phase(env)
+    tap.diag(f"a dump's write phase, from SIGUSR1: {phase} s")
+    inside = [0.3, 0.4, 0.5, 0.6] if phase is None else \
+        [phase[0] + (phase[1] - phase[0]) * k / 5 for k in range(1, 5)]
+    delays = [0, 0.01, 0.05, 0.1] + inside + [1.0, 1.5]
     for delay in delays:
         d = Daemon(tap, window="20s", frequency=999, extra_args=("--output-dir", out), env=env)
         try:
