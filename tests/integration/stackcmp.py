@@ -20,6 +20,7 @@ NAME_MAX_OURS = 511	# the longest frame name flightrec prints: longer ones are c
 ENTRY_ROOTS = {"_start", "__libc_start_main", "__libc_start_main_impl", "clone", "clone3",
                "__clone", "__clone3", "__clone_internal", "start_thread"}
 LIBC_START = re.compile(r"^__libc_start_(main|call_main)")
+GLIBC_ALIAS = re.compile(r"^(__GI_)?(__libc_|__)?")
 
 
 class Frame(tuple):
@@ -37,7 +38,10 @@ class Frame(tuple):
         return self[1]
 
     def key(self):
-        return self.sym if self.sym else f"[{self.dso or '?'}]"
+        """The name without glibc's alias prefixes (one function is write,
+        __write, __libc_write and __GI___libc_write; each tool picks one),
+        or [dso] for an unnamed frame."""
+        return GLIBC_ALIAS.sub("", self.sym) if self.sym else f"[{self.dso or '?'}]"
 
 
 def strip_params(s):

@@ -38,10 +38,11 @@ tests/workloads/frstall.c and frtool thrash.
              side with perf --call-graph dwarf in the same run: python3
              blocked in fsync (perf's sched_switch samples) and dd in a
              64 MiB cgroup stalled in memcg reclaim (perf's samples of
-             mm_vmscan_memcg_reclaim_end). Each of ours is matched to perf's
-             sample of the same tracepoint hit (same thread, stamps within
-             0.2 ms) and their user stacks must be the same, frame for frame,
-             down to the program's entry."""
+             mm_vmscan_memcg_reclaim_end, where ours are taken too). Each of
+             our user stacks must be one perf recorded for the same thread,
+             frame for frame, down to the program's entry. (perf refuses
+             CLOCK_BOOTTIME for tracepoint events here, so the samples are
+             not paired by time.)"""
 import collections
 import json
 import os
@@ -170,14 +171,19 @@ for i in range(32):
 os.fsync(fd)
 os.close(fd)
 """
-MATCH_NS = 200_000      # ours and perf's stamp of one tracepoint hit: this close
 
 
-def perf_record(event, argv, data, preexec=None):
-    """perf record -e @event --call-graph dwarf -k boottime -- @argv: (rc, stderr)."""
-    p = subprocess.run(["perf", "record", "-q", "-e", event, "-k", "boottime",
-                        "--call-graph", "dwarf,16384", "-o", data, "--"] + argv,
-                       capture_output=True, text=True, timeout=120, preexec_fn=preexec)
+def perf_record(event, argv, data):
+    """perf record -e @event --call-graph dwarf -- @argv: (rc, stderr). perf refuses
+    another clock for tracepoint events here ("wrong clockid"), so its samples cannot
+    be matched to ours by time: stacks are compared as sets, per thread. The run has
+    no address randomization (setarch -R): under about half of the random layouts,
+    perf script (6.1, libunwind) finds no CFI for libc's write and follows rbp
+    instead, which ends dd's stacks after one frame (same registers and stack
+    bytes in both runs; measured 4 of 8 runs cut short, 0 of 8 with -R)."""
+    p = subprocess.run(["setarch", "-R", "perf", "record", "-q", "-e", event, "--call-graph",
+                        "dwarf,16384", "-o", data, "--"] + argv, capture_output=True, text=True,
+                       timeout=120)
     return p.returncode, p.stderr
 
 
@@ -187,28 +193,23 @@ def user_frames(e):
     return [our_frame(f, maps) for f in e["stack"][e["kernel_frames"]:]]
 
 
-def compare_stock(what, ours, theirs, need):
-    """Each of @ours (events with a time to match: ts of the tracepoint hit) against the
-    perf sample of the same thread at the same hit: their user stacks must be the same."""
-    pairs, bad = 0, []
-    for t, e in ours:
-        near = [s for s in theirs if s.tid == e["tid"] and abs(s.ts - t) <= MATCH_NS]
-        if not near:
-            continue
-        pairs += 1
-        mine = [f.key() for f in user_frames(e)]
-        perf = [f.key() for f in min(near, key=lambda s: abs(s.ts - t)).frames]
-        if mine != perf:
-            bad.append((t, mine, perf))
-    tap.diag(f"{what}: {len(ours)} of ours, {len(theirs)} of perf's, {pairs} the same instants")
-    tap.ok(pairs >= need, f"{what}: at least {need} of them matched to perf's samples of the same "
-           f"tracepoint hit ({pairs})")
-    tap.ok(pairs and not bad, f"{what}: our user stacks are perf --call-graph dwarf's, frame for "
-           f"frame ({pairs - len(bad)} of {pairs})",
-           "\n".join(f"ours {m}\nperf {p}" for _, m, p in bad[:2]))
-    whole = [e for _, e in ours if reaches_entry(user_frames(e))]
+def compare_stock(what, ours, theirs):
+    """Each of @ours (events) against perf's samples of the same thread at the same
+    tracepoint in the same run: its user stack must be one of theirs, frame for
+    frame, and reach the program's entry."""
+    seen = collections.defaultdict(set)
+    for t in theirs:
+        seen[t.tid].add(tuple(f.key() for f in t.frames))
+    bad = [e for e in ours if tuple(f.key() for f in user_frames(e)) not in seen[e["tid"]]]
+    tap.diag(f"{what}: {len(ours)} of ours, against {sum(len(v) for v in seen.values())} distinct "
+             f"stacks in perf's {len(theirs)} samples; e.g. {stack_text(ours[0]) if ours else '-'}")
+    tap.ok(ours and not bad, f"{what}: each of our user stacks is one perf --call-graph dwarf "
+           f"recorded for the same thread, frame for frame ({len(ours) - len(bad)} of {len(ours)})",
+           "\n".join(f"ours {[f.key() for f in user_frames(e)]}\nperf {sorted(seen[e['tid']])[:3]}"
+                      for e in bad[:2]))
+    whole = [e for e in ours if reaches_entry(user_frames(e))]
     tap.ok(ours and len(whole) == len(ours), f"{what}: ours reach the program's entry "
-           f"({len(whole)} of {len(ours)})", [" <- ".join(e["stack"]) for _, e in ours][:2])
+           f"({len(whole)} of {len(ours)})", [stack_text(e) for e in ours if e not in whole][:2])
 
 
 def stock_offcpu(d):
@@ -226,9 +227,9 @@ def stock_offcpu(d):
     if not tap.ok(len(pids) == 1, f"stock: one python3 in the dump ({pids})"):
         return
     pid = pids.pop()
-    ours = [(e["begin_ns"], e) for e in evs if e["type"] == "offcpu" and e["pid"] == pid and
-            e["kind"] == "blocked" and any("fsync" in f for f in e["stack"])]
-    compare_stock("stock python3 fsync blocks", ours, perf_samples(data, pid), 1)
+    ours = [e for e in evs if e["type"] == "offcpu" and e["pid"] == pid and e["kind"] == "blocked" and
+            any("fsync" in f for f in e["stack"])]
+    compare_stock("stock python3 fsync blocks", ours, perf_samples(data, pid))
 
 
 def stock_stall(d):
@@ -269,10 +270,10 @@ def stock_stall(d):
     if not tap.ok(len(pids) == 1, f"stock: dd's memcg reclaim stalls are in the dump ({pids})"):
         return
     pid = pids.pop()
-    ours = [(e["ts"], e) for e in evs if e["type"] == "stall" and e["pid"] == pid and e["kind"] == "memcg"]
+    ours = [e for e in evs if e["type"] == "stall" and e["pid"] == pid and e["kind"] == "memcg"]
     tap.ok(all(any("try_to_free_mem_cgroup_pages" in f for f in e["stack"][:e["kernel_frames"]])
-               for _, e in ours), "stock: their kernel stacks go through try_to_free_mem_cgroup_pages")
-    compare_stock("stock dd memcg reclaim", ours, perf_samples(data, pid), 10)
+               for e in ours), "stock: their kernel stacks go through try_to_free_mem_cgroup_pages")
+    compare_stock("stock dd memcg reclaim", ours, perf_samples(data, pid))
 
 
 def perf_count(out):

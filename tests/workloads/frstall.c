@@ -144,14 +144,19 @@ static int do_inodelock(long ms)
 	long pg = sysconf(_SC_PAGESIZE);
 	char path[] = "/dev/shm/frstall-XXXXXX";
 	void *page = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	int uffd, fd = mkstemp(path);
+	int uffd, fd = mkstemp(path), fd2;
 	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
 
 	if (page == MAP_FAILED || fd < 0 || (uffd = uffd_open(page, pg)) < 0)
 		return 1;
+	/* The waiter's own open file: one shared would make it wait on the file
+	 * position's lock, before the inode's. */
+	fd2 = open(path, O_WRONLY | O_APPEND);
 	unlink(path);
+	if (fd2 < 0)
+		return 1;
 	hold = (struct lock_args){ .fd = fd, .buf = page };
-	wait = (struct lock_args){ .fd = fd };
+	wait = (struct lock_args){ .fd = fd2 };
 	pthread_create(&th, NULL, lock_holder, &hold);
 	/* The holder's fault: it sleeps now, holding the inode lock. */
 	pfd = (struct pollfd){ .fd = uffd, .events = POLLIN };
