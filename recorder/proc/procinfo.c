@@ -578,7 +578,7 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 {
 	struct proc_meta *pm = proctable__meta(pi->pt, (uint32_t)r->ips[0], (uint32_t)r->ips[1],
 					       r->ips[2]);
-	struct proc_meta *m = pm ? proc_meta__inherit(pm, r->pid) : NULL;
+	struct proc_meta *m = pm ? proc_meta__inherit(pm, r->pid, r->start) : NULL;
 
 	proc_meta__put(pm);
 	if (!m) {

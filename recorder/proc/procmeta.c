@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "procmeta.h"
+#include "util.h"
 
 /* Drop a reference to @img; the last one frees it. */
 static void image_put(struct proc_image *img)
@@ -39,19 +40,24 @@ void proc_meta__put(struct proc_meta *m)
 }
 
 /*
- * proc_meta__inherit() - the facts of a fork's child @pid from its
+ * proc_meta__inherit() - the facts of fork's child (@pid, @start) from its
  * parent's: the same image (shared), executable, command line and cgroup,
- * one thread. Taken when the parent's were read; the child's exec makes
- * them its previous era's. Returns NULL and sets errno.
+ * one thread. They describe the child as it was forked, whenever the
+ * parent's were read: begun no later than its fork (@start), so that an
+ * exec of the child makes them its previous era's even when the parent's
+ * read came after it (under load, perf's facts were read after its
+ * child's exec of python3, and python3's frames were named after perf's
+ * libraries). Returns NULL and sets errno.
  */
-struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid)
+struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid,
+				     uint64_t start)
 {
 	struct proc_meta *m = calloc(1, sizeof(*m));
 
 	if (!m)
 		return NULL;
 	atomic_init(&m->refs, 1);
-	m->begun = parent->begun;
+	m->begun = FR_MIN(parent->begun, start);
 	m->stamp = parent->stamp;
 	m->state = parent->state;
 	m->has_uid = parent->has_uid;

@@ -56,6 +56,7 @@ struct proc_meta {
 void proc_meta__get(struct proc_meta *m);
 /* proc_meta__put() - drop a reference; the last one frees @m. Accepts NULL. */
 void proc_meta__put(struct proc_meta *m);
-struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid);
+struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid,
+				     uint64_t start);
 
 #endif /* FR_PROCMETA_H */

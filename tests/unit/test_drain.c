@@ -13,6 +13,8 @@
 
 #include "../../bpf/contract.h"
 #include "drain.h"
+#include "procmeta.h"
+#include "proctable.h"
 #include "tap.h"
 
 #define MS 1000000ULL
@@ -379,6 +381,22 @@ static void memcg_path(void *ctx, uint64_t id, char *out, size_t len)
 	snprintf(out, len, id == 4242 ? "/fr-test" : "");
 }
 
+/* The no_table hook: the incarnations that asked, in order. */
+struct asked {
+	unsigned n;
+	uint32_t pid;
+	uint64_t start;
+};
+
+static void no_table(void *ctx, uint32_t pid, uint64_t start)
+{
+	struct asked *a = ctx;
+
+	a->n++;
+	a->pid = pid;
+	a->start = start;
+}
+
 /*
  * Stalls and blocks: their details, stacks and lengths into window events
  * whose references (blob, stack) live exactly as long as they do; the
@@ -397,8 +415,10 @@ static void test_stall_records(void)
 	struct fr_event e[4];
 	size_t size;
 	int n = 0;
+	struct asked asked = { 0 };
 
-	drain__set_hooks(d, &(struct drain_hooks){ .memcg_path = memcg_path });
+	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &asked, .memcg_path = memcg_path,
+						   .no_table = no_table });
 	size = stall_rec(raw, 100 * MS, 97 * MS, 50, 7, FR_STALL_MEMCG, 3, 4);
 	drain__record(d, raw, size);
 	size = sizeof(*o) + 5 * 8;
@@ -409,9 +429,13 @@ static void test_stall_records(void)
 	o->kind = FR_STALL_BLOCKED;
 	o->kn = 2;
 	o->un = 3;
+	o->flags = FR_UEND_NO_TABLE << FR_SAMPLE_UEND_SHIFT;
 	for (int i = 0; i < 5; i++)
 		o->ips[i] = 0x500000 + i;
 	drain__record(d, raw, size);
+	ok(asked.n == 1 && asked.pid == 50 && asked.start == 7,
+	   "the block walked without a table asks for one (%u asks), the stall with one does not",
+	   asked.n);
 	is_int(drain__add_stallsum(d, 5120 * MS, 50, 7, "thrasher", FR_STALL_MEMCG, &si), 0,
 	       "a stall sum is staged");
 	is_int(drain__add_stallsum(d, 5120 * MS, 50, 7, "thrasher", FR_STALL_NKINDS, &si), -EINVAL,
@@ -461,6 +485,43 @@ out:
 	drain__free(d);
 }
 
+/*
+ * A fork's child that exec'd before its parent's facts were read: what it
+ * inherits from them is the image before its exec (the era of its samples
+ * before it), never the one after, however late the read.
+ */
+static void test_inherit_era(void)
+{
+	struct drain *d = drain__new(8 << 20, 10 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	struct proc_meta *parent = calloc(1, sizeof(*parent)), *m, *before, *after;
+	struct fr_rec_exec x = {};
+	uint32_t slot = 0;
+
+	if (!ok(d && parent, "a drain and a parent's facts"))
+		goto out;
+	atomic_init(&parent->refs, 1);
+	parent->begun = 3 * SEC;	/* read after the child's exec */
+	sample(d, 1 * SEC, 60, 500 * MS, "perf-exec", 1, 4);
+	hdr(&x.h, FR_REC_EXEC, 2 * SEC, 60, 500 * MS, "python3", sizeof(x));
+	snprintf(x.filename, sizeof(x.filename), "/usr/bin/python3");
+	drain__record(d, &x, sizeof(x));
+	if (!ok(!proctable__lookup(t->procs, 60, 500 * MS, &slot), "the child has a slot"))
+		goto out;
+	m = proc_meta__inherit(parent, 60, 500 * MS);
+	ok(m && m->begun == 500 * MS, "inherited facts date from the fork, not the parent's read");
+	if (m && proctable__set_meta(t->procs, slot, 60, 500 * MS, m))
+		proc_meta__put(m);
+	before = proctable__meta_at(t->procs, slot, 60, 500 * MS, 1 * SEC);
+	after = proctable__meta_at(t->procs, slot, 60, 500 * MS, 2 * SEC + 1);
+	ok(m && before == m && !after, "they name the frames before the exec, none after it");
+	proc_meta__put(before);
+	proc_meta__put(after);
+out:
+	proc_meta__put(parent);
+	drain__free(d);
+}
+
 static void test_bad_records(void)
 {
 	struct drain *d = drain__new(8 << 20, 10 * SEC);
@@ -488,6 +549,7 @@ int main(void)
 	test_burst_tables();
 	test_memory_records();
 	test_stall_records();
+	test_inherit_era();
 	test_bad_records();
 	return tap_done_testing();
 }
