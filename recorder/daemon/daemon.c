@@ -151,7 +151,7 @@ static int setup_unwinder(struct daemon *dm)
 	return 0;
 }
 
-/* Drain hook: a sample without rows; the attacher gives its process a table. */
+/* Drain hook: a stack without rows; the attacher gives its process a table. */
 static void hook_no_table(void *ctx, uint32_t pid, uint64_t start)
 {
 	struct daemon *dm = ctx;
@@ -160,13 +160,17 @@ static void hook_no_table(void *ctx, uint32_t pid, uint64_t start)
 		attacher__request(dm->attacher, pid, start);
 }
 
-/* Drain hooks: ask the procinfo worker to read what a new incarnation is. */
+/* Drain hooks: ask the procinfo worker to read what a new incarnation is,
+ * and the attacher for an exec's table. */
 static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec)
 {
 	struct daemon *dm = ctx;
 
 	procinfo__request(dm->procinfo, exec ? FR_INFO_READ_SOON : FR_INFO_READ, slot, pid,
 			  start, NULL, 0);
+	/* The procinfo read attaches too, but after every queued symbol load. */
+	if (exec && dm->attacher)
+		attacher__request_exec(dm->attacher, pid, start);
 }
 
 /* A fork's child: its parent's image until it execs (no /proc read). */

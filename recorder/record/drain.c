@@ -457,14 +457,19 @@ static int make_oomadj(struct drain *d, const void *data, size_t len,
 
 /*
  * A stall's or a block's stack (@kn kernel frames, then @un user frames
- * at @ips) into *@id, and the hooks a new stack calls, as a sample's do.
+ * at @ips, walked as FR_SAMPLE_* @flags say) into *@id, and the hooks a
+ * sample's stack calls: no table yet, a new stack.
  */
 static int stall_stack(struct drain *d, const struct fr_rec_hdr *h, uint32_t proc,
-		       uint32_t kn, uint32_t un, const __u64 *ips, uint32_t *id)
+		       uint32_t kn, uint32_t un, const __u64 *ips, uint32_t flags,
+		       uint32_t *id)
 {
 	uint64_t inserted = intern__inserted(d->t.stacks);
 	int err = get_stack(d, kn, un, proc, ips, id);
 
+	if (!err && un && d->hooks.no_table &&
+	    (flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT == FR_UEND_NO_TABLE)
+		d->hooks.no_table(d->hooks.ctx, h->tgid, h->start);
 	if (!err && un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, proc, h->tgid, h->start, &ips[kn], un);
 	return err;
@@ -508,7 +513,8 @@ static int make_stall(struct drain *d, const void *data, size_t len,
 	};
 	if (r->memcg_id && d->hooks.memcg_path)
 		d->hooks.memcg_path(d->hooks.ctx, r->memcg_id, info.memcg, sizeof(info.memcg));
-	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, &ev->arg);
+	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, r->flags,
+			  &ev->arg);
 	if (!err)
 		err = get_str(d, FR_TAG_STALL, &info,
 			      offsetof(struct fr_stall_info, memcg) +
@@ -548,7 +554,8 @@ static int make_offcpu(struct drain *d, const void *data, size_t len,
 		dur = FR_MIN(dur / 1000, (uint64_t)UINT32_MAX);
 	}
 	ev->ref = (uint32_t)dur;
-	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, &ev->arg);
+	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, r->flags,
+			  &ev->arg);
 	if (err)
 		put_refs(d, ev);
 	return err;

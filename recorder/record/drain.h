@@ -124,7 +124,8 @@ struct drain_hooks {
 	void (*stack)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		      const void *user_ips, unsigned n);
 	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */
-	/* a sample walked by frame pointers: the process has no unwind table yet */
+	/* a sample, stall or block walked by frame pointers: the process has
+	 * no unwind table yet */
 	void (*no_table)(void *ctx, uint32_t pid, uint64_t start);
 	/* the path of memory cgroup @id into @buf ("" if unknown) */
 	void (*memcg_path)(void *ctx, uint64_t id, char *buf, size_t len);

@@ -2,18 +2,27 @@
 /*
  * attacher.c - first unwind tables, fast. See attacher.h.
  *
- * The queue is a small array under a mutex, served hottest first: each
- * request for an incarnation already queued adds one to its demand (a
- * process without a table asks with each sample until it has one), and
- * the attacher takes the queued incarnation with the most samples
- * waiting, the oldest among equals. So a busy process is not walked by
- * frame pointers while the tables of processes that barely ran are
- * built: in test_stacks, /usr/bin/python3 and the perf sampling it were
- * asked for in one drained batch, and in FIFO order python's table came
- * after perf's (0.7 s of rows under ASan). A little open-addressed table
- * of recent (pid, start) with their time and demand keeps a request
- * cheap on the drain's thread. An incarnation served less than
- * FR_ATTACH_RETRY_NS ago is not queued again.
+ * The queue is a small array under a mutex. A process without a table
+ * asks with each sample (or stall, or block) until it has one, and an exec
+ * asks once, due FR_ATTACH_EXEC_NS later (the dynamic loader maps the
+ * libraries meanwhile; a sample makes it due at once). The requests due
+ * are served in turns of one file, oldest first: before building each
+ * file of a table, the attach yields (unwinder__attach()'s yield) when
+ * another request is due, and goes to the back of the queue; its next
+ * turn reads the maps again and finds the files built so far. So a small
+ * process is not walked by frame pointers while a big one's many files
+ * are built. In test_stacks, /usr/bin/python3 and the perf sampling it
+ * asked in one drained batch: in FIFO order of whole tables python's came
+ * after all of perf's (0.7 s of rows under ASan); served by the most
+ * samples waiting, the busier perf still went first, and in test_stalls a
+ * python3 that slept 0.6 s after its exec (no samples to ask with) then
+ * blocked in fsync with no table while perf's 54 files were built. The
+ * exec's own ask is for such a process: the /proc worker's attach comes
+ * only after its full reads, which queue behind every other process's
+ * symbols. A full queue drops an exec's ask to keep one with a demand.
+ * A little open-addressed table of recent (pid, start) with their time
+ * and demand keeps a request cheap on the drain's thread. An incarnation
+ * served less than FR_ATTACH_RETRY_NS ago is not queued again.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attacher.h"
@@ -31,11 +41,13 @@
 #define FR_ATTACH_QUEUE		256
 #define FR_ATTACH_RECENT	512	/* power of two */
 #define FR_ATTACH_RETRY_NS	(200 * 1000 * 1000ULL)
+#define FR_ATTACH_EXEC_NS	(10 * 1000 * 1000ULL)
 
 struct attach_req {
 	uint32_t pid;
 	uint64_t start;
-	uint64_t seq;		/* order of queueing: the oldest wins a tie */
+	uint64_t seq;		/* order of queueing: the oldest goes first */
+	uint64_t due;		/* CLOCK_BOOTTIME ns; before it, only a demand serves it */
 };
 
 struct attach_recent {
@@ -52,7 +64,7 @@ struct attacher {
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t more;
-	struct attach_req q[FR_ATTACH_QUEUE];	/* unordered: see take_hottest() */
+	struct attach_req q[FR_ATTACH_QUEUE];	/* unordered: see take_next() */
 	unsigned len;
 	uint64_t seq;
 	struct attach_req cur;	/* the request being served */
@@ -61,15 +73,15 @@ struct attacher {
 	struct attacher_stats st;
 };
 
-static bool hotter_waits(void *ctx);
+static bool other_waits(void *ctx);
 
 /*
  * Maps alone, then the table; the full /proc read comes later, elsewhere.
- * Returns 0 or -errno (-EAGAIN: a hotter request came first, ask again).
+ * Returns 0 or -errno (-EAGAIN: it yielded to another process waiting, ask again).
  */
 static int attach_one(struct attacher *a, const struct attach_req *r)
 {
-	const struct unwind_yield yield = { hotter_waits, a };
+	const struct unwind_yield yield = { other_waits, a };
 	struct procmaps *pm;
 	uint32_t gen;
 	char dir[32];
@@ -112,26 +124,32 @@ static uint32_t demand_of(struct attacher *a, const struct attach_req *r)
 	return e->pid == r->pid && e->start == r->start && e->queued ? e->demand : 0;
 }
 
-/*
- * Under the lock, with a->len > 0: remove and return the queued request
- * with the highest demand, the oldest among equals; it becomes a->cur,
- * whose demand goes on growing while it is served.
- */
-static struct attach_req take_hottest(struct attacher *a)
+/* Under the lock: may @r be served at @now (a demand, or its delay is over)? */
+static bool is_due(struct attacher *a, const struct attach_req *r, uint64_t now)
 {
-	unsigned best = 0;
-	uint32_t best_d = demand_of(a, &a->q[0]);
+	return r->due <= now || demand_of(a, r) > 0;
+}
+
+/*
+ * Under the lock: the oldest request due at @now, removed from the queue;
+ * it becomes a->cur. Returns false when none is due; *@next is then the
+ * earliest due.
+ */
+static bool take_next(struct attacher *a, uint64_t now, uint64_t *next)
+{
+	unsigned best = a->len;
 	struct attach_recent *e;
 	struct attach_req r;
 
-	for (unsigned i = 1; i < a->len; i++) {
-		uint32_t d = demand_of(a, &a->q[i]);
-
-		if (d > best_d || (d == best_d && a->q[i].seq < a->q[best].seq)) {
+	*next = UINT64_MAX;
+	for (unsigned i = 0; i < a->len; i++) {
+		if (!is_due(a, &a->q[i], now))
+			*next = FR_MIN(*next, a->q[i].due);
+		else if (best == a->len || a->q[i].seq < a->q[best].seq)
 			best = i;
-			best_d = d;
-		}
 	}
+	if (best == a->len)
+		return false;
 	r = a->q[best];
 	a->q[best] = a->q[--a->len];
 	e = recent_slot(a, r.pid, r.start);
@@ -140,33 +158,30 @@ static struct attach_req take_hottest(struct attacher *a)
 		e->serving = true;
 	}
 	a->cur = r;
-	return r;
+	return true;
 }
 
 /*
- * The yield of a->cur's attach, before each file it builds: does a queued
- * request have more samples waiting than it (or is the thread stopping)?
+ * The yield of a->cur's attach, before each file it builds: does another
+ * request wait that is due (or is the thread stopping)?
  */
-static bool hotter_waits(void *ctx)
+static bool other_waits(void *ctx)
 {
 	struct attacher *a = ctx;
-	const struct attach_recent *e;
-	uint32_t mine;
-	bool hotter;
+	uint64_t now = fr_boottime_ns();
+	bool other;
 
 	pthread_mutex_lock(&a->lock);
-	e = recent_slot(a, a->cur.pid, a->cur.start);
-	mine = e->pid == a->cur.pid && e->start == a->cur.start ? e->demand : 0;
-	hotter = a->stop;
-	for (unsigned i = 0; i < a->len && !hotter; i++)
-		hotter = demand_of(a, &a->q[i]) > mine;
+	other = a->stop;
+	for (unsigned i = 0; i < a->len && !other; i++)
+		other = is_due(a, &a->q[i], now);
 	pthread_mutex_unlock(&a->lock);
-	return hotter;
+	return other;
 }
 
 /*
  * Under the lock: a->cur was served at @now; @again (it yielded): queue
- * it again with the demand it has, first among its equals.
+ * it again, at the back, with the demand it has.
  */
 static void served(struct attacher *a, bool again, uint64_t now)
 {
@@ -176,6 +191,7 @@ static void served(struct attacher *a, bool again, uint64_t now)
 	if (mine)
 		e->serving = false;
 	if (again && a->len < FR_ATTACH_QUEUE) {
+		a->cur.seq = a->seq++;
 		a->q[a->len++] = a->cur;
 		if (mine)
 			e->queued = true;
@@ -187,6 +203,26 @@ static void served(struct attacher *a, bool again, uint64_t now)
 	}
 }
 
+/* Under the lock: sleep until a request comes, a stop, or CLOCK_BOOTTIME @until. */
+static void wait_more(struct attacher *a, uint64_t until)
+{
+	uint64_t now = fr_boottime_ns();
+	struct timespec ts;
+
+	if (until == UINT64_MAX) {
+		pthread_cond_wait(&a->more, &a->lock);
+		return;
+	}
+	if (until <= now)
+		return;
+	/* The condition waits on CLOCK_MONOTONIC (attacher__new()); the same span. */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	until = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + (until - now);
+	ts.tv_sec = (time_t)(until / 1000000000ULL);
+	ts.tv_nsec = (long)(until % 1000000000ULL);
+	pthread_cond_timedwait(&a->more, &a->lock, &ts);
+}
+
 static void *attacher_main(void *arg)
 {
 	struct attacher *a = arg;
@@ -195,12 +231,17 @@ static void *attacher_main(void *arg)
 	pthread_mutex_lock(&a->lock);
 	for (;;) {
 		struct attach_req r;
+		uint64_t next;
 
 		while (!a->stop && !a->len)
 			pthread_cond_wait(&a->more, &a->lock);
 		if (a->stop)
 			break;
-		r = take_hottest(a);
+		if (!take_next(a, fr_boottime_ns(), &next)) {
+			wait_more(a, next);
+			continue;
+		}
+		r = a->cur;
 		pthread_mutex_unlock(&a->lock);
 		err = attach_one(a, &r);
 		pthread_mutex_lock(&a->lock);
@@ -213,13 +254,17 @@ static void *attacher_main(void *arg)
 struct attacher *attacher__new(struct unwinder *u)
 {
 	struct attacher *a = calloc(1, sizeof(*a));
+	pthread_condattr_t ca;
 	int err;
 
 	if (!a)
 		return NULL;
 	a->u = u;
 	pthread_mutex_init(&a->lock, NULL);
-	pthread_cond_init(&a->more, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&a->more, &ca);
+	pthread_condattr_destroy(&ca);
 	err = pthread_create(&a->thread, NULL, attacher_main, a);
 	if (err) {
 		pthread_cond_destroy(&a->more);
@@ -247,17 +292,18 @@ void attacher__free(struct attacher *a)
 }
 
 /*
- * Under the lock: should a request for (@pid, @start) be queued? Not when
- * it is queued already (its demand grows) or was served within
- * FR_ATTACH_RETRY_NS; otherwise its recent entry now says queued.
+ * Under the lock: should a request for (@pid, @start) adding @demand be
+ * queued? Not when it is queued already (its demand grows) or was served
+ * within FR_ATTACH_RETRY_NS; otherwise its recent entry now says queued.
  */
-static bool want_queue(struct attacher *a, uint32_t pid, uint64_t start, uint64_t now)
+static bool want_queue(struct attacher *a, uint32_t pid, uint64_t start, uint64_t now,
+		       uint32_t demand)
 {
 	struct attach_recent *e = recent_slot(a, pid, start);
 
 	if (e->pid == pid && e->start == start) {
 		if (e->queued || e->serving) {
-			e->demand++;
+			e->demand += demand;
 			return false;
 		}
 		if (now - e->at < FR_ATTACH_RETRY_NS)
@@ -265,26 +311,59 @@ static bool want_queue(struct attacher *a, uint32_t pid, uint64_t start, uint64_
 	}
 	if (e->serving)
 		return true;	/* a colliding entry in service keeps its slot */
-	*e = (struct attach_recent){ pid, start, now, 1, true, false };
+	*e = (struct attach_recent){ pid, start, now, demand, true, false };
 	return true;
 }
 
-void attacher__request(struct attacher *a, uint32_t pid, uint64_t start)
+/*
+ * Under the lock, with the queue full: make room for a request with a
+ * demand by dropping one without (an exec's), so that an exec storm does
+ * not keep out the processes that are running. Returns false if none.
+ */
+static bool drop_idle(struct attacher *a)
+{
+	for (unsigned i = 0; i < a->len; i++) {
+		struct attach_recent *e = recent_slot(a, a->q[i].pid, a->q[i].start);
+
+		if (demand_of(a, &a->q[i]))
+			continue;
+		if (e->pid == a->q[i].pid && e->start == a->q[i].start)
+			e->queued = false;
+		a->q[i] = a->q[--a->len];
+		a->st.dropped++;
+		return true;
+	}
+	return false;
+}
+
+/* Queue (@pid, @start) with @demand, served @delay ns from now on. */
+static void request(struct attacher *a, uint32_t pid, uint64_t start, uint32_t demand,
+		    uint64_t delay)
 {
 	uint64_t now = fr_boottime_ns();
 
 	pthread_mutex_lock(&a->lock);
-	if (want_queue(a, pid, start, now)) {
+	if (want_queue(a, pid, start, now, demand)) {
 		a->st.requests++;
-		if (a->len == FR_ATTACH_QUEUE) {
+		if (a->len == FR_ATTACH_QUEUE && !(demand && drop_idle(a))) {
 			a->st.dropped++;
 			recent_slot(a, pid, start)->queued = false;
 		} else {
-			a->q[a->len++] = (struct attach_req){ pid, start, a->seq++ };
+			a->q[a->len++] = (struct attach_req){ pid, start, a->seq++, now + delay };
 			pthread_cond_signal(&a->more);
 		}
 	}
 	pthread_mutex_unlock(&a->lock);
+}
+
+void attacher__request(struct attacher *a, uint32_t pid, uint64_t start)
+{
+	request(a, pid, start, 1, 0);
+}
+
+void attacher__request_exec(struct attacher *a, uint32_t pid, uint64_t start)
+{
+	request(a, pid, start, 0, FR_ATTACH_EXEC_NS);
 }
 
 void attacher__stats(struct attacher *a, struct attacher_stats *st)

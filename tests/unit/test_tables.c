@@ -25,6 +25,7 @@
 #include "symbols.h"
 #include "tables.h"
 #include "tap.h"
+#include "unwind_maps.h"
 #include "util.h"
 
 struct maps {
@@ -34,27 +35,12 @@ struct maps {
 /* The four maps, as the BPF object declares them; false if BPF is refused. */
 static bool maps__create(struct maps *mp, uint32_t nrows, uint32_t nfiles)
 {
-	LIBBPF_OPTS(bpf_map_create_opts, mm, .map_flags = BPF_F_MMAPABLE);
-	LIBBPF_OPTS(bpf_map_create_opts, np, .map_flags = BPF_F_NO_PREALLOC);
-
-	mp->m.rows = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_urows", 4, sizeof(struct fr_urow),
-				    nrows, &mm);
-	mp->m.files = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_ufiles", 4, sizeof(struct fr_ufile),
-				     nfiles, NULL);
-	mp->m.procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_uprocs", 4, sizeof(struct fr_uproc),
-				     64, &np);
-	mp->m.gen = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ugen", 4, sizeof(struct fr_ugen), 64, &np);
-	mp->m.nrows = nrows;
-	mp->m.nfiles = nfiles;
-	return mp->m.rows >= 0 && mp->m.files >= 0 && mp->m.procs >= 0 && mp->m.gen >= 0;
+	return unwind_maps__create(&mp->m, nrows, nfiles);
 }
 
 static void maps__close(struct maps *mp)
 {
-	close(mp->m.rows);
-	close(mp->m.files);
-	close(mp->m.procs);
-	close(mp->m.gen);
+	unwind_maps__close(&mp->m);
 }
 
 /* The mapping of @addr in our own maps. */
