@@ -64,17 +64,22 @@ def require_root_bpf(tap):
         tap.skip_all("kernel has no BTF (/sys/kernel/btf/vmlinux)")
 
 
-def daemon_env():
-    """The daemon's environment for tests that judge its RSS: no MALLOC_PERTURB_,
-    and in an ASan build a small quarantine (8 MiB, not 256), so that what ASan
-    keeps of freed memory to catch use-after-free is not taken for the daemon's."""
-    env = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
+def daemon_asan():
+    """Is the daemon under test built with ASan (several times slower)?"""
     daemon = os.environ.get("FLIGHTRECD", "build/recorder/flightrecd")
     try:
         libs = subprocess.run(["ldd", daemon], capture_output=True, text=True).stdout
     except OSError:
         libs = ""
-    if "libasan" in libs:
+    return "libasan" in libs
+
+
+def daemon_env():
+    """The daemon's environment for tests that judge its RSS: no MALLOC_PERTURB_,
+    and in an ASan build a small quarantine (8 MiB, not 256), so that what ASan
+    keeps of freed memory to catch use-after-free is not taken for the daemon's."""
+    env = {k: v for k, v in os.environ.items() if k != "MALLOC_PERTURB_"}
+    if daemon_asan():
         opts = env.get("ASAN_OPTIONS", "")
         env["ASAN_OPTIONS"] = (opts + ":" if opts else "") + "quarantine_size_mb=8"
     return env

@@ -55,8 +55,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (Daemon, Tap, events, flightrec, memory_cgroup,  # noqa: E402
-                     require_root_bpf)
+from harness import (Daemon, Tap, daemon_asan, events, flightrec,  # noqa: E402
+                     memory_cgroup, require_root_bpf)
 from stackcmp import Maps, our_frame, perf_samples, reaches_entry  # noqa: E402
 
 FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
@@ -73,6 +73,11 @@ TOL = 0.05
 # is in rdi, not on the stack) and, exiting within the drain's 100 ms tick,
 # may keep unnamed frames (docs/RELIABILITY.md).
 PAUSE_MS = 400
+# Python sleeps this long before its fsync: its unwind table is built alongside
+# those of the perf recording it (54 files; under ASan python3's first table
+# came 0.9-1.5 s after its exec, 0.4 s with python alone), and its /proc facts,
+# which name its frames, are read after perf's.
+PY_PAUSE_S = 2.5 if daemon_asan() else 0.6
 KILLABLE = 0x100        # TASK_WAKEKILL in the task state
 
 tap = Tap()
@@ -163,7 +168,7 @@ def check_lock(evs, w):
 # that lets the daemon give it an unwind table.
 PY_FSYNC = """
 import os, sys, time
-time.sleep(0.6)
+time.sleep(float(sys.argv[2]))
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 buf = bytes(range(256)) * 4096
 for i in range(32):
@@ -216,7 +221,8 @@ def stock_offcpu(d):
     """Debian's python3 blocked in fsync: our offcpu events' user stacks, captured as it
     left the CPU, against perf's sched_switch samples of the same switches."""
     data, path = os.path.join(work, "py.perf"), os.path.join(work, "py.dat")
-    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path],
+    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path,
+                                                 str(PY_PAUSE_S)],
                           data)
     if not tap.ok(rc == 0, "stock: perf record of /usr/bin/python3's fsync ran", err[-2000:]):
         return
