@@ -105,7 +105,7 @@ static void text_unwind(struct daemon *dm, FILE *f)
 	unwinder__stats(dm->unwinder, &us);
 	attacher__stats(dm->attacher, &as);
 	fprintf(f, "unwind: first tables %" PRIu64 " (requests dropped %" PRIu64
-		", turns yielded to another process %" PRIu64 "); ", as.attached, as.dropped, as.yielded);
+		", yielded to a hotter process %" PRIu64 "); ", as.attached, as.dropped, as.yielded);
 	fprintf(f, "%" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
 		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
 		", failed %" PRIu64 ", unopened %" PRIu64 ", stale %" PRIu64 "\n", us.files, us.idle,

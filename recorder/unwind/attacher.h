@@ -20,7 +20,7 @@ struct attacher_stats {
 	uint64_t dropped;	/* requests the full queue refused */
 	uint64_t attached;	/* tables written */
 	uint64_t failed;	/* maps unreadable (the process exited) or stale */
-	uint64_t yielded;	/* attaches stopped between two files: another process waits */
+	uint64_t yielded;	/* attaches stopped between two files for a hotter process */
 };
 
 struct attacher;
@@ -36,18 +36,18 @@ void attacher__free(struct attacher *a);
 
 /*
  * attacher__request() - ask for (@pid, @start)'s table, once per sample,
- * stall or block walked without one. Never blocks. Incarnations asked for
- * are served in turns of one file, oldest first; one served within
+ * stall or block walked without one. Never blocks. The incarnation with
+ * the most requests waiting is served first; one served within
  * FR_ATTACH_RETRY_NS is not queued again; a full queue drops one an exec
  * asked for, else this one (counted).
  */
 void attacher__request(struct attacher *a, uint32_t pid, uint64_t start);
 
 /*
- * attacher__request_exec() - (@pid, @start) just exec'd: queue it, due
- * FR_ATTACH_EXEC_NS from now (its libraries are mapped by then), or at
- * once when a sample asks for it. A full queue drops such a request first.
- * Never blocks.
+ * attacher__request_exec() - (@pid, @start) just exec'd: queue it with no
+ * demand, served once no demand waits and FR_ATTACH_EXEC_NS have passed
+ * (its libraries are mapped by then), or at once when a sample asks for
+ * it. A full queue drops such a request first. Never blocks.
  */
 void attacher__request_exec(struct attacher *a, uint32_t pid, uint64_t start);
 

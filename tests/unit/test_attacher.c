@@ -3,7 +3,7 @@
  * test_attacher.c - first unwind tables (recorder/unwind/attacher.c) on
  * real BPF maps and real processes (children of this test, asleep): an
  * exec's request is served no sooner than FR_ATTACH_EXEC_NS after it, a
- * sample's request is due at once, and a storm of exec requests that fills the queue does not keep out a
+ * sample's request is due at once and goes first, and a storm of exec requests that fills the queue does not keep out a
  * process whose samples ask. Needs root (BPF maps); CI runs as root.
  */
 #include <errno.h>
@@ -75,8 +75,8 @@ static void test_exec_waits(struct unwinder *u, struct attacher *a)
 /*
  * Two processes asked for by an exec: the second then has a sample
  * waiting, which makes it due at once, and it is served before the first,
- * which waits for its delay. (Were the attacher's thread kept off the CPU
- * for all of those 10 ms, both would be due and the older go first.)
+ * which waits for its delay; were both due, the demand would still go
+ * first.
  */
 static void test_demand_first(struct unwinder *u, struct attacher *a)
 {
