@@ -1725,7 +1725,12 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
  * as an untrusted file: through map_files (the kernel's own reference to
  * the mapped file, so it may be followed), else by its path inside the
  * process's root without following any symlink, and then only if its inode
- * is the mapped one. Returns an fd or -errno (-ESTALE: not the mapped file).
+ * is the mapped one. map_files names a range, not a file: when another file
+ * on the same device is mapped there now (a dlclose and a dlopen of a
+ * library of the same size since the maps were read), it is refused too;
+ * rows and symbols read from it were kept under @m's file and named its
+ * code wrongly until the daemon stopped. Returns an fd or -errno (-ESTALE:
+ * not the mapped file).
  */
 int fr_mapping__open(const char *procdir, const struct fr_mapping *m)
 {
@@ -1737,6 +1742,12 @@ int fr_mapping__open(const char *procdir, const struct fr_mapping *m)
 	snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64,
 		 procdir, m->start, m->end);
 	fd = untrusted__open(AT_FDCWD, path, &rule, &st);
+	/* Overlayfs may show another device in the maps than fstat: only the
+	 * same device's other inode proves another file. */
+	if (fd >= 0 && m->inode && st.st_dev == m->dev && st.st_ino != m->inode) {
+		close(fd);
+		return -ESTALE;
+	}
 	if (fd >= 0 || untrusted__refusal(fd) >= 0 || m->deleted)
 		return fd;
 	snprintf(path, sizeof(path), "%s/root", procdir);

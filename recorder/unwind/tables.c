@@ -552,13 +552,14 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, const
  * without the lock held (a large file's rows take 100s of ms, and the
  * daemon's tick and status take this lock). Two threads that want the
  * same new file build it once: the second waits for the first. Before a
- * build, @yield (if set) may ask to stop: *@stop is then set and NULL
- * returned. NULL also for anonymous code and files that cannot be opened
+ * build, @yield (if set) may ask to stop: *@stop is then -EAGAIN and NULL
+ * returned; when another file is mapped at @m's place now, *@stop is
+ * -ESTALE. NULL also for anonymous code and files that cannot be opened
  * (frame pointers).
  */
 static struct ufile *file_get(struct unwinder *u, const char *procdir,
 			      const struct fr_mapping *m, const struct unwind_yield *yield,
-			      bool *stop)
+			      int *stop)
 {
 	struct ukey fk = { { FR_UKEY_FILE, m->dev, m->inode } }, bk = { { FR_UKEY_BUILDID } };
 	struct fr_buildid id;
@@ -581,8 +582,10 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		return f;
 	fd = fk.w[0] == FR_UKEY_VDSO ? -1 : fr_mapping__open(procdir, m);
 	if (fd < 0 && fk.w[0] != FR_UKEY_VDSO) {
+		if (fd == -ESTALE)
+			*stop = -ESTALE;
 		pthread_mutex_lock(&u->lock);
-		u->st.unopened++;
+		u->st.unopened += fd != -ESTALE;
 		goto unclaim;
 	}
 	if (fd >= 0 && !elf_read_buildid(fd, &id)) {
@@ -595,7 +598,7 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		pthread_mutex_unlock(&u->lock);
 	}
 	if (yield && yield->fn(yield->ctx)) {
-		*stop = true;
+		*stop = -EAGAIN;
 		pthread_mutex_lock(&u->lock);
 		goto unclaim;
 	}
@@ -624,15 +627,16 @@ static void rec_free(struct unwinder *u, struct uproc_rec *r)
 
 /*
  * Unlocked: fill @v from @pm; the files referenced go to @rec, the
- * mappings beyond FR_UMAPS_MAX are counted in *@over. Returns 0, or
- * -EAGAIN when @yield asked to stop before a build.
+ * mappings beyond FR_UMAPS_MAX are counted in *@over. Returns 0,
+ * -EAGAIN when @yield asked to stop before a build, or -ESTALE when a
+ * file mapped now is not the one @pm names (read it again).
  */
 static int fill_table(struct unwinder *u, const char *procdir, const struct procmaps *pm,
 		      const struct unwind_yield *yield, struct fr_uproc *v,
 		      struct uproc_rec *rec, uint64_t *over)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	bool stop = false;
+	int stop = 0;
 
 	for (size_t i = 0; i < pm->n && !stop; i++) {
 		const struct fr_mapping *m = &pm->m[i];
@@ -667,7 +671,7 @@ static int fill_table(struct unwinder *u, const char *procdir, const struct proc
 		um->file = f->slot;
 		um->file_gen = f->gen;
 	}
-	return stop ? -EAGAIN : 0;
+	return stop;
 }
 
 /*

@@ -370,6 +370,62 @@ static int copy_self(char *path)
 	return r;
 }
 
+/*
+ * map_files names an address range, not a file: after a file mapped at
+ * the range of another (a dlclose and a dlopen of a library of the same
+ * size), the mapping as read before is refused (-ESTALE), the one read
+ * after opens.
+ */
+static void test_mapping_replaced(void)
+{
+	char a[] = "/tmp/fr-map-a-XXXXXX", b[] = "/tmp/fr-map-b-XXXXXX";
+	long pg = sysconf(_SC_PAGESIZE);
+	int fa = mkstemp(a), fb = mkstemp(b), fd;
+	struct procmaps *before = NULL, *after = NULL;
+	const struct fr_mapping *m;
+	void *p = MAP_FAILED;
+	struct stat st;
+
+	if (fa < 0 || fb < 0 || ftruncate(fa, pg) || ftruncate(fb, pg)) {
+		ok(0, "replaced: two files of a page");
+		goto out;
+	}
+	p = mmap(NULL, pg, PROT_READ, MAP_PRIVATE, fa, 0);
+	before = p != MAP_FAILED ? procmaps__read(getpid()) : NULL;
+	if (!ok(before && p != MAP_FAILED, "replaced: the first file mapped and the maps read"))
+		goto out;
+	/* The other file in its place, in one call: the range stays. */
+	if (mmap(p, pg, PROT_READ, MAP_PRIVATE | MAP_FIXED, fb, 0) != p) {
+		ok(0, "replaced: the second file mapped at the first one's place");
+		goto out;
+	}
+	after = procmaps__read(getpid());
+	m = procmaps__find(before, (uint64_t)(uintptr_t)p);
+	fd = m ? fr_mapping__open("/proc/self", m) : -ENOENT;
+	is_int(fd, -ESTALE, "replaced: the mapping read before is not opened as the file there now");
+	if (fd >= 0)
+		close(fd);
+	m = procmaps__find(after, (uint64_t)(uintptr_t)p);
+	fd = m ? fr_mapping__open("/proc/self", m) : -ENOENT;
+	ok(fd >= 0 && !fstat(fd, &st) && m && st.st_ino == m->inode,
+	   "replaced: the mapping read after opens, and is the second file");
+	if (fd >= 0)
+		close(fd);
+out:
+	if (p != MAP_FAILED)
+		munmap(p, pg);
+	procmaps__free(before);
+	procmaps__free(after);
+	if (fa >= 0) {
+		close(fa);
+		unlink(a);
+	}
+	if (fb >= 0) {
+		close(fb);
+		unlink(b);
+	}
+}
+
 static void test_deleted(void)
 {
 	char path[PATH_MAX], alt[PATH_MAX + 32], fdarg[16];
@@ -1850,6 +1906,7 @@ int main(int argc, char **argv)
 	test_procmaps_parse();
 	test_self();
 	test_deleted();
+	test_mapping_replaced();
 	test_buildid();
 	test_synthetic();
 	test_symcache();
