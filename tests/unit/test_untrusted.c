@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "procinfo.h"
 #include "symbols.h"
@@ -186,12 +187,15 @@ static void test_perfmap(void)
 	perfmap__free(p);
 }
 
-/* The start of this process as proc_meta__read() takes it (ns from field 22's ticks). */
-static uint64_t self_start(void)
+/* The start of process @pid as proc_meta__read() takes it (ns from field 22's ticks). */
+static uint64_t start_of(pid_t pid)
 {
-	char buf[1024], *p;
+	char buf[1024], path[64], *p;
 	unsigned long long v = 0;
-	FILE *f = fopen("/proc/self/stat", "re");
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
 
 	if (!f || !fgets(buf, sizeof(buf), f))
 		exit(1);
@@ -201,6 +205,48 @@ static uint64_t self_start(void)
 		p = strchr(p, ' ') + 1;
 	sscanf(p, "%llu", &v);
 	return v * (FR_NSEC_PER_SEC / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+static uint64_t self_start(void)
+{
+	return start_of(getpid());
+}
+
+/*
+ * A process whose memory is gone (here a zombie; an exiting process is in
+ * that state from exit_mm on, still running) has no mappings to read:
+ * such a read is refused as gone, so that it never replaces the facts
+ * read while the process ran.
+ */
+static void test_read_exited(void)
+{
+	struct symcache *sc = symcache__new();
+	struct proc_meta *m = NULL;
+	pid_t pid = fork();
+	uint64_t start;
+	char path[64];
+	int err;
+
+	if (pid == 0)
+		_exit(0);
+	start = pid > 0 ? start_of(pid) : 0;
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	for (int i = 0; i < 200; i++) {	/* until it is a zombie: its maps are empty */
+		FILE *f = fopen(path, "re");
+		int c = f ? fgetc(f) : EOF;
+
+		if (f)
+			fclose(f);
+		if (c == EOF)
+			break;
+		usleep(5000);
+	}
+	err = proc_meta__read((uint32_t)pid, start, sc, FR_META_MAPS, 0, &m);
+	is_int(err, -ESRCH, "a read of a process without its memory (a zombie) is refused as gone");
+	proc_meta__put(m);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	symcache__free(sc);
 }
 
 /* A /proc read past its deadline loads no binary, and says how many it left. */
@@ -293,6 +339,7 @@ int main(void)
 	test_reads();
 	test_perfmap();
 	test_read_deadline();
+	test_read_exited();
 	untrusted__force_walk(true);
 	test_types("walk");
 	test_rules("walk");
