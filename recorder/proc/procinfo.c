@@ -24,6 +24,7 @@
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
 #define FR_INFO_SLACK_NS	(5 * 1000 * 1000ULL)	/* deferred reads due this close: one wakeup */
 #define FR_INFO_KICK_LEN	64	/* wake the worker without waiting for a kick */
+#define FR_INFO_LATE_NS		(100 * 1000 * 1000ULL)	/* a due re-read waits no longer */
 #define FR_DEFERRED_MAX		256	/* re-reads waiting for the rate limit */
 
 /* ------------------------------------------------------------- /proc reads */
@@ -642,6 +643,33 @@ static void wait_work(struct procinfo *pi, uint64_t next)
 	pthread_cond_timedwait(&pi->more, &pi->lock, &ts);
 }
 
+/*
+ * Under the lock, with work waiting: the next request into @r. The queues
+ * come first (exec reads, new stacks), then due re-reads; but none of these
+ * waits more than FR_INFO_LATE_NS past its time, else a steady stream of new
+ * processes (a fork storm on the other CPU) kept the queues busy and a
+ * library loaded after a process's first read stayed unnamed until it had
+ * exited. Returns the queue taken from, or -1 for a deferred one (which
+ * take_due() may have put in @r already, the queues being empty).
+ */
+static int take_queued(struct procinfo *pi, struct req *r)
+{
+	uint64_t next;
+
+	if ((pi->len[0] || pi->len[1]) &&
+	    take_due(pi, fr_boottime_ns() - FR_INFO_LATE_NS, r, &next))
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		if (!pi->len[k])
+			continue;
+		*r = pi->q[k * pi->cap + pi->head[k]];
+		pi->head[k] = (pi->head[k] + 1) % pi->cap;
+		pi->len[k]--;
+		return k;
+	}
+	return -1;
+}
+
 static void *worker(void *arg)
 {
 	struct procinfo *pi = arg;
@@ -656,17 +684,7 @@ static void *worker(void *arg)
 			wait_work(pi, next);
 		if (pi->stop)
 			break;
-		/* Due re-reads are taken only with both queues empty. */
-		taken = -1;
-		for (int k = 0; k < 2; k++) {
-			if (!pi->len[k])
-				continue;
-			r = pi->q[k * pi->cap + pi->head[k]];
-			pi->head[k] = (pi->head[k] + 1) % pi->cap;
-			pi->len[k]--;
-			taken = k;
-			break;
-		}
+		taken = take_queued(pi, &r);
 		pi->busy = true;
 		pthread_mutex_unlock(&pi->lock);
 		if (r.kind == FR_INFO_CHECK)
