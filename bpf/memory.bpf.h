@@ -29,7 +29,7 @@ struct mm_led {
 	__u32 armed;		/* the timer is pending */
 	__u64 logged[FR_RSS_NMEMBERS];	/* bytes, the value last logged */
 	__u64 cur[FR_RSS_NMEMBERS];	/* the value last seen */
-	__u64 when[FR_RSS_NMEMBERS];	/* when it was seen */
+	__u64 when[FR_RSS_NMEMBERS];	/* when it was seen to move there */
 	__u64 pending[FR_RSS_NMEMBERS];	/* the first change not logged; 0: none */
 	char comm[FR_COMM_LEN];	/* the owner's group leader's comm */
 };
@@ -40,6 +40,28 @@ struct {
 	__type(key, __u64);	/* the mm's address */
 	__type(value, struct mm_led);
 } mm_led SEC(".maps");
+
+/*
+ * What this CPU saw last: one mm (and the thread group that changed it) and
+ * the value of each member then. rss_stat fires on every add, but the
+ * shared count it reads moves once per percpu_counter_batch pages a CPU
+ * adds (32 on 2 CPUs): the calls that find it where this CPU left it end
+ * here, with an array lookup the verifier inlines, before the ledger's
+ * hash lookup and clock read. A member not seen since the mm was: ~0.
+ */
+struct rss_seen {
+	__u64 mm;
+	__u32 tgid;
+	__u32 pad;
+	__u64 val[FR_RSS_NMEMBERS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct rss_seen);
+} rss_seen SEC(".maps");
 
 /*
  * The value of counter @m of @mm in bytes. @mm is a pointer the verifier
@@ -173,9 +195,47 @@ static __always_inline struct mm_led *led_new(__u64 key, struct task_struct *own
 }
 
 /*
+ * True if this CPU saw member @m of @mm at @val last, for the same thread
+ * group: nothing moved for the ledger. Else notes @val as seen.
+ */
+static __always_inline bool rss_unmoved(__u64 key, __u32 tgid, __u32 m, __u64 val)
+{
+	__u32 zero = 0;
+	struct rss_seen *c = bpf_map_lookup_elem(&rss_seen, &zero);
+
+	if (!c)
+		return false;
+	asm volatile("%[m] &= 3" : [m] "+r"(m));
+	if (c->mm == key && c->tgid == tgid) {
+		if (c->val[m] == val)
+			return true;
+	} else {
+		c->mm = key;
+		c->tgid = tgid;
+		for (__u32 i = 0; i < FR_RSS_NMEMBERS; i++)
+			c->val[i] = ~0ULL;
+	}
+	asm volatile("%[m] &= 3" : [m] "+r"(m));
+	c->val[m] = val;
+	return false;
+}
+
+/* @mm ends or starts here: this CPU's note of it goes (the address may be reused). */
+static __always_inline void rss_forget(__u64 key)
+{
+	__u32 zero = 0;
+	struct rss_seen *c = bpf_map_lookup_elem(&rss_seen, &zero);
+
+	if (c && c->mm == key)
+		c->mm = 0;
+}
+
+/*
  * rss_stat fires after every change of an mm's counter (6.2+: each
- * percpu_counter_add). Most calls end after the map lookup and a compare;
- * one in (step / 4 KiB) of a steadily faulting process writes a record.
+ * percpu_counter_add). Most calls find the shared count where this CPU saw
+ * it last and end there (rss_unmoved); of the others, most end after the
+ * ledger's lookup and a compare; one in (step / 4 KiB) of a steadily
+ * faulting process writes a record.
  */
 SEC("tp_btf/rss_stat")
 int BPF_PROG(on_rss, struct mm_struct *mm, int member)
@@ -189,6 +249,9 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		return 0;
 	/* A mask the verifier sees (clang reuses the unchecked argument otherwise). */
 	m = (__u32)member & (FR_RSS_NMEMBERS - 1);
+	val = mm_member(mm, m);
+	if (rss_unmoved(key, cur->tgid, m, val))
+		return 0;
 	now = bpf_ktime_get_boot_ns();
 	v = bpf_map_lookup_elem(&mm_led, &key);
 	/*
@@ -214,7 +277,6 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		else
 			by = cur->tgid;
 	}
-	val = mm_member(mm, m);
 	/* The member's slots, with a bound the verifier keeps (clang would
 	 * index with a reloaded copy of m it knows nothing of). */
 	asm volatile("%[m] &= 3" : [m] "+r"(m));
@@ -258,6 +320,7 @@ static __always_inline void led_exit(struct task_struct *p, struct mm_struct *mm
 	__u64 key = (__u64)mm, now = bpf_ktime_get_boot_ns();
 	struct mm_led *v = bpf_map_lookup_elem(&mm_led, &key);
 
+	rss_forget(key);
 	if (!v || v->tgid != p->tgid)
 		return;
 	for (__u32 m = 0; m < FR_RSS_NMEMBERS; m++) {
@@ -277,8 +340,10 @@ static __always_inline void led_fork(struct task_struct *parent, struct task_str
 {
 	__u64 key = (__u64)child->mm;
 
-	if (key && child->mm != parent->mm)
+	if (key && child->mm != parent->mm) {
+		rss_forget(key);
 		bpf_map_delete_elem(&mm_led, &key);
+	}
 }
 
 /* An exec replaced @p's mm: its ledger starts again (first sight). */
@@ -286,6 +351,7 @@ static __always_inline void led_exec(struct task_struct *p)
 {
 	__u64 key = (__u64)p->mm;
 
+	rss_forget(key);
 	bpf_map_delete_elem(&mm_led, &key);
 }
 
