@@ -42,17 +42,19 @@ struct {
 } mm_led SEC(".maps");
 
 /*
- * What this CPU saw last: one mm (and the thread group that changed it) and
- * the value of each member then. rss_stat fires on every add, but the
- * shared count it reads moves once per percpu_counter_batch pages a CPU
- * adds (32 on 2 CPUs): the calls that find it where this CPU left it end
- * here, with an array lookup the verifier inlines, before the ledger's
- * hash lookup and clock read. A member not seen since the mm was: ~0.
+ * What this CPU saw last: one mm and the value of each member then.
+ * rss_stat fires on every add, but the shared count it reads moves once
+ * per percpu_counter_batch pages a CPU adds (32 on 2 CPUs): the calls that
+ * find it where this CPU left it end here, with an array lookup the
+ * verifier inlines, before the ledger's hash lookup and clock read. A
+ * member not seen since the mm was: ~0. Whoever makes a change, an
+ * unmoved count has nothing to log. A freed mm's address taken by a new
+ * one is forgotten by the CPU that forks, execs or exits (rss_forget());
+ * on another CPU, the same count at the same address delays the new mm's
+ * first sight to its count's next move.
  */
 struct rss_seen {
 	__u64 mm;
-	__u32 tgid;
-	__u32 pad;
 	__u64 val[FR_RSS_NMEMBERS];
 };
 
@@ -195,10 +197,10 @@ static __always_inline struct mm_led *led_new(__u64 key, struct task_struct *own
 }
 
 /*
- * True if this CPU saw member @m of @mm at @val last, for the same thread
- * group: nothing moved for the ledger. Else notes @val as seen.
+ * True if this CPU saw member @m of @mm at @val last: nothing moved for the
+ * ledger. Else notes @val as seen.
  */
-static __always_inline bool rss_unmoved(__u64 key, __u32 tgid, __u32 m, __u64 val)
+static __always_inline bool rss_unmoved(__u64 key, __u32 m, __u64 val)
 {
 	__u32 zero = 0;
 	struct rss_seen *c = bpf_map_lookup_elem(&rss_seen, &zero);
@@ -206,12 +208,11 @@ static __always_inline bool rss_unmoved(__u64 key, __u32 tgid, __u32 m, __u64 va
 	if (!c)
 		return false;
 	asm volatile("%[m] &= 3" : [m] "+r"(m));
-	if (c->mm == key && c->tgid == tgid) {
+	if (c->mm == key) {
 		if (c->val[m] == val)
 			return true;
 	} else {
 		c->mm = key;
-		c->tgid = tgid;
 		for (__u32 i = 0; i < FR_RSS_NMEMBERS; i++)
 			c->val[i] = ~0ULL;
 	}
@@ -240,7 +241,7 @@ static __always_inline void rss_forget(__u64 key)
 SEC("tp_btf/rss_stat")
 int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 {
-	struct task_struct *cur = bpf_get_current_task_btf(), *own;
+	struct task_struct *cur, *own;
 	__u64 key = (__u64)mm, now, val, old, d, step, *logged, *pend;
 	__u32 m, tid = 0, by = 0;
 	struct mm_led *v;
@@ -250,8 +251,9 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 	/* A mask the verifier sees (clang reuses the unchecked argument otherwise). */
 	m = (__u32)member & (FR_RSS_NMEMBERS - 1);
 	val = mm_member(mm, m);
-	if (rss_unmoved(key, cur->tgid, m, val))
+	if (rss_unmoved(key, m, val))
 		return 0;
+	cur = bpf_get_current_task_btf();
 	now = bpf_ktime_get_boot_ns();
 	v = bpf_map_lookup_elem(&mm_led, &key);
 	/*
