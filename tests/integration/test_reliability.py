@@ -8,7 +8,6 @@ capabilities dropped after start-up."""
 import grp
 import json
 import os
-import re
 import shutil
 import signal
 import stat

@@ -16,7 +16,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (memory_cgroup, FLIGHTREC, FLIGHTRECD, Daemon, Tap, events, flightrec,  # noqa: E402
-                     require_root_bpf, show, write_config)
+                     require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 
