@@ -2991,10 +2991,12 @@ def explain_stalls_misses(res):
                    f"({v / 120 - 1:.0%}) over, averaged over {n} calls "
                    f"({s['calls_s']['defaults'] / 1000:.0f} k/s); "
                    f"{s['share_stack']['defaults']:.2%} of them walked a user stack (a D block "
-                   "began), so the common path sets the figure: a CLOCK_BOOTTIME read "
-                   "(bpf_ktime_get_boot_ns), the prev_state test and a lookup of the next "
-                   "thread in the off_task hash that misses (bpf/stall.bpf.h), timed by "
-                   "kernel.bpf_stats_enabled around the program alone.")
+                   "began), so the common path sets the figure: the prev_state test, the "
+                   "two tasks' pid reads and a read of the count of threads off the CPU, "
+                   "with a lookup in the off_task hash that misses only while some thread "
+                   "is blocked, and no clock read (bpf/stall.bpf.h); timed by "
+                   "kernel.bpf_stats_enabled around the program alone, whose own clock "
+                   "reads are in the figure.")
             th = s.get("thrash", {}).get("defaults")
             if th:
                 scale = [f"{p} {th[p][0] / th[p][1]:.0f} ns" for p in
@@ -3003,7 +3005,7 @@ def explain_stalls_misses(res):
                     txt += (" Programs of the same shape measured in the same run, for the "
                             "speed of this host: " + ", ".join(scale) + " per call "
                             "(on_memcg_reclaim_begin: a clock read and a task storage lookup; "
-                            "on_rss: the RSS ledger's lookup and compare).")
+                            "on_rss: most calls end at its per-CPU note of the count).")
             zero, sleep = s["sw"].get("zero", (None,))[0], s["sw"].get("sleep", (None,))[0]
             if zero is not None and sleep is not None:
                 txt += (f" For scale: {zero:.0f} ns with 0 thresholds (the same common path) "
