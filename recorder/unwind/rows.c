@@ -9,9 +9,24 @@
  * with the CIE's pointer encoding: a dozen lines, hand-written for that
  * reason only. Each FDE is then cut into rows by asking libdw for the
  * frame state at its start and at the end of each state it returns.
+ *
+ * The file is hostile until shown otherwise (any user can map one), and
+ * libdw trusts it more than a root daemon can: one lookup runs every
+ * instruction of the FDE and its CIE, grows its register table to the
+ * highest register named (up to 2 GiB), and copies that table on each
+ * DW_CFA_remember_state. So before libdw sees a byte, cfi_vet() reads
+ * every CIE's and FDE's instructions (hand-written for that reason: libdw
+ * cannot check instructions without running them), and libdw is given a
+ * one-section ELF image holding only the section walk_fdes() read, so no
+ * .eh_frame_hdr table or PT_GNU_EH_FRAME segment can point it at entries
+ * that were not vetted. A build also stops at a CPU time budget: each
+ * lookup starts over at its FDE's first instruction, so a long FDE costs
+ * the square of its length.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <time.h>
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +43,23 @@
 #define FR_DW_RIP	16
 #define FR_DW_RDI	5
 
+/*
+ * What cfi_vet() lets through to libdw. x86-64's DWARF registers end at
+ * 130 (psABI 3.38); GCC's and LLVM's CFI name 0-16 only. Real code nests
+ * DW_CFA_remember_state once or twice.
+ */
+#define FR_CFI_REG_MAX		130
+#define FR_CFI_DEPTH_MAX	16
+
+/*
+ * A build's CPU time budget: 0.5 s plus 1 us per byte of the CFI section.
+ * Real files take 50-110 ns per byte on a slow 2-CPU VM (python3.11 37 ms,
+ * libLLVM-15 398 ms for 5.2 MB), 10x under the budget.
+ */
+#define FR_UROWS_CPU_BASE_NS	500000000ull
+#define FR_UROWS_CPU_BYTE_NS	1000ull
+#define FR_UROWS_CPU_EVERY	64	/* lookups between two reads of the clock */
+
 /* A row being built: the rule and the order it sorts in at one pc. */
 struct row_tmp {
 	struct fr_urow r;
@@ -38,13 +70,34 @@ struct builder {
 	struct row_tmp *v;
 	size_t n, cap;
 	struct urows_stats st;
+	uint64_t deadline_ns;	/* thread CPU time at which the build gives up */
+	uint32_t lookups;
 };
 
 struct cie_info {
 	uint64_t off;
 	uint8_t enc;		/* FDE pointer encoding ('R'), DW_EH_PE_absptr if none */
 	bool signal;		/* 'S' augmentation */
+	bool aug_z;		/* 'z': FDEs carry a sized augmentation block */
+	unsigned depth;		/* DW_CFA_remember_state nesting its instructions leave */
 };
+
+/* The calling thread's CPU time; 0 if the clock cannot be read. */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts = { 0 };
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* One more libdw lookup: -ETIMEDOUT once the build is over its budget. */
+static int builder__tick(struct builder *b)
+{
+	if (++b->lookups % FR_UROWS_CPU_EVERY)
+		return 0;
+	return thread_cpu_ns() > b->deadline_ns ? -ETIMEDOUT : 0;
+}
 
 static int builder__add(struct builder *b, uint64_t pc, const struct fr_urow *r, uint32_t prio)
 {
@@ -118,17 +171,161 @@ static int read_enc(const uint8_t *p, const uint8_t *end, uint8_t enc, uint64_t 
 	return 0;
 }
 
-/* The 'R' encoding and the 'S' flag of a CIE's augmentation. */
-static void cie_parse(const Dwarf_CIE *c, struct cie_info *ci)
+/*
+ * Read an unsigned LEB128 at *@p, no further than @end, as libdw reads
+ * one (at most 10 bytes). Returns false when it runs past @end or on.
+ */
+static bool uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
+{
+	uint64_t r = 0;
+
+	for (unsigned i = 0; i < 10 && *p < end; i++) {
+		uint8_t byte = *(*p)++;
+
+		r |= (uint64_t)(byte & 0x7f) << (7 * i);
+		if (!(byte & 0x80)) {
+			*v = r;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A ULEB128 register operand no higher than FR_CFI_REG_MAX. */
+static bool vet_reg(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t reg;
+
+	return uleb(p, end, &reg) && reg <= FR_CFI_REG_MAX;
+}
+
+/* A ULEB128 length and the block it sizes. */
+static bool vet_block(const uint8_t **p, const uint8_t *end)
+{
+	uint64_t len;
+
+	if (!uleb(p, end, &len) || len > (uint64_t)(end - *p))
+		return false;
+	*p += len;
+	return true;
+}
+
+/*
+ * Operands of a call frame instruction, by opcode (DWARF 5 6.4.2 and the
+ * GNU and MIPS extensions libdw 0.188 runs): R a register, U/S a
+ * (S)LEB128, B a sized block, and 1/2/4/8 fixed bytes. The rest (NULL)
+ * are refused. DW_CFA_set_loc (0x01) is handled by the caller.
+ */
+static const char *const cfa_operands[0x30] = {
+	[DW_CFA_nop] = "", [DW_CFA_advance_loc1] = "1", [DW_CFA_advance_loc2] = "2",
+	[DW_CFA_advance_loc4] = "4", [DW_CFA_offset_extended] = "RU",
+	[DW_CFA_restore_extended] = "R", [DW_CFA_undefined] = "R", [DW_CFA_same_value] = "R",
+	[DW_CFA_register] = "RR", [DW_CFA_remember_state] = "", [DW_CFA_restore_state] = "",
+	[DW_CFA_def_cfa] = "RU", [DW_CFA_def_cfa_register] = "R", [DW_CFA_def_cfa_offset] = "U",
+	[DW_CFA_def_cfa_expression] = "B", [DW_CFA_expression] = "RB",
+	[DW_CFA_offset_extended_sf] = "RS", [DW_CFA_def_cfa_sf] = "RS",
+	[DW_CFA_def_cfa_offset_sf] = "S", [DW_CFA_val_offset] = "RU",
+	[DW_CFA_val_offset_sf] = "RS", [DW_CFA_val_expression] = "RB",
+	[DW_CFA_MIPS_advance_loc8] = "8", [DW_CFA_GNU_window_save] = "",
+	[DW_CFA_GNU_args_size] = "U", [DW_CFA_GNU_negative_offset_extended] = "RU",
+};
+
+/* The operands @ops of one instruction at *@p, stepped over. */
+static bool vet_operands(const char *ops, const uint8_t **p, const uint8_t *end)
+{
+	uint64_t v;
+
+	for (; *ops; ops++) {
+		switch (*ops) {
+		case 'R':
+			if (!vet_reg(p, end))
+				return false;
+			break;
+		case 'U':
+		case 'S':
+			if (!uleb(p, end, &v))	/* the same bytes as an SLEB128 */
+				return false;
+			break;
+		case 'B':
+			if (!vet_block(p, end))
+				return false;
+			break;
+		default:
+			if (end - *p < *ops - '0')
+				return false;
+			*p += *ops - '0';
+			break;
+		}
+	}
+	return true;
+}
+
+/*
+ * cfi_vet() - check the call frame instructions [@p, @end) before libdw
+ * runs them (see the top of the file). @set_loc is the size of
+ * DW_CFA_set_loc's operand (0: not allowed); *@depth the remember_state
+ * nesting, carried from a CIE into its FDEs. Returns 0, or -ENOEXEC for
+ * an operand past @end, an opcode not in cfa_operands, a register above
+ * FR_CFI_REG_MAX, or nesting deeper than FR_CFI_DEPTH_MAX.
+ */
+static int cfi_vet(const uint8_t *p, const uint8_t *end, unsigned set_loc, unsigned *depth)
+{
+	while (p < end) {
+		uint8_t op = *p++;
+		const char *ops;
+
+		if (op & 0xc0) {
+			/* advance_loc, offset (and its ULEB128), restore: the
+			 * register is in the low 6 bits, below FR_CFI_REG_MAX */
+			if ((op & 0xc0) == DW_CFA_offset && !vet_operands("U", &p, end))
+				return -ENOEXEC;
+			continue;
+		}
+		if (op == DW_CFA_set_loc) {
+			if (!set_loc || (size_t)(end - p) < set_loc)
+				return -ENOEXEC;
+			p += set_loc;
+			continue;
+		}
+		ops = op < sizeof(cfa_operands) / sizeof(cfa_operands[0]) ? cfa_operands[op] : NULL;
+		if (!ops || !vet_operands(ops, &p, end))
+			return -ENOEXEC;
+		if (op == DW_CFA_remember_state && ++*depth > FR_CFI_DEPTH_MAX)
+			return -ENOEXEC;
+		if (op == DW_CFA_restore_state && *depth)
+			--*depth;
+	}
+	return 0;
+}
+
+/*
+ * The 'R' encoding and the 'S' flag of a CIE's augmentation, and its
+ * instructions vetted. Returns 0, or -ENOEXEC for instructions cfi_vet()
+ * refuses or an augmentation libdw might read differently.
+ */
+static int cie_parse(const Dwarf_CIE *c, struct cie_info *ci)
 {
 	const uint8_t *a = c->augmentation_data;
 	const uint8_t *aend = a ? a + c->augmentation_data_size : NULL;
-	const char *s = c->augmentation ? c->augmentation : "";
+	const char *aug = c->augmentation ? c->augmentation : "", *s = aug;
+	int err;
 
 	ci->enc = DW_EH_PE_absptr;
 	ci->signal = false;
-	if (*s != 'z')
-		return;
+	ci->aug_z = *s == 'z';
+	ci->depth = 0;
+	err = cfi_vet(c->initial_instructions, c->initial_instructions_end, 0, &ci->depth);
+	if (err)
+		return err;
+	if (*s != 'z') {
+		/* .debug_frame's "" or "S": no augmentation data. Any other
+		 * letter may hide some before the instructions. */
+		for (; *s; s++)
+			if (*s != 'S')
+				return -ENOEXEC;
+		ci->signal = *aug == 'S';
+		return 0;
+	}
 	for (s++; *s; s++) {
 		switch (*s) {
 		case 'R':
@@ -150,9 +347,10 @@ static void cie_parse(const Dwarf_CIE *c, struct cie_info *ci)
 			ci->signal = true;
 			break;
 		default:
-			return;
+			return 0;
 		}
 	}
+	return 0;
 }
 
 /* The Dwarf_Op list @ops is "CFA + k": store k. */
@@ -291,6 +489,9 @@ static int fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, bool signal, struc
 		bool sig = false;
 		struct fr_urow r;
 
+		err = builder__tick(b);
+		if (err)
+			return err;
 		if (dwarf_cfi_addrframe(cfi, addr, &fr) || !fr)
 			break;
 		if (dwarf_frame_info(fr, &start, &end, &sig) < 0)
@@ -315,7 +516,44 @@ static int fde_rows(Dwarf_CFI *cfi, uint64_t lo, uint64_t hi, bool signal, struc
 	return builder__add(b, hi, &gap, 0);
 }
 
-/* Every FDE of CFI section @scn (.eh_frame if @eh), cut into rows. */
+/* The CIE at section offset @off among @cies[0..@n), or NULL. */
+static const struct cie_info *cie_find(const struct cie_info *cies, size_t n, uint64_t off)
+{
+	for (size_t i = n; i-- > 0;)
+		if (cies[i].off == off)
+			return &cies[i];
+	return NULL;
+}
+
+/*
+ * The address range of FDE @f of CIE @ci, read from CFI data @d at
+ * virtual address @vaddr, into *@lo and *@len; with @vet, its
+ * instructions vetted too. Returns 0 or -ENOEXEC.
+ */
+static int fde_parse(const Dwarf_FDE *f, const struct cie_info *ci, bool eh, const Elf_Data *d,
+		     uint64_t vaddr, bool vet, uint64_t *lo, uint64_t *len)
+{
+	uint8_t enc = eh ? ci->enc : DW_EH_PE_absptr;
+	const uint8_t *p = f->start;
+	uint64_t field = vaddr + (uint64_t)(p - (const uint8_t *)d->d_buf);
+	unsigned depth = ci->depth;
+
+	if (read_enc(p, f->end, enc, field, true, lo) ||
+	    read_enc(p + enc_size(enc), f->end, enc, 0, false, len))
+		return -ENOEXEC;
+	if (!vet)
+		return 0;
+	p += 2 * enc_size(enc);
+	if (ci->aug_z && !vet_block(&p, f->end))
+		return -ENOEXEC;
+	return cfi_vet(p, f->end, eh ? enc_size(enc) : 0, &depth);
+}
+
+/*
+ * Every entry of CFI section @scn (.eh_frame if @eh): with @cfi NULL,
+ * each CIE and FDE read and its instructions vetted; else each FDE cut
+ * into rows through @cfi. Returns 0 or -errno.
+ */
 static int walk_fdes(Elf *e, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, struct builder *b)
 {
 	struct cie_info *cies = NULL;
@@ -329,7 +567,7 @@ static int walk_fdes(Elf *e, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, struct build
 		return -ENOEXEC;
 	for (;;) {
 		Dwarf_CFI_Entry ent;
-		struct cie_info *ci = NULL;
+		const struct cie_info *ci;
 		uint64_t lo, len, cur = off;
 		int r = dwarf_next_cfi((const unsigned char *)elf_getident(e, NULL), d, eh,
 				       off, &next, &ent);
@@ -352,38 +590,27 @@ static int walk_fdes(Elf *e, Elf_Scn *scn, bool eh, Dwarf_CFI *cfi, struct build
 				cies = v;
 			}
 			cies[ncies].off = cur;
-			cie_parse(&ent.cie, &cies[ncies]);
+			err = cie_parse(&ent.cie, &cies[ncies]);
+			if (err)
+				break;
 			ncies++;
 			if (next == (Dwarf_Off)-1)
 				break;
 			continue;
 		}
-		for (size_t i = ncies; i-- > 0 && !ci;)
-			if (cies[i].off == ent.fde.CIE_pointer)
-				ci = &cies[i];
-		if (!ci) {
-			err = -ENOEXEC;
-			break;
-		}
-		{
-			uint8_t enc = eh ? ci->enc : DW_EH_PE_absptr;
-			const uint8_t *p = ent.fde.start;
-			uint64_t field = sh.sh_addr + (uint64_t)(p - (const uint8_t *)d->d_buf);
-
-			if (read_enc(p, ent.fde.end, enc, field, true, &lo) ||
-			    read_enc(p + enc_size(enc), ent.fde.end, enc, 0, false, &len)) {
-				err = -ENOEXEC;
-				break;
-			}
-		}
-		b->st.fdes++;
-		if (ci->signal)
-			b->st.signal++;
-		if (!len)
-			continue;
-		err = fde_rows(cfi, lo, lo + len, ci->signal, b);
+		ci = cie_find(cies, ncies, ent.fde.CIE_pointer);
+		err = ci ? fde_parse(&ent.fde, ci, eh, d, sh.sh_addr, !cfi, &lo, &len) : -ENOEXEC;
 		if (err)
 			break;
+		if (cfi) {
+			b->st.fdes++;
+			if (ci->signal)
+				b->st.signal++;
+			if (len)
+				err = fde_rows(cfi, lo, lo + len, ci->signal, b);
+			if (err)
+				break;
+		}
 		if (next == (Dwarf_Off)-1)
 			break;
 	}
@@ -473,6 +700,101 @@ static Elf_Scn *find_section(Elf *e, const char *name)
 	return NULL;
 }
 
+/* The image lone_elf() makes: its header, section headers and names; then the data. */
+struct lone_hdr {
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[3];	/* none, .shstrtab, the CFI */
+	char names[32];
+};
+
+#define FR_LONE_NAMES	"\0.shstrtab"	/* then the CFI section's name */
+
+/*
+ * lone_elf() - a copy of section @scn, named @name, alone in an ELF image
+ * in memory at the same address, of the file's ELF type @type: what
+ * libdw is given (see the top of the file). On success *@out is the
+ * image's Elf and *@img its memory, to be freed after elf_end(). Returns
+ * 0, -ENOEXEC when the section's data cannot be read, or -ENOMEM.
+ */
+static int lone_elf(Elf_Scn *scn, const char *name, uint16_t type, Elf **out, void **img)
+{
+	const size_t hdr = (sizeof(struct lone_hdr) + 15) & ~(size_t)15;
+	size_t at = sizeof(FR_LONE_NAMES);
+	struct lone_hdr *l;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	*out = NULL;
+	*img = NULL;
+	if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+		return -ENOEXEC;
+	l = calloc(1, hdr + d->d_size);
+	if (!l)
+		return -ENOMEM;
+	memcpy((char *)l + hdr, d->d_buf, d->d_size);
+	memcpy(l->eh.e_ident, ELFMAG, SELFMAG);
+	l->eh.e_ident[EI_CLASS] = ELFCLASS64;
+	l->eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	l->eh.e_ident[EI_VERSION] = EV_CURRENT;
+	l->eh.e_type = type;
+	l->eh.e_machine = EM_X86_64;
+	l->eh.e_version = EV_CURRENT;
+	l->eh.e_ehsize = sizeof(l->eh);
+	l->eh.e_shoff = offsetof(struct lone_hdr, sh);
+	l->eh.e_shentsize = sizeof(l->sh[0]);
+	l->eh.e_shnum = 3;
+	l->eh.e_shstrndx = 1;
+	memcpy(l->names, FR_LONE_NAMES, at);
+	memcpy(l->names + at, name, strlen(name) + 1);	/* ".debug_frame": 12 + 1 bytes */
+	l->sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_STRTAB,
+				 .sh_offset = offsetof(struct lone_hdr, names),
+				 .sh_size = sizeof(l->names), .sh_addralign = 1 };
+	l->sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)at, .sh_type = SHT_PROGBITS,
+				 .sh_flags = sh.sh_flags & SHF_ALLOC, .sh_addr = sh.sh_addr,
+				 .sh_offset = hdr, .sh_size = d->d_size, .sh_addralign = 8 };
+	*out = elf_memory((char *)l, hdr + d->d_size);
+	if (!*out) {
+		free(l);
+		return -ENOMEM;
+	}
+	*img = l;
+	return 0;
+}
+
+/*
+ * Rows from lone image @lone (eh: .eh_frame): every entry vetted, then
+ * cut into rows through libdw within the CPU time budget. Returns 0 or
+ * -errno.
+ */
+static int build_lone(Elf *lone, bool eh, struct builder *b)
+{
+	Elf_Scn *scn = elf_getscn(lone, 2);
+	Dwarf_CFI *cfi = NULL;
+	Dwarf *dw = NULL;
+	GElf_Shdr sh;
+	int err;
+
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return -ENOEXEC;
+	err = walk_fdes(lone, scn, eh, NULL, b);
+	if (err)
+		return err;
+	if (eh) {
+		cfi = dwarf_getcfi_elf(lone);
+	} else {
+		dw = dwarf_begin_elf(lone, DWARF_C_READ, NULL);
+		cfi = dw ? dwarf_getcfi(dw) : NULL;
+	}
+	b->deadline_ns = thread_cpu_ns() + FR_UROWS_CPU_BASE_NS + sh.sh_size * FR_UROWS_CPU_BYTE_NS;
+	if (cfi)
+		err = walk_fdes(lone, scn, eh, cfi, b);
+	if (dw)
+		dwarf_end(dw);
+	else if (cfi)
+		dwarf_cfi_end(cfi);
+	return err;
+}
+
 /*
  * The rows of @e: .eh_frame through libdw's EH CFI, else .debug_frame.
  * Returns 0 or -errno.
@@ -480,10 +802,11 @@ static Elf_Scn *find_section(Elf *e, const char *name)
 static int build_elf(Elf *e, struct urows *u)
 {
 	struct builder b = { 0 };
-	Dwarf_CFI *cfi = NULL;
-	Dwarf *dw = NULL;
-	GElf_Ehdr eh;
+	Elf *lone = NULL;
+	void *img = NULL;
 	Elf_Scn *scn;
+	GElf_Ehdr eh;
+	bool is_eh;
 	int err = 0;
 
 	memset(u, 0, sizeof(*u));
@@ -492,22 +815,18 @@ static int build_elf(Elf *e, struct urows *u)
 	    eh.e_machine != EM_X86_64)
 		return -ENOEXEC;
 	read_loads(e, u);
-	if ((scn = find_section(e, ".eh_frame"))) {
-		cfi = dwarf_getcfi_elf(e);
-		if (cfi)
-			err = walk_fdes(e, scn, true, cfi, &b);
-	} else if ((scn = find_section(e, ".debug_frame"))) {
-		dw = dwarf_begin_elf(e, DWARF_C_READ, NULL);
-		cfi = dw ? dwarf_getcfi(dw) : NULL;
-		if (cfi)
-			err = walk_fdes(e, scn, false, cfi, &b);
-	}
+	scn = find_section(e, ".eh_frame");
+	is_eh = scn != NULL;
+	if (!scn)
+		scn = find_section(e, ".debug_frame");
+	if (scn)
+		err = lone_elf(scn, is_eh ? ".eh_frame" : ".debug_frame", eh.e_type, &lone, &img);
+	if (!err && lone)
+		err = build_lone(lone, is_eh, &b);
 	if (!err)
 		err = builder__finish(&b, u);
-	if (dw)
-		dwarf_end(dw);
-	else if (cfi)
-		dwarf_cfi_end(cfi);
+	elf_end(lone);
+	free(img);
 	free(b.v);
 	if (err)
 		urows__fini(u);

@@ -41,9 +41,11 @@ struct urows {
 /*
  * urows__build_fd() - the rows of the ELF file open at @fd (not taken,
  * not kept). A file without CFI gives 0 rows. Returns 0, -ENOEXEC for a
- * file that is not a 64-bit x86-64 ELF or whose CFI is malformed, -E2BIG
- * for addresses at or above 4 GiB or more than FR_UROWS_MAX rows, or
- * another -errno. On error *@out is empty.
+ * file that is not a 64-bit x86-64 ELF or whose CFI is malformed or has
+ * instructions libdw must not run (rows.c: cfi_vet()), -E2BIG for
+ * addresses at or above 4 GiB or more than FR_UROWS_MAX rows, -ETIMEDOUT
+ * when the build ran past its CPU time budget (0.5 s + 1 us per byte of
+ * CFI), or another -errno. On error *@out is empty.
  */
 int urows__build_fd(int fd, struct urows *out);
 

@@ -35,7 +35,8 @@ struct unwinder_stats {
 	uint64_t build_ns;	/* time spent building them */
 	uint64_t freed;		/* files whose rows were freed */
 	uint64_t no_cfi;	/* files without CFI: walked by frame pointer */
-	uint64_t failed;	/* files whose CFI could not be read (not x86-64 ELF, malformed) */
+	uint64_t failed;	/* files whose CFI could not be read (not x86-64 ELF,
+				 * malformed, refused, over the CPU budget) */
 	uint64_t unopened;	/* mappings whose file could not be opened (often: the process exited) */
 	uint64_t idle;		/* files no table names now, kept FR_UNWIND_IDLE_NS for reuse */
 	uint64_t full;		/* files left out: the pool or file table was full */

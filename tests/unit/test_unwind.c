@@ -24,9 +24,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <elfutils/libdw.h>
 
 #include "rows.h"
 #include "tap.h"
@@ -1996,6 +1998,229 @@ static void test_robust(void)
 	}
 }
 
+/* ------------------------------------------------ 9. hostile CFI */
+
+/*
+ * build_in_child() - urows__build_fd() of @path in a child process: its
+ * result into *@err, and by how much the child's peak RSS rose during the
+ * build into *@grew_kib. False when the child did not report.
+ */
+static bool build_in_child(const char *path, int *err, long *grew_kib)
+{
+	long msg[2] = { 0, 0 };
+	bool good;
+	pid_t pid;
+	int p[2];
+
+	if (pipe(p))
+		return false;
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		struct rusage a, b;
+		struct urows u;
+
+		close(p[0]);
+		getrusage(RUSAGE_SELF, &a);
+		msg[0] = build_path(path, &u);
+		getrusage(RUSAGE_SELF, &b);
+		msg[1] = b.ru_maxrss - a.ru_maxrss;
+		urows__fini(&u);
+		_exit(write(p[1], msg, sizeof(msg)) == (ssize_t)sizeof(msg) ? 0 : 1);
+	}
+	close(p[1]);
+	good = pid > 0 && read(p[0], msg, sizeof(msg)) == (ssize_t)sizeof(msg);
+	close(p[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	*err = (int)msg[0];
+	*grew_kib = msg[1];
+	return good;
+}
+
+/* build_fn() - a .so whose one function f has @body between .cfi_startproc and ret. */
+static bool build_fn(const char *out, const char *body)
+{
+	static const char fmt[] = "\t.text\n\t.globl f\nf:\n\t.cfi_startproc\n%s\tret\n"
+				  "\t.cfi_endproc\n\t.section .note.GNU-stack, \"\", @progbits\n";
+	size_t n = sizeof(fmt) + strlen(body);
+	char *text = xrealloc(NULL, n);
+	bool good;
+
+	snprintf(text, n, fmt, body);
+	good = build_src(text, out, "");
+	free(text);
+	return good;
+}
+
+/* repeat() - @n copies of @line, then @tail, in a new string. */
+static char *repeat(const char *line, size_t n, const char *tail)
+{
+	size_t len = strlen(line), tl = strlen(tail);
+	char *s = xrealloc(NULL, n * len + tl + 1);
+
+	for (size_t i = 0; i < n; i++)
+		memcpy(s + i * len, line, len);
+	memcpy(s + n * len, tail, tl + 1);
+	return s;
+}
+
+/*
+ * test_vet() - instructions libdw must not run: a register past x86-64's
+ * last (libdw grows its table to it), remember_state nested too deep, an
+ * opcode libdw rejects, an overlong LEB128, a block past the FDE. The file
+ * is refused, at once and without memory; the limits themselves pass.
+ */
+static void test_vet(void)
+{
+	char *d16 = repeat("\t.cfi_remember_state\n", 16, "\tnop\n");
+	char *d17 = repeat("\t.cfi_remember_state\n", 17, "\tnop\n");
+	const struct {
+		const char *what, *body;
+		int err;
+	} cases[] = {
+		{ "register 130 (psABI's last)", "\tnop\n\t.cfi_offset 130, -16\n\tnop\n", 0 },
+		{ "register 131", "\tnop\n\t.cfi_offset 131, -16\n", -ENOEXEC },
+		{ "register 2^24", "\tnop\n\t.cfi_offset 16777216, -16\n", -ENOEXEC },
+		{ "remember_state nested 16 deep", d16, 0 },
+		{ "remember_state nested 17 deep", d17, -ENOEXEC },
+		{ "unknown opcode 0x3f", "\tnop\n\t.cfi_escape 0x3f\n", -ENOEXEC },
+		{ "an 11-byte LEB128", "\tnop\n\t.cfi_escape 0x0e,0x80,0x80,0x80,0x80,0x80,"
+		  "0x80,0x80,0x80,0x80,0x80,0x00\n", -ENOEXEC },
+		{ "a block past the FDE's end", "\tnop\n\t.cfi_escape 0x0f,0x7f\n", -ENOEXEC },
+	};
+	char so[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct urows u;
+		long grew = -1;
+		int err = 1;
+
+		snprintf(so, sizeof(so), "%s/vet%zu.so", tdir, i);
+		if (!ok(build_fn(so, cases[i].body), "%s: assembled", cases[i].what))
+			continue;
+		if (!ok(build_in_child(so, &err, &grew), "%s: built in a child", cases[i].what))
+			continue;
+		is_int(err, cases[i].err, "%s: %s", cases[i].what,
+		       cases[i].err ? "the file is refused" : "rows built");
+		/* Before the vetting, libdw's register table for 2^24 took 133 MB. */
+		ok(grew >= 0 && grew < 16384, "%s: the build's peak RSS rose %ld KiB (< 16 MiB)",
+		   cases[i].what, grew);
+		if (!cases[i].err) {
+			err = build_path(so, &u);
+			ok(!err && u.n >= 2, "%s: %u rows", cases[i].what, u.n);
+			urows__fini(&u);
+		}
+	}
+	free(d16);
+	free(d17);
+}
+
+/* addrframe_ok() - libdw's own CFI for @path has a frame at @addr. */
+static bool addrframe_ok(const char *path, uint64_t addr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	Dwarf_CFI *cfi = e ? dwarf_getcfi_elf(e) : NULL;
+	Dwarf_Frame *fr = NULL;
+	bool good = cfi && !dwarf_cfi_addrframe(cfi, addr, &fr) && fr;
+
+	free(fr);
+	if (cfi)
+		dwarf_cfi_end(cfi);
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return good;
+}
+
+/*
+ * test_hdr_ignored() - hand.so with every .eh_frame_hdr entry pointed at
+ * the first FDE: libdw, given the file, follows that table and finds no
+ * frame at the last FDE's start; rows.c gives libdw .eh_frame alone, so
+ * its rows are those of the intact file.
+ */
+static void test_hdr_ignored(void)
+{
+	char so[PATH_MAX], bad[PATH_MAX];
+	uint8_t h[12], first[4];
+	uint64_t a, s, off, last;
+	struct urows u0, u1;
+	uint32_t count;
+	int32_t loc;
+	int fd, e0, e1;
+
+	snprintf(so, sizeof(so), "%s/hdr.so", tdir);
+	snprintf(bad, sizeof(bad), "%s/hdr_bad.so", tdir);
+	if (!ok(build_asm(so, "") && copy_file(so, bad, 0) &&
+		elf_section(so, ".eh_frame_hdr", &a, &s, &off),
+		"hand.so and a copy, with an .eh_frame_hdr"))
+		return;
+	fd = open(bad, O_RDWR | O_CLOEXEC);
+	if (!ok(fd >= 0 && pread(fd, h, sizeof(h), (off_t)off) == (ssize_t)sizeof(h) &&
+		h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b &&
+		pread(fd, first, 4, (off_t)off + 16) == 4,
+		".eh_frame_hdr version 1, a udata4 count and a datarel sdata4 table")) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	memcpy(&count, h + 8, 4);
+	/* the start of the last FDE in the table, relative to the table's section */
+	if (count < 2 || pread(fd, &loc, 4, (off_t)(off + 12 + 8 * (count - 1))) != 4)
+		count = 0;
+	last = a + (uint64_t)(int64_t)loc;
+	for (uint32_t i = 1; i < count; i++)
+		if (pwrite(fd, first, 4, (off_t)(off + 16 + 8 * i)) != 4)
+			break;
+	close(fd);
+	ok(count > 2 && addrframe_ok(so, last) && !addrframe_ok(bad, last),
+	   "libdw on the file: a frame at the last FDE's start (%#llx), none once the %u-entry "
+	   "table is bent", (unsigned long long)last, count);
+	e0 = build_path(so, &u0);
+	e1 = build_path(bad, &u1);
+	ok(!e0 && !e1 && u0.n > 10 && same_rows(&u0, &u1),
+	   "rows.c: the same %u rows from the bent file (%d, %d, %u)", u0.n, e0, e1, u1.n);
+	urows__fini(&u0);
+	urows__fini(&u1);
+}
+
+/*
+ * test_budget() - one FDE with N alternating rows costs libdw N^2/2
+ * instructions (each lookup starts at the FDE's first): 2,000 rows build,
+ * 100,000 (3.3 s per 50,000 before the budget, and 4x that per doubling)
+ * give up with -ETIMEDOUT at the CPU time budget.
+ */
+static void test_budget(void)
+{
+	const char *line = "\tnop\n\t.cfi_adjust_cfa_offset 8\n\tnop\n\t.cfi_adjust_cfa_offset -8\n";
+	char so[PATH_MAX];
+	struct urows u;
+	char *body;
+	int err;
+
+	snprintf(so, sizeof(so), "%s/rows2k.so", tdir);
+	body = repeat(line, 1000, "");
+	if (ok(build_fn(so, body), "an FDE of 2,000 rows assembled")) {
+		err = build_path(so, &u);
+		ok(!err && u.n == 2002, "2,000 rows: built (%d), %u rows (its rows, the first, the end)",
+		   err, u.n);
+		urows__fini(&u);
+	}
+	free(body);
+	snprintf(so, sizeof(so), "%s/rows100k.so", tdir);
+	body = repeat(line, 50000, "");
+	if (ok(build_fn(so, body), "an FDE of 100,000 rows assembled")) {
+		err = build_path(so, &u);
+		is_int(err, -ETIMEDOUT, "100,000 rows in one FDE: -ETIMEDOUT at the CPU budget");
+		ok(u.n == 0 && !u.row, "100,000 rows: the table is empty after the error");
+		urows__fini(&u);
+	}
+	free(body);
+	unlink(so);
+}
+
 /* ------------------------------------------------------------- main */
 
 int main(void)
@@ -2031,6 +2256,9 @@ int main(void)
 	test_replaced();
 	test_bias();
 	test_robust();
+	test_vet();
+	test_hdr_ignored();
+	test_budget();
 
 	for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
 		rf_free(&libs[i].rf);
