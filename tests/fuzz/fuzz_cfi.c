@@ -6,13 +6,14 @@
  *
  * Each input is read as an ELF image in memory (urows__build_mem(), the
  * vDSO's path) and from a memfd (urows__build_fd(), every other file's).
- * Both must agree. A table that builds must be sorted with no two equal
+ * Both must agree (unless one ran out of its CPU time budget). A table that builds must be sorted with no two equal
  * neighbours, every row's kind known, and urows__find() must give, for
  * addresses from the input and at each row's edges, the row a linear scan
  * gives. Any crash, leak, hang, ASan or UBSan report is a bug.
  *
  * Built and run by tests/fuzz/run-fuzz.sh.
  */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,13 +89,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fz_fail("short write to the memfd");
 	eb = urows__build_fd(fd, &b);
 	close(fd);
-	if (ea != eb)
+	/* A build over its CPU time budget gives up, at whatever point the
+	 * clock says: only then may the two reads disagree. */
+	if (ea != eb && ea != -ETIMEDOUT && eb != -ETIMEDOUT)
 		fz_fail("memory and file reads disagree on the result");
-	if (!ea) {
+	if (!ea && !eb) {
 		if (a.n != b.n || (a.n && memcmp(a.row, b.row, a.n * sizeof(*a.row))))
 			fz_fail("memory and file reads give different rows");
 		check_table(&a, data, size);
-	} else if (a.n || b.n) {
+	} else if ((ea && a.n) || (eb && b.n)) {
 		fz_fail("a failed build left rows");
 	}
 	urows__fini(&a);
