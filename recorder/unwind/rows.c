@@ -44,11 +44,12 @@
 #define FR_DW_RDI	5
 
 /*
- * What cfi_vet() lets through to libdw. x86-64's DWARF registers end at
- * 130 (psABI 3.38); GCC's and LLVM's CFI name 0-16 only. Real code nests
- * DW_CFA_remember_state once or twice.
+ * What cfi_vet() lets through to libdw. The x86-64 psABI numbers DWARF
+ * registers up to 145 (APX's r16-r31 are 130-145); GCC's and LLVM's CFI
+ * name 0-16 only. 255 keeps libdw's table of rules under 4 KiB. Real code
+ * nests DW_CFA_remember_state once or twice.
  */
-#define FR_CFI_REG_MAX		130
+#define FR_CFI_REG_MAX		255
 #define FR_CFI_DEPTH_MAX	16
 
 /*

@@ -2066,8 +2066,8 @@ static char *repeat(const char *line, size_t n, const char *tail)
 }
 
 /*
- * test_vet() - instructions libdw must not run: a register past x86-64's
- * last (libdw grows its table to it), remember_state nested too deep, an
+ * test_vet() - instructions libdw must not run: a register past 255 (libdw
+ * grows its table to it; x86-64's last is 145), remember_state nested too deep, an
  * opcode libdw rejects, an overlong LEB128, a block past the FDE. The file
  * is refused, at once and without memory; the limits themselves pass.
  */
@@ -2079,8 +2079,9 @@ static void test_vet(void)
 		const char *what, *body;
 		int err;
 	} cases[] = {
-		{ "register 130 (psABI's last)", "\tnop\n\t.cfi_offset 130, -16\n\tnop\n", 0 },
-		{ "register 131", "\tnop\n\t.cfi_offset 131, -16\n", -ENOEXEC },
+		{ "register 145 (APX r31, the psABI's last)", "\tnop\n\t.cfi_offset 145, -16\n\tnop\n", 0 },
+		{ "register 255 (the limit)", "\tnop\n\t.cfi_offset 255, -16\n\tnop\n", 0 },
+		{ "register 256", "\tnop\n\t.cfi_offset 256, -16\n", -ENOEXEC },
 		{ "register 2^24", "\tnop\n\t.cfi_offset 16777216, -16\n", -ENOEXEC },
 		{ "remember_state nested 16 deep", d16, 0 },
 		{ "remember_state nested 17 deep", d17, -ENOEXEC },
