@@ -380,7 +380,7 @@ enum fr_counter {
 	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
 	FR_CNT_RSS_UNOWNED,	/* changes to an mm with no live owner (an exit's or exec's teardown) */
 	FR_CNT_RSS_FULL,	/* mms not tracked: the ledger's map was full (a loss) */
-	FR_CNT_STALL_UNTRACKED,	/* stalls not timed: no room for the thread's state (a loss) */
+	FR_CNT_STALL_UNTRACKED,	/* stalls not timed: no room for the thread's state, or a stale one (a loss) */
 	FR_CNT_STALL_SUM_FULL,	/* stalls not summed: stall_sum was full (a loss) */
 	FR_CNT_OFFCPU_NOSTACK,	/* blocks recorded without a user stack: off_stk was full */
 	FR_CNT_NR,

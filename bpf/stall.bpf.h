@@ -67,9 +67,16 @@ struct {
 	__type(value, struct stall_task);
 } stall_task SEC(".maps");
 
-/* A thread off the CPU since @since, in state @state. */
+/*
+ * A thread off the CPU since @since, in state @state. @nsw is its count of
+ * context switches then (nvcsw + nivcsw, which the scheduler raises before
+ * the tracepoint): at the switch in that ends this block it is unchanged.
+ * A different count means this entry outlived its block (its switch in
+ * was not seen): it must not time a later one.
+ */
 struct off_task {
 	__u64 since;
+	__u64 nsw;
 	__u32 state;
 	__u8 kind;
 	__u8 stack;		/* its user stack is in off_stk */
@@ -378,7 +385,8 @@ static __always_inline __u32 off_kind(__u32 state)
 static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u32 kind,
 				      __u32 state, __u64 now)
 {
-	struct off_task ot = { .since = now, .state = state, .kind = kind };
+	struct off_task ot = { .since = now, .state = state, .kind = kind,
+			       .nsw = prev->nvcsw + prev->nivcsw };
 	struct fr_rec_sample *w;
 	__u32 tid = prev->pid, zero = 0, flags = 0;
 
@@ -398,7 +406,9 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u32
 
 /*
  * @next comes back after the block @ot, which ended at @now: a record
- * with its stacks when it lasted min_block or more, and in the sums.
+ * with its stacks when it lasted min_block or more, and in the sums. An
+ * @ot left from an earlier block (@next has switched since) is counted as
+ * untracked, not timed: its @since would make this return one long block.
  */
 static __always_inline void off_return(struct task_struct *next, const struct off_task *ot,
 				       __u64 now)
@@ -411,6 +421,10 @@ static __always_inline void off_return(struct task_struct *next, const struct of
 
 	if (ot->stack)
 		ustk = bpf_map_lookup_elem(&off_stk, &tid);
+	if (next->nvcsw + next->nivcsw != ot->nsw) {
+		count(FR_CNT_STALL_UNTRACKED);	/* a stale entry: not this block's */
+		goto out;
+	}
 	if (dur < min_block) {
 		stall_account(next, ot->kind, dur, FR_SUM_SHORT);
 		goto out;
