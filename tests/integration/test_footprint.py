@@ -28,7 +28,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (FRSPIN, Daemon, Tap, daemon_env, flightrec, memory_cgroup,  # noqa: E402
+from harness import (FRSPIN, Daemon, Tap, daemon_asan, daemon_env, flightrec, memory_cgroup,  # noqa: E402
                      require_root_bpf, show)
 
 FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
@@ -219,7 +219,7 @@ def oom_in_cgroup():
     # in one CI run the ASan daemon had 283 MiB of anon RSS when, just after
     # the hog's kill, its dump met the 256 MiB limit and the kernel killed
     # it too. The hog still asks for 1 GiB, past either limit.
-    asan = "quarantine_size_mb" in daemon_env().get("ASAN_OPTIONS", "")
+    asan = daemon_asan()
     cg = memory_cgroup((768 if asan else 256) << 20)
     if not cg:
         for _ in range(4):
