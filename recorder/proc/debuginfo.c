@@ -679,7 +679,7 @@ static int debuginfo__mini(struct debuginfo *d, Elf *bin)
 /* ---------------------------------------------------------------- search */
 
 int debuginfo__open(int fd, Elf *bin, const struct fr_buildid *id,
-		    const char *path_hint, struct debuginfo **out)
+		    const char *path_hint, uint64_t deadline_ns, struct debuginfo **out)
 {
 	char root[PATH_MAX];
 	struct debuginfo *d;
@@ -689,6 +689,7 @@ int debuginfo__open(int fd, Elf *bin, const struct fr_buildid *id,
 	if (!d)
 		return -ENOMEM;
 	d->fd = -1;
+	(void)deadline_ns;
 	debuginfo__root(root, sizeof(root));
 	if (root[0] && id->len)
 		r = debuginfo__by_buildid(d, bin, id, root);

@@ -86,12 +86,13 @@ struct debuginfo;
 /*
  * debuginfo__open() - look for the debug information of the binary open
  * at @fd as @bin, whose build-id is @id (len 0: none), mapped at
- * @path_hint (NULL: no debuglink search). Not finding any, or refusing
+ * @path_hint (NULL: no debuglink search), reading no debug file past
+ * CLOCK_BOOTTIME @deadline_ns (0: none). Not finding any, or refusing
  * what was found, is no error: *@out is then an object without ELF handle
  * whose flags say why. Returns 0 with *@out set, or -ENOMEM.
  */
 int debuginfo__open(int fd, Elf *bin, const struct fr_buildid *id,
-		    const char *path_hint, struct debuginfo **out);
+		    const char *path_hint, uint64_t deadline_ns, struct debuginfo **out);
 
 /* debuginfo__elf() - the debug object's ELF handle (owned by @d), or NULL. */
 Elf *debuginfo__elf(const struct debuginfo *d);

@@ -696,7 +696,7 @@ struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path)
 	if (r)
 		goto out;
 	fr_elf_buildid(e, &s->buildid);
-	r = debuginfo__open(fd, e, &s->buildid, path, &dbg);
+	r = debuginfo__open(fd, e, &s->buildid, path, 0, &dbg);
 	if (r)
 		goto out;
 	s->debug = debuginfo__flags(dbg);
