@@ -934,6 +934,24 @@ static int lines_todo__add(struct encoder *e, uint32_t frame, uint32_t space, ui
 	return 0;
 }
 
+/*
+ * refill() - the symbols of @es (mapped at @m by the process of @sp), which
+ * the cache evicted: loaded again from the mapping while the process lives
+ * and the dump's time for reads lasts (the same file: the cache's key is
+ * its identity). Whether @es has symbols now.
+ */
+static bool refill(struct encoder *e, const struct space *sp, const struct fr_mapping *m,
+		   const struct elfsyms *es)
+{
+	char procdir[32];
+
+	if (sp->exited || !sp->pid || !sp->current || past_deadline(e))
+		return false;
+	snprintf(procdir, sizeof(procdir), "/proc/%u", sp->pid);
+	symcache__put(symcache__get_mapping_at(e->in.sym->cache, procdir, m, e->deadline));
+	return !elfsyms__evicted(es);
+}
+
 static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 		      uint32_t pos, uint32_t *idx)
 {
@@ -962,6 +980,10 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 		if (err)
 			return err;
 		f.bin = b + 1;
+		if (es && elfsyms__evicted(es) && !refill(e, sp, m, es)) {
+			e->st.user_evicted++;
+			es = NULL;
+		}
 		if (es)
 			name = elfsyms__lookup_full(es, a - m->start + m->pgoff, &off, &mangled);
 		else
@@ -1228,6 +1250,27 @@ void encoder__free(struct encoder *e)
 }
 
 /*
+ * symbolize() - name every referenced stack, then their lines. The CPU
+ * samples' stacks first, then the stalls', blocks' and OOM dossiers': the
+ * resolve_timeout deadlines (reads, then source lines, which come in the
+ * order frames were made) cut the latter. Returns 0 or -errno.
+ */
+static int symbolize(struct encoder *e)
+{
+	int err;
+
+	for (int cpu = 1; cpu >= 0; cpu--)
+		for (uint32_t i = 0; i < e->d->nstack; i++) {
+			if (e->stack_cpu[i] != cpu)
+				continue;
+			err = symbolize_stack(e, i);
+			if (err)
+				return err;
+		}
+	return lines_pass(e);
+}
+
+/*
  * encoder__prepare() - build the model's tables: snapshot, referenced
  * processes, strings and stacks, symbolized. Returns 0 or -errno.
  */
@@ -1251,20 +1294,13 @@ int encoder__prepare(struct encoder *e)
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
 	if (e->in.resolve_timeout_ns)
 		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
-	/*
-	 * The CPU samples' stacks first, then the stalls', blocks' and OOM
-	 * dossiers': the resolve_timeout deadlines (reads, then source
-	 * lines, which come in the order frames were made) cut the latter.
-	 */
-	for (int cpu = 1; cpu >= 0; cpu--)
-		for (uint32_t i = 0; i < e->d->nstack; i++) {
-			if (e->stack_cpu[i] != cpu)
-				continue;
-			err = symbolize_stack(e, i);
-			if (err)
-				return err;
-		}
-	return lines_pass(e);
+	/* The symbols read below stay until the names are copied into the dump. */
+	if (e->in.sym && e->in.sym->cache)
+		symcache__hold(e->in.sym->cache, true);
+	err = symbolize(e);
+	if (e->in.sym && e->in.sym->cache)
+		symcache__hold(e->in.sym->cache, false);
+	return err;
 }
 
 /* Translate window event @ev; -ENOENT if it references what pass 1 missed. */
@@ -1471,6 +1507,7 @@ static int add_losses(struct encoder *e)
 	err |= kvlist__add_u64(l, "dump_perfmaps_refused", st->perfmaps_refused);
 	err |= kvlist__add_u64(l, "dump_user_frames_unresolved", st->user_frames - st->user_resolved);
 	err |= kvlist__add_u64(l, "dump_user_frames_no_symbols", st->user_no_symbols);
+	err |= kvlist__add_u64(l, "dump_user_frames_evicted", st->user_evicted);
 	err |= kvlist__add_u64(l, "dump_user_frames_bogus", st->user_bogus);
 	err |= kvlist__add_u64(l, "dump_lines_skipped", st->lines_skipped);
 	for (int k = FR_DUEND_OUTERMOST; k < FR_DUEND_NR; k++) {
@@ -1485,6 +1522,7 @@ static int add_losses(struct encoder *e)
 	if (e->in.sym && e->in.sym->cache)
 		symcache__stats(e->in.sym->cache, &ss);
 	err |= kvlist__add_u64(l, "symbols_bad_elf", ss.bad_elf);
+	err |= kvlist__add_u64(l, "symbols_refused", ss.refused);
 	return err ? -ENOMEM : 0;
 }
 

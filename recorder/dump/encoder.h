@@ -51,6 +51,7 @@ struct encoder_stats {
 	uint64_t resolve_skipped;	/* per-process reads skipped: past the deadline */
 	uint64_t perfmaps_refused;	/* perf maps refused by the untrusted-file rules */
 	uint64_t user_no_symbols;	/* user addresses in a file whose symbols are unknown */
+	uint64_t user_evicted;		/* ... because the cache gave them back for its budget */
 	uint64_t user_bogus;		/* return addresses in no mapping (0x0 among them): dropped */
 	uint64_t lines_resolved;	/* user frames given a source position (DWARF) */
 	uint64_t lines_failed;		/* lookups of one that failed (unreadable DWARF, a bound) */

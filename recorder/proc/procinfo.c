@@ -248,7 +248,7 @@ static struct proc_image *read_image(const char *view, struct symcache *sc,
 	if (!img)
 		return NULL;
 	atomic_init(&img->refs, 1);
-	img->maps = procmaps__read_at(view);
+	img->maps = procmaps__read_image(view);
 	if (!img->maps) {
 		free(img);
 		return NULL;
@@ -268,8 +268,11 @@ static struct proc_image *read_image(const char *view, struct symcache *sc,
 			img->skipped++;
 			continue;
 		}
-		img->syms[i] = symcache__get_mapping_at(sc, view, mp);
+		img->syms[i] = symcache__get_mapping_at(sc, view, mp, deadline_ns);
 	}
+	img->sc = sc;
+	img->bytes = sizeof(*img) + img->maps->bytes + img->maps->n * sizeof(*img->syms);
+	symcache__charge_image(sc, (int64_t)img->bytes, 1, img->maps->dropped);
 	return img;
 }
 
@@ -703,6 +706,22 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Mark the tables a live process's current image maps (symcache_marker_fn). */
+static void mark_meta(void *ctx, const struct proc_meta *m)
+{
+	const uint64_t *gen = ctx;
+
+	for (size_t i = 0; m->img && m->img->syms && i < m->img->maps->n; i++)
+		symcache__mark(m->img->syms[i], *gen);
+}
+
+static void mark_live(void *ctx, uint64_t gen)
+{
+	struct procinfo *pi = ctx;
+
+	proctable__each_live_meta(pi->pt, mark_meta, &gen);
+}
+
 /*
  * procinfo__new() - start the worker that reads /proc for @pt's entries,
  * loading binaries into @sc, with a queue of @queue_len requests (reserved
@@ -727,6 +746,7 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 	atomic_init(&pi->what, what);
 	pi->pt = pt;
 	pi->sc = sc;
+	symcache__set_marker(sc, mark_live, pi);
 	pthread_mutex_init(&pi->lock, NULL);
 	pthread_cond_init(&pi->more, NULL);
 	pthread_cond_init(&pi->idle, NULL);
@@ -758,6 +778,7 @@ void procinfo__free(struct procinfo *pi)
 	pthread_mutex_unlock(&pi->lock);
 	if (fr_join_bounded(pi->thread, FR_STOP_WAIT_NS))
 		return;
+	symcache__set_marker(pi->sc, NULL, NULL);
 	pthread_cond_destroy(&pi->idle);
 	pthread_cond_destroy(&pi->more);
 	pthread_mutex_destroy(&pi->lock);

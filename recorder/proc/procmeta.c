@@ -14,6 +14,10 @@ static void image_put(struct proc_image *img)
 {
 	if (!img || atomic_fetch_sub(&img->refs, 1) != 1)
 		return;
+	for (size_t i = 0; img->syms && img->maps && i < img->maps->n; i++)
+		symcache__put(img->syms[i]);
+	if (img->sc)
+		symcache__charge_image(img->sc, -(int64_t)img->bytes, -1, 0);
 	procmaps__free(img->maps);
 	free(img->syms);
 	free(img);

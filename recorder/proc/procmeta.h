@@ -25,9 +25,11 @@ struct fr_thread {
  * forked child until it execs. */
 struct proc_image {
 	atomic_int refs;
-	struct procmaps *maps;
-	const struct elfsyms **syms;	/* per mapping; NULL: none */
+	struct procmaps *maps;		/* executable mappings only, bounded */
+	const struct elfsyms **syms;	/* per mapping, each a reference; NULL: none */
 	uint32_t skipped;		/* mappings not loaded: the read's deadline passed */
+	struct symcache *sc;		/* the cache the references and bytes are charged to */
+	uint64_t bytes;			/* charged to its budget */
 };
 
 struct proc_meta {

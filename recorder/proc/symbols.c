@@ -25,6 +25,7 @@
 #include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,10 +113,12 @@ static size_t fr_chomp(char *s, size_t len)
 /* --------------------------------------------------------------- procmaps */
 
 /*
- * mapping__parse() - fill @m from one maps line; @line is modified.
- * Returns 0, -EINVAL if the line does not parse, or -ENOMEM.
+ * mapping__parse() - fill @m from one maps line; @line is modified. With
+ * @exec_only, a mapping that is not executable is skipped before its path
+ * is copied. Returns 0, -EINVAL if the line does not parse, -EAGAIN if it
+ * was skipped, or -ENOMEM.
  */
-static int mapping__parse(char *line, struct fr_mapping *m)
+static int mapping__parse(char *line, struct fr_mapping *m, bool exec_only)
 {
 	static const char deleted[] = " (deleted)";
 	const size_t dlen = sizeof(deleted) - 1;
@@ -144,6 +147,8 @@ static int mapping__parse(char *line, struct fr_mapping *m)
 		m->prot |= PROT_WRITE;
 	if (perms[2] == 'x')
 		m->prot |= PROT_EXEC;
+	if (exec_only && !(m->prot & PROT_EXEC))
+		return -EAGAIN;
 
 	path = line + n;
 	while (*path == ' ' || *path == '\t')
@@ -171,7 +176,8 @@ void procmaps__free(struct procmaps *pm)
 	if (!pm)
 		return;
 	for (size_t i = 0; i < pm->n; i++)
-		free(pm->m[i].path);
+		if (!pm->m[i].path_shared)
+			free(pm->m[i].path);
 	free(pm->m);
 	free(pm);
 }
@@ -200,32 +206,55 @@ static int read_lines(FILE *f, int (*fn)(void *ctx, char *line), void *ctx)
 struct fr_mload {
 	struct procmaps *pm;
 	size_t cap;
+	const struct procmaps_bounds *b;	/* NULL: every mapping */
+	uint64_t path_bytes;
 };
 
 /*
- * procmaps__add_line() - add the mapping of @line, unless it is malformed.
- * Returns 0 or -ENOMEM.
+ * procmaps__add_line() - add the mapping of @line, unless it is malformed,
+ * or the bounds leave it out (counted). A path equal to the previous
+ * mapping's (a file's segments) is shared. Returns 0 or -ENOMEM.
  */
 static int procmaps__add_line(void *ctx, char *line)
 {
 	struct fr_mload *st = ctx;
 	struct procmaps *pm = st->pm;
+	struct fr_mapping *m, *prev;
 	int r;
 
 	r = fr_grow((void **)&pm->m, &st->cap, pm->n + 1, sizeof(*pm->m));
 	if (r)
 		return r;
-	r = mapping__parse(line, &pm->m[pm->n]);
-	if (r == -EINVAL)
+	m = &pm->m[pm->n];
+	r = mapping__parse(line, m, st->b && st->b->exec_only);
+	if (r == -EINVAL || r == -EAGAIN)
 		return 0;
-	if (!r)
-		pm->n++;
-	return r;
+	if (r)
+		return r;
+	prev = pm->n ? m - 1 : NULL;
+	if (m->path && prev && prev->path && !strcmp(prev->path, m->path)) {
+		free(m->path);
+		m->path = prev->path;
+		m->path_shared = true;
+	}
+	if (st->b && (pm->n >= st->b->max_maps ||
+		      (m->path && !m->path_shared &&
+		       st->path_bytes + strlen(m->path) + 1 > st->b->max_path_bytes))) {
+		if (!m->path_shared)
+			free(m->path);
+		pm->dropped++;
+		return 0;
+	}
+	if (m->path && !m->path_shared)
+		st->path_bytes += strlen(m->path) + 1;
+	pm->n++;
+	return 0;
 }
 
-struct procmaps *procmaps__parse(FILE *f)
+/* procmaps__parse_bounded() - procmaps__parse() within @b (NULL: none). */
+static struct procmaps *procmaps__parse_bounded(FILE *f, const struct procmaps_bounds *b)
 {
-	struct fr_mload st = { 0 };
+	struct fr_mload st = { .b = b };
 	int r;
 
 	st.pm = calloc(1, sizeof(*st.pm));
@@ -239,7 +268,13 @@ struct procmaps *procmaps__parse(FILE *f)
 		errno = -r;
 		return NULL;
 	}
+	st.pm->bytes = sizeof(*st.pm) + st.cap * sizeof(*st.pm->m) + st.path_bytes;
 	return st.pm;
+}
+
+struct procmaps *procmaps__parse(FILE *f)
+{
+	return procmaps__parse_bounded(f, NULL);
 }
 
 struct procmaps *procmaps__read(int pid)
@@ -252,6 +287,21 @@ struct procmaps *procmaps__read(int pid)
 
 struct procmaps *procmaps__read_at(const char *procdir)
 {
+	return procmaps__read_bounded(procdir, NULL);
+}
+
+struct procmaps *procmaps__read_image(const char *procdir)
+{
+	static const struct procmaps_bounds image = {
+		.exec_only = true, .max_maps = FR_IMAGE_MAPS_MAX,
+		.max_path_bytes = FR_IMAGE_PATH_BYTES,
+	};
+
+	return procmaps__read_bounded(procdir, &image);
+}
+
+struct procmaps *procmaps__read_bounded(const char *procdir, const struct procmaps_bounds *b)
+{
 	struct procmaps *pm;
 	char path[PATH_MAX];
 	FILE *f;
@@ -261,7 +311,7 @@ struct procmaps *procmaps__read_at(const char *procdir)
 	f = fopen(path, "re");
 	if (!f)
 		return NULL;
-	pm = procmaps__parse(f);
+	pm = procmaps__parse_bounded(f, b);
 	err = errno;
 	fclose(f);
 	errno = err;
@@ -314,7 +364,7 @@ struct fr_lines {
 	dev_t dev;		/* identity of the file at load time */
 	ino_t ino;
 	off_t size;
-	struct timespec mtime;
+	struct timespec mtime, ctime;
 	struct srclines *h;	/* the handle, NULL: not read or closed */
 	int err;		/* a failure for good (-errno), 0: none */
 	uint64_t retry_at;	/* CLOCK_BOOTTIME ns: no new attempt by path before */
@@ -324,14 +374,31 @@ struct fr_lines {
 	struct fr_lines *prev, *next;	/* the open handles, most recent first */
 };
 
-struct elfsyms {
-	struct fr_buildid buildid;
+/*
+ * The symbols proper: what the cache drops when it evicts a table. Built
+ * whole, then published with one release store, so that a reader (the
+ * dump thread, under symcache__hold()) sees all of it or none.
+ */
+struct fr_symtab {
 	size_t nsyms, nloads;
 	struct fr_sym *syms;
 	struct fr_load *loads;
 	struct fr_strpool names;
+	uint64_t bytes;		/* what it holds on the heap, with itself */
+};
+
+struct fr_cacheent;
+
+/*
+ * A binary's table: its identity and the small facts about it stay for as
+ * long as someone holds it; its symbols (tab) may be evicted.
+ */
+struct elfsyms {
+	struct fr_buildid buildid;
 	unsigned int debug;	/* FR_DEBUG_* */
 	struct fr_lines *lines;	/* NULL: no DWARF lines */
+	struct fr_symtab *_Atomic tab;	/* NULL: evicted */
+	struct fr_cacheent *ent;	/* the cache entry, NULL: not cached */
 };
 
 static void lines__free(struct fr_lines *l);
@@ -357,10 +424,10 @@ int elf_read_buildid(int fd, struct fr_buildid *out)
 }
 
 /*
- * elfsyms__load_segments() - record the PT_LOAD segments of @e.
+ * symtab__load_segments() - record the PT_LOAD segments of @e.
  * Returns 0, -ENOEXEC for unreadable program headers, or -ENOMEM.
  */
-static int elfsyms__load_segments(struct elfsyms *s, Elf *e)
+static int symtab__load_segments(struct fr_symtab *s, Elf *e)
 {
 	size_t phnum, cap = 0;
 	int r;
@@ -394,6 +461,7 @@ struct fr_elfload {
 	uint64_t *sec_end;	/* per section: sh_addr + sh_size */
 	size_t shnum;
 	bool arm;		/* clear the Thumb bit of addresses */
+	size_t max_bytes;	/* the table's bound (elfsyms_opts) */
 };
 
 /*
@@ -440,6 +508,9 @@ static int elfload__table(struct fr_elfload *b, Elf *e, Elf_Scn *scn,
 		if (b->arm)
 			sym.st_value &= ~(GElf_Addr)1;
 
+		/* Each candidate will cost a symbol and its name at least. */
+		if ((b->n + 1) * (sizeof(struct fr_sym) + 2) > b->max_bytes)
+			return -EFBIG;
 		r = fr_grow((void **)&b->c, &b->cap, b->n + 1, sizeof(*b->c));
 		if (r)
 			return r;
@@ -467,12 +538,12 @@ static int elfcand__cmp(const void *a, const void *b)
 }
 
 /*
- * elfsyms__add_name() - store @name for @sym in the pool of @s: demangled
+ * symtab__add_name() - store @name for @sym in the pool of @s: demangled
  * (through the FR_SYM_NAME_MAX + 1 bytes of @buf), with the mangled form
  * beside it, or as it is. Returns 0, -ENOMEM or -E2BIG.
  */
-static int elfsyms__add_name(struct elfsyms *s, struct fr_sym *sym,
-			     const char *name, char *buf)
+static int symtab__add_name(struct fr_symtab *s, struct fr_sym *sym,
+			    const char *name, char *buf)
 {
 	int r;
 
@@ -486,11 +557,12 @@ static int elfsyms__add_name(struct elfsyms *s, struct fr_sym *sym,
 }
 
 /*
- * elfsyms__finish() - sort and deduplicate the candidates of @b, compute
+ * symtab__finish() - sort and deduplicate the candidates of @b, compute
  * every symbol's end and copy the winners' names into @s, demangled.
- * Returns 0, -ENOMEM or -E2BIG.
+ * Returns 0, -ENOMEM, -E2BIG, or -EFBIG when the table would hold more
+ * than @b->max_bytes.
  */
-static int elfsyms__finish(struct elfsyms *s, struct fr_elfload *b)
+static int symtab__finish(struct fr_symtab *s, struct fr_elfload *b)
 {
 	char *buf = NULL;
 	size_t n = 0;
@@ -521,9 +593,13 @@ static int elfsyms__finish(struct elfsyms *s, struct fr_elfload *b)
 			end = next < c->limit ? next : c->limit;
 		if (end <= c->start)
 			continue;
-		r = elfsyms__add_name(s, sym, c->name, buf);
+		r = symtab__add_name(s, sym, c->name, buf);
 		if (r)
 			goto out;
+		if (n * sizeof(*s->syms) + s->names.cap > b->max_bytes) {
+			r = -EFBIG;
+			goto out;
+		}
 		sym->start = c->start;
 		sym->end = end;
 		s->nsyms++;
@@ -584,16 +660,17 @@ out:
 }
 
 /*
- * elfsyms__load_symbols() - load the function symbols of @e and, if not
+ * symtab__load_symbols() - load the function symbols of @e and, if not
  * NULL, of its debug object @dbg (linked like @e: the same addresses) into
- * @s. A debug object whose tables are unreadable is dropped, and noted in
- * @s->debug. Returns 0, -ENOEXEC for unreadable section headers or tables
- * of @e, -ENOMEM.
+ * @s, in at most @max_bytes. A debug object whose tables are unreadable is
+ * dropped, and noted in *@debug. Returns 0, -ENOEXEC for unreadable
+ * section headers or tables of @e, -EFBIG past @max_bytes, -ENOMEM.
  */
-static int elfsyms__load_symbols(struct elfsyms *s, Elf *e, Elf *dbg)
+static int symtab__load_symbols(struct fr_symtab *s, unsigned int *debug, Elf *e, Elf *dbg,
+				size_t max_bytes)
 {
 	const unsigned int used = FR_DEBUG_BUILDID | FR_DEBUG_LINK | FR_DEBUG_MINI;
-	struct fr_elfload b = { 0 };
+	struct fr_elfload b = { .max_bytes = max_bytes };
 	size_t own;
 	int r;
 
@@ -605,13 +682,13 @@ static int elfsyms__load_symbols(struct elfsyms *s, Elf *e, Elf *dbg)
 		r = elfload__file(&b, dbg);
 		if (r == -ENOEXEC) {
 			b.n = own;
-			s->debug = (s->debug & ~used) | FR_DEBUG_BAD;
+			*debug = (*debug & ~used) | FR_DEBUG_BAD;
 			r = 0;
 		}
 		if (r)
 			goto out;
 	}
-	r = elfsyms__finish(s, &b);
+	r = symtab__finish(s, &b);
 out:
 	free(b.c);
 	return r;
@@ -655,8 +732,40 @@ static int elfsyms__note_lines(struct elfsyms *s, const struct stat *st, Elf *e,
 	l->ino = st->st_ino;
 	l->size = st->st_size;
 	l->mtime = st->st_mtim;
+	l->ctime = st->st_ctim;
 	s->lines = l;
 	return 0;
+}
+
+static void symtab__free(struct fr_symtab *t)
+{
+	if (!t)
+		return;
+	free(t->names.buf);
+	free(t->loads);
+	free(t->syms);
+	free(t);
+}
+
+/* symtab__seal() - give back the pool's slack and count what @t holds. */
+static void symtab__seal(struct fr_symtab *t)
+{
+	char *buf = t->names.len ? realloc(t->names.buf, t->names.len) : NULL;
+
+	if (buf || !t->names.len) {
+		if (!t->names.len)
+			free(t->names.buf);
+		t->names.buf = buf;
+		t->names.cap = t->names.len;
+	}
+	t->bytes = sizeof(*t) + t->nsyms * sizeof(*t->syms) + t->nloads * sizeof(*t->loads) +
+		   t->names.cap;
+}
+
+/* elfsyms__tab() - the symbols of @s as published, NULL when evicted. */
+static const struct fr_symtab *elfsyms__tab(const struct elfsyms *s)
+{
+	return s ? atomic_load_explicit(&s->tab, memory_order_acquire) : NULL;
 }
 
 void elfsyms__free(struct elfsyms *s)
@@ -664,23 +773,27 @@ void elfsyms__free(struct elfsyms *s)
 	if (!s)
 		return;
 	lines__free(s->lines);
-	free(s->names.buf);
-	free(s->loads);
-	free(s->syms);
+	symtab__free(atomic_load(&s->tab));
 	free(s);
 }
 
-struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path)
+struct elfsyms *elfsyms__open_opts(int fd, const struct elfsyms_opts *o)
 {
 	struct debuginfo *dbg = NULL;
+	struct fr_symtab *t;
 	struct elfsyms *s;
 	struct stat st;
 	Elf *e = NULL;
 	int r;
 
 	s = calloc(1, sizeof(*s));
-	if (!s)
+	t = calloc(1, sizeof(*t));
+	if (!s || !t) {
+		free(s);
+		free(t);
+		errno = ENOMEM;
 		return NULL;
+	}
 	if (fstat(fd, &st)) {
 		r = -errno;
 		goto out;
@@ -692,26 +805,35 @@ struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path)
 		r = -ENOEXEC;
 		goto out;
 	}
-	r = elfsyms__load_segments(s, e);
+	r = symtab__load_segments(t, e);
 	if (r)
 		goto out;
 	fr_elf_buildid(e, &s->buildid);
-	r = debuginfo__open(fd, e, &s->buildid, path, 0, &dbg);
+	r = debuginfo__open(fd, e, &s->buildid, o->path, o->deadline_ns, &dbg);
 	if (r)
 		goto out;
 	s->debug = debuginfo__flags(dbg);
-	r = elfsyms__load_symbols(s, e, debuginfo__elf(dbg));
+	r = symtab__load_symbols(t, &s->debug, e, debuginfo__elf(dbg),
+				 o->max_bytes ? o->max_bytes : FR_ELFSYMS_MAX_BYTES);
 	if (!r)
-		r = elfsyms__note_lines(s, &st, e, dbg, path);
+		r = elfsyms__note_lines(s, &st, e, dbg, o->path);
 out:
 	debuginfo__free(dbg);
 	elf_end(e);
 	if (r) {
+		symtab__free(t);
 		elfsyms__free(s);
 		errno = -r;
 		return NULL;
 	}
+	symtab__seal(t);
+	atomic_init(&s->tab, t);
 	return s;
+}
+
+struct elfsyms *elfsyms__open_fd_hint(int fd, const char *path)
+{
+	return elfsyms__open_opts(fd, &(struct elfsyms_opts){ .path = path });
 }
 
 struct elfsyms *elfsyms__open_fd(int fd)
@@ -744,7 +866,14 @@ const struct fr_buildid *elfsyms__buildid(const struct elfsyms *s)
 
 size_t elfsyms__count(const struct elfsyms *s)
 {
-	return s->nsyms;
+	const struct fr_symtab *t = elfsyms__tab(s);
+
+	return t ? t->nsyms : 0;
+}
+
+bool elfsyms__evicted(const struct elfsyms *s)
+{
+	return s && !elfsyms__tab(s);
 }
 
 unsigned int elfsyms__debug(const struct elfsyms *s)
@@ -753,11 +882,10 @@ unsigned int elfsyms__debug(const struct elfsyms *s)
 }
 
 /*
- * elfsyms__segment() - the first PT_LOAD segment whose file range holds
+ * symtab__segment() - the first PT_LOAD segment whose file range holds
  * offset @off, or NULL. Binaries have a handful of segments.
  */
-static const struct fr_load *elfsyms__segment(const struct elfsyms *s,
-					      uint64_t off)
+static const struct fr_load *symtab__segment(const struct fr_symtab *s, uint64_t off)
 {
 	for (size_t i = 0; i < s->nloads; i++) {
 		const struct fr_load *l = &s->loads[i];
@@ -768,9 +896,10 @@ static const struct fr_load *elfsyms__segment(const struct elfsyms *s,
 	return NULL;
 }
 
-const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
+const char *elfsyms__lookup_full(const struct elfsyms *es, uint64_t file_off,
 				 uint64_t *sym_off, const char **mangled)
 {
+	const struct fr_symtab *s = elfsyms__tab(es);
 	const struct fr_load *l;
 	const struct fr_sym *sym;
 	size_t lo = 0, hi;
@@ -780,7 +909,7 @@ const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
 		*mangled = NULL;
 	if (!s)
 		return NULL;
-	l = elfsyms__segment(s, file_off);
+	l = symtab__segment(s, file_off);
 	if (!l)
 		return NULL;
 	vaddr = file_off - l->offset + l->vaddr;
@@ -910,24 +1039,19 @@ static void lines__account(struct fr_lines *l)
 static bool lines__same(const struct fr_lines *l, const struct stat *st)
 {
 	return st->st_dev == l->dev && st->st_ino == l->ino && st->st_size == l->size &&
-	       st->st_mtim.tv_sec == l->mtime.tv_sec && st->st_mtim.tv_nsec == l->mtime.tv_nsec;
+	       st->st_mtim.tv_sec == l->mtime.tv_sec && st->st_mtim.tv_nsec == l->mtime.tv_nsec &&
+	       st->st_ctim.tv_sec == l->ctime.tv_sec && st->st_ctim.tv_nsec == l->ctime.tv_nsec;
 }
 
 /*
- * lines__binary() - whether @fd is the binary of @s: the file loaded, or
- * one with its build-id (the cache shares a table between such files).
+ * lines__binary() - whether @fd is the binary of @s: the very file loaded
+ * (a build-id is a claim of the file's writer, never its identity).
  */
 static bool lines__binary(const struct elfsyms *s, int fd)
 {
-	struct fr_buildid id;
 	struct stat st;
 
-	if (fstat(fd, &st))
-		return false;
-	if (lines__same(s->lines, &st))
-		return true;
-	return s->buildid.len && !elf_read_buildid(fd, &id) && id.len == s->buildid.len &&
-	       !memcmp(id.id, s->buildid.id, id.len);
+	return !fstat(fd, &st) && lines__same(s->lines, &st);
 }
 
 /*
@@ -1032,6 +1156,7 @@ int elfsyms__lines(const struct elfsyms *s, uint64_t file_off, const char *procd
 		   const struct fr_mapping *m, struct fr_srcline *out, unsigned int max)
 {
 	const struct fr_load *seg;
+	const struct fr_symtab *t;
 	struct fr_lines *l;
 	int r;
 
@@ -1039,7 +1164,8 @@ int elfsyms__lines(const struct elfsyms *s, uint64_t file_off, const char *procd
 		return -ENOENT;
 	if (!max)
 		return -EINVAL;
-	seg = elfsyms__segment(s, file_off);
+	t = elfsyms__tab(s);
+	seg = t ? symtab__segment(t, file_off) : NULL;
 	if (!seg)
 		return 0;
 	l = s->lines;
@@ -1504,39 +1630,49 @@ const char *perfmap__lookup(const struct perfmap *p, uint64_t addr,
 
 /* --------------------------------------------------------------- symcache */
 
-/* A cache key; padding-free so that it compares and hashes as bytes. */
+/*
+ * A cache key: the file's identity (device, inode, size, modification and
+ * change times), padding-free so that it compares and hashes as bytes. A
+ * build-id is never a key: it is bytes the file's writer chose, and a file
+ * that claims a system library's build-id must not lend it its names (or
+ * borrow them).
+ */
 struct fr_cachekey {
-	uint64_t w[6];
+	uint64_t w[5];
 };
 
-#define FR_KEY_BUILDID	1
-#define FR_KEY_FILE	2
-
 struct fr_cacheent {
-	struct elfsyms *syms;	/* NULL: remembered failure */
+	struct fr_cachekey key;
+	struct symcache *c;
+	struct elfsyms *syms;	/* NULL: a remembered failure */
 	int err;		/* errno of the failure */
-	unsigned int refs;	/* number of keys that point here */
+	atomic_uint refs;	/* references handed out and not yet put */
+	atomic_uint_least64_t mark;	/* the last mark pass that found it mapped by a live process */
+	uint64_t used;		/* CLOCK_BOOTTIME ns of the last get */
+	uint64_t bytes;		/* charged to the budget now */
+	uint64_t retry_at;	/* FR_DEBUG_PENDING: load again from then on */
 };
 
 struct symcache {
 	pthread_mutex_t lock;	/* the public entry points are thread-safe */
 	struct fr_hashmap map;	/* struct fr_cachekey -> struct fr_cacheent * */
+	uint64_t budget;
+	unsigned int hold;	/* dumps reading tables now: nothing is evicted */
+	uint64_t mark_gen;
+	symcache_marker_fn marker;
+	void *marker_ctx;
+	atomic_uint_least64_t image_bytes, images, maps_refused;
 	struct symcache_stats st;
 };
 
-static struct fr_cachekey fr_key_buildid(const struct fr_buildid *id)
-{
-	struct fr_cachekey k = { .w = { FR_KEY_BUILDID, id->len } };
-
-	memcpy(&k.w[2], id->id, id->len);
-	return k;
-}
+static uint64_t symcache__total(struct symcache *c);
 
 static struct fr_cachekey fr_key_file(const struct stat *st)
 {
 	return (struct fr_cachekey){ .w = {
-		FR_KEY_FILE, st->st_dev, st->st_ino, (uint64_t)st->st_size,
-		(uint64_t)st->st_mtim.tv_sec, (uint64_t)st->st_mtim.tv_nsec,
+		st->st_dev, st->st_ino, (uint64_t)st->st_size,
+		(uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec,
+		(uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec,
 	} };
 }
 
@@ -1546,21 +1682,6 @@ static struct fr_cacheent *symcache__find(const struct symcache *c,
 	struct fr_cacheent **e = fr_hashmap__find(&c->map, k);
 
 	return e ? *e : NULL;
-}
-
-/*
- * symcache__insert() - map @k (not in the cache yet) to @e, taking a
- * reference on @e. The caller holds the lock, which the map's growth never
- * touches. Returns 0 or -ENOMEM.
- */
-static int symcache__insert(struct symcache *c, const struct fr_cachekey *k,
-			    struct fr_cacheent *e)
-{
-	int err = fr_hashmap__insert(&c->map, k, &e);
-
-	if (!err)
-		e->refs++;
-	return err;
 }
 
 struct symcache *symcache__new(void)
@@ -1573,7 +1694,29 @@ struct symcache *symcache__new(void)
 	fr_hashmap__init(&c->map, sizeof(struct fr_cachekey), sizeof(struct fr_cacheent *),
 			 NULL, NULL, NULL);
 	pthread_mutex_init(&c->lock, NULL);
+	c->budget = FR_CACHE_BUDGET;
 	return c;
+}
+
+/* cacheent__charge() - set what @e costs the budget to its current contents. */
+static void cacheent__charge(struct symcache *c, struct fr_cacheent *e)
+{
+	const struct fr_symtab *t = e->syms ? atomic_load(&e->syms->tab) : NULL;
+	uint64_t b = sizeof(*e) + (e->syms ? sizeof(*e->syms) : 0) +
+		     (e->syms && e->syms->lines ? sizeof(*e->syms->lines) : 0) + (t ? t->bytes : 0);
+
+	c->st.bytes = c->st.bytes - e->bytes + b;
+	e->bytes = b;
+}
+
+/* cacheent__free() - take @e out of the cache and free it. The caller holds the lock. */
+static void cacheent__free(struct symcache *c, struct fr_cacheent *e)
+{
+	fr_hashmap__remove(&c->map, &e->key);
+	c->st.bytes -= e->bytes;
+	c->st.entries--;
+	elfsyms__free(e->syms);
+	free(e);
 }
 
 void symcache__free(struct symcache *c)
@@ -1584,7 +1727,7 @@ void symcache__free(struct symcache *c)
 		struct fr_cacheent **e;
 		const void *k;
 
-		if (fr_hashmap__at(&c->map, i, &k, (void **)&e) && !--(*e)->refs) {
+		if (fr_hashmap__at(&c->map, i, &k, (void **)&e)) {
 			elfsyms__free((*e)->syms);
 			free(*e);
 		}
@@ -1596,29 +1739,27 @@ void symcache__free(struct symcache *c)
 
 /*
  * symcache__add() - cache @syms (or failure @err when @syms is NULL) under
- * @fkey and, if @bkey is not NULL, under @bkey too. On -ENOMEM @syms is
- * freed. Returns the entry or NULL with errno set.
+ * @key. On -ENOMEM @syms is freed. Returns the entry or NULL with errno set.
  */
-static struct fr_cacheent *symcache__add(struct symcache *c,
-					 const struct fr_cachekey *fkey,
-					 const struct fr_cachekey *bkey,
+static struct fr_cacheent *symcache__add(struct symcache *c, const struct fr_cachekey *key,
 					 struct elfsyms *syms, int err)
 {
-	const struct fr_cachekey *first = bkey ? bkey : fkey;
-	struct fr_cacheent *e;
+	struct fr_cacheent *e = calloc(1, sizeof(*e));
 
-	e = calloc(1, sizeof(*e));
-	if (!e || symcache__insert(c, first, e)) {
+	if (!e || fr_hashmap__insert(&c->map, key, &e)) {
 		free(e);
 		elfsyms__free(syms);
 		errno = ENOMEM;
 		return NULL;
 	}
+	e->key = *key;
+	e->c = c;
 	e->syms = syms;
 	e->err = err;
-	/* A missing file alias only costs a build-id read next time. */
-	if (bkey)
-		symcache__insert(c, fkey, e);
+	if (syms)
+		syms->ent = e;
+	c->st.entries++;
+	cacheent__charge(c, e);
 	return e;
 }
 
@@ -1636,14 +1777,54 @@ static void symcache__count(struct symcache *c, const struct elfsyms *s)
 	c->st.debug_bad += !!(f & FR_DEBUG_BAD);
 }
 
-static const struct elfsyms *get_fd_locked(struct symcache *c, int fd, const char *path)
+/* The per-file bound of the symbols of one binary: a quarter of the budget. */
+static uint64_t symcache__file_max(const struct symcache *c)
 {
-	struct fr_cachekey fkey, bkey;
+	return FR_MAX(c->budget / 4, 1ULL << 20);
+}
+
+/*
+ * symcache__refill() - load the symbols of @e's binary again from @fd
+ * (they were evicted, or their debug search ran out of time) into its
+ * table, which its holders keep. Nothing else of the table changes but
+ * its debug flags. The caller holds the lock, and no hold is on unless
+ * the symbols were evicted (a dump reads those a hold keeps, and sees
+ * either none or all of new ones). Returns 0 or -errno.
+ */
+static int symcache__refill(struct symcache *c, struct fr_cacheent *e, int fd,
+			    const struct elfsyms_opts *o)
+{
+	struct elfsyms *n = elfsyms__open_opts(fd, o);
+	struct fr_symtab *old;
+
+	if (!n)
+		return -errno;
+	old = atomic_exchange_explicit(&e->syms->tab, atomic_load(&n->tab), memory_order_acq_rel);
+	atomic_store(&n->tab, old);
+	e->syms->debug = n->debug;
+	e->retry_at = n->debug & FR_DEBUG_PENDING ? fr_boottime_ns() + FR_SYMCACHE_RETRY_NS : 0;
+	elfsyms__free(n);
+	c->st.reloaded++;
+	cacheent__charge(c, e);
+	return 0;
+}
+
+/*
+ * get_fd_locked() - the entry of the binary open at @fd, loaded if new, its
+ * symbols loaded again if evicted (or pending) and no dump reads them now.
+ * The caller holds the lock. Returns the entry, referenced, or NULL with
+ * errno set.
+ */
+static struct fr_cacheent *get_fd_locked(struct symcache *c, int fd, const char *path,
+					 uint64_t deadline_ns)
+{
+	struct elfsyms_opts o = { .path = path, .deadline_ns = deadline_ns,
+				  .max_bytes = symcache__file_max(c) };
+	struct fr_cachekey key;
 	struct fr_cacheent *e;
-	struct fr_buildid id;
 	struct elfsyms *syms;
 	struct stat st;
-	int r;
+	int err;
 
 	if (fstat(fd, &st))
 		return NULL;
@@ -1651,64 +1832,246 @@ static const struct elfsyms *get_fd_locked(struct symcache *c, int fd, const cha
 		errno = ENOEXEC;
 		return NULL;
 	}
-	fkey = fr_key_file(&st);
-	e = symcache__find(c, &fkey);
-	if (e)
-		goto found;
-
-	r = elf_read_buildid(fd, &id);
-	if (r == -ENOEXEC) {
-		c->st.bad_elf++;
-		e = symcache__add(c, &fkey, NULL, NULL, ENOEXEC);
+	key = fr_key_file(&st);
+	e = symcache__find(c, &key);
+	if (e) {
+		/* Under a hold only an evicted table may be filled: none is read. */
+		if (e->syms && (!atomic_load(&e->syms->tab) ||
+				(!c->hold && e->retry_at && fr_boottime_ns() >= e->retry_at)))
+			symcache__refill(c, e, fd, &o);
 		goto found;
 	}
-	if (r && r != -ENOENT) {
-		errno = -r;
-		return NULL;
-	}
-	if (!r) {
-		bkey = fr_key_buildid(&id);
-		e = symcache__find(c, &bkey);
-		if (e) {
-			symcache__insert(c, &fkey, e);
-			goto found;
-		}
-	}
-
-	syms = elfsyms__open_fd_hint(fd, path);
-	if (!syms && errno != ENOEXEC)
+	syms = elfsyms__open_opts(fd, &o);
+	err = syms ? 0 : errno;
+	if (!syms && err != ENOEXEC && err != EFBIG)
 		return NULL;
 	if (syms)
 		symcache__count(c, syms);
+	else if (err == EFBIG)
+		c->st.refused++;
 	else
 		c->st.bad_elf++;
-	/* Failures are remembered per file only, never per build-id. */
-	e = symcache__add(c, &fkey, !r && syms ? &bkey : NULL, syms,
-			  syms ? 0 : ENOEXEC);
+	/* Failures are remembered per file: malformed, or past the per-file bound. */
+	e = symcache__add(c, &key, syms, err);
+	if (e && syms && (syms->debug & FR_DEBUG_PENDING))
+		e->retry_at = fr_boottime_ns() + FR_SYMCACHE_RETRY_NS;
 found:
 	if (!e)
 		return NULL;
-	if (!e->syms)
-		errno = e->err;
-	return e->syms;
+	e->used = fr_boottime_ns();
+	atomic_fetch_add(&e->refs, 1);
+	return e;
+}
+
+/*
+ * symcache__get() - get_fd_locked() under the lock, then a trim if the
+ * cache went past its budget. Returns the table, referenced, or NULL with
+ * errno set (a remembered failure: no reference).
+ */
+static const struct elfsyms *symcache__get(struct symcache *c, int fd, const char *path,
+					   uint64_t deadline_ns)
+{
+	struct fr_cacheent *e;
+	bool over;
+	int err;
+
+	pthread_mutex_lock(&c->lock);
+	e = get_fd_locked(c, fd, path, deadline_ns);
+	err = errno;
+	if (e && !e->syms) {
+		atomic_fetch_sub(&e->refs, 1);
+		err = e->err;
+		e = NULL;
+	}
+	over = symcache__total(c) > c->budget && !c->hold;
+	pthread_mutex_unlock(&c->lock);
+	if (over)
+		symcache__trim(c);
+	errno = err;
+	return e ? e->syms : NULL;
 }
 
 const struct elfsyms *symcache__get_fd_hint(struct symcache *c, int fd, const char *path)
 {
-	const struct elfsyms *s;
-	int err;
-
-	pthread_mutex_lock(&c->lock);
-	s = get_fd_locked(c, fd, path);
-	err = errno;
-	pthread_mutex_unlock(&c->lock);
-	errno = err;
-	return s;
+	return symcache__get(c, fd, path, 0);
 }
 
 const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
 {
 	return symcache__get_fd_hint(c, fd, NULL);
+}
+
+void symcache__put(const struct elfsyms *s)
+{
+	if (s && s->ent)
+		atomic_fetch_sub(&s->ent->refs, 1);
+}
+
+void symcache__mark(const struct elfsyms *s, uint64_t gen)
+{
+	if (s && s->ent)
+		atomic_store_explicit(&s->ent->mark, gen, memory_order_relaxed);
+}
+
+void symcache__set_budget(struct symcache *c, uint64_t bytes)
+{
+	pthread_mutex_lock(&c->lock);
+	c->budget = bytes ? bytes : FR_CACHE_BUDGET;
+	pthread_mutex_unlock(&c->lock);
+	elfsyms__set_lines_budget(bytes / 2);
+}
+
+void symcache__set_marker(struct symcache *c, symcache_marker_fn fn, void *ctx)
+{
+	pthread_mutex_lock(&c->lock);
+	c->marker = fn;
+	c->marker_ctx = ctx;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void symcache__hold(struct symcache *c, bool on)
+{
+	pthread_mutex_lock(&c->lock);
+	if (on)
+		c->hold++;
+	else if (c->hold)
+		c->hold--;
+	pthread_mutex_unlock(&c->lock);
+}
+
+void symcache__charge_image(struct symcache *c, int64_t bytes, int64_t images,
+			    uint64_t maps_refused)
+{
+	atomic_fetch_add(&c->image_bytes, (uint64_t)bytes);
+	atomic_fetch_add(&c->images, (uint64_t)images);
+	atomic_fetch_add(&c->maps_refused, maps_refused);
+}
+
+/*
+ * symcache__total() - what the budget covers now: the symbol tables, the
+ * process images, and the DWARF line handles.
+ */
+static uint64_t symcache__total(struct symcache *c)
+{
+	struct fr_lines_stats ls;
+
+	elfsyms__lines_stats(&ls);
+	return c->st.bytes + atomic_load(&c->image_bytes) + ls.bytes;
+}
+
+/* A victim of the trim, and the order of eviction. */
+struct fr_victim {
+	struct fr_cacheent *e;
+	int class;	/* 0: nobody holds it, 1: only exited processes, 2: live ones */
+	uint64_t used;
+};
+
+#define FR_VICTIM_IDLE	(-1)	/* nobody has held it for FR_SYMCACHE_IDLE_NS */
+
+static int victim__cmp(const void *a, const void *b)
+{
+	const struct fr_victim *x = a, *y = b;
+
+	if (x->class != y->class)
+		return x->class < y->class ? -1 : 1;
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/*
+ * symcache__victims() - the entries that hold something to give back, in
+ * eviction order, into a new array (*@out, count returned); those no one
+ * holds that have been unused for FR_SYMCACHE_IDLE_NS are freed at once
+ * (after the scan: a removal moves other entries in the map). The caller
+ * holds the lock. Returns the count, or -ENOMEM.
+ */
+static ssize_t symcache__victims(struct symcache *c, uint64_t gen, uint64_t now,
+				 struct fr_victim **out)
+{
+	struct fr_victim *v = malloc((c->st.entries + 1) * sizeof(*v));
+	size_t n = 0, nidle = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->map.cap; i++) {
+		struct fr_cacheent **p, *e;
+		const void *k;
+		unsigned int refs;
+
+		if (!fr_hashmap__at(&c->map, i, &k, (void **)&p))
+			continue;
+		e = *p;
+		refs = atomic_load(&e->refs);
+		if (refs && (!e->syms || !atomic_load(&e->syms->tab)))
+			continue;
+		v[n++] = (struct fr_victim){ .e = e, .used = e->used,
+			.class = !refs ? 0 : atomic_load(&e->mark) == gen ? 2 : 1 };
+	}
+	/* The idle ones first, then the rest, each in its order. */
+	for (size_t i = 0; i < n; i++)
+		if (!v[i].class && now - v[i].used > FR_SYMCACHE_IDLE_NS)
+			v[i].class = FR_VICTIM_IDLE;
+	qsort(v, n, sizeof(*v), victim__cmp);
+	while (nidle < n && v[nidle].class == FR_VICTIM_IDLE) {
+		cacheent__free(c, v[nidle++].e);
+		c->st.expired++;
+	}
+	memmove(v, v + nidle, (n - nidle) * sizeof(*v));
+	*out = v;
+	return (ssize_t)(n - nidle);
+}
+
+/*
+ * symcache__evict() - give back what @v lists, in order, until the cache
+ * is within 7/8 of its budget: an entry no one holds goes whole, a held
+ * one keeps its table (its holders' pointer) without symbols. The caller
+ * holds the lock.
+ */
+static void symcache__evict(struct symcache *c, struct fr_victim *v, size_t n)
+{
+	uint64_t goal = c->budget - c->budget / 8;
+
+	for (size_t i = 0; i < n && symcache__total(c) > goal; i++) {
+		struct fr_cacheent *e = v[i].e;
+
+		if (v[i].class == 0) {
+			cacheent__free(c, e);
+		} else {
+			symtab__free(atomic_exchange(&e->syms->tab, NULL));
+			cacheent__charge(c, e);
+		}
+		c->st.evicted++;
+	}
+}
+
+void symcache__trim(struct symcache *c)
+{
+	uint64_t now = fr_boottime_ns(), gen = 0;
+	struct fr_victim *v;
+	ssize_t n;
+
+	/* Never wait for a load (up to a read's deadline): the next trim comes. */
+	if (pthread_mutex_trylock(&c->lock))
+		return;
+	if (c->hold)
+		goto out;
+	if (symcache__total(c) > c->budget && c->marker) {
+		gen = ++c->mark_gen;
+		pthread_mutex_unlock(&c->lock);
+		/* The marker takes the process table's lock: never under ours. */
+		c->marker(c->marker_ctx, gen);
+		if (pthread_mutex_trylock(&c->lock))
+			return;
+		if (c->hold)
+			goto out;
+	}
+	n = symcache__victims(c, gen, now, &v);
+	if (n < 0)
+		goto out;
+	if (symcache__total(c) > c->budget)
+		symcache__evict(c, v, (size_t)n);
+	free(v);
+out:
+	pthread_mutex_unlock(&c->lock);
 }
 
 const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
@@ -1717,7 +2080,7 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 	char dir[32];
 
 	snprintf(dir, sizeof(dir), "/proc/%d", pid);
-	return symcache__get_mapping_at(c, dir, m);
+	return symcache__get_mapping_at(c, dir, m, 0);
 }
 
 /*
@@ -1765,8 +2128,35 @@ int fr_mapping__open(const char *procdir, const struct fr_mapping *m)
 	return fd;
 }
 
+/*
+ * fr_mapping__stat() - the identity of the file behind mapping @m of the
+ * process at @procdir: a stat through map_files (one system call, the
+ * kernel's own link), else as fr_mapping__open() finds it. Returns 0 or
+ * -errno (-ESTALE: another file is mapped there now).
+ */
+int fr_mapping__stat(const char *procdir, const struct fr_mapping *m, struct stat *st)
+{
+	char path[PATH_MAX + 64];
+	int fd, err = 0;
+
+	snprintf(path, sizeof(path), "%s/map_files/%" PRIx64 "-%" PRIx64,
+		 procdir, m->start, m->end);
+	if (!stat(path, st) && S_ISREG(st->st_mode)) {
+		if (m->inode && st->st_dev == m->dev && st->st_ino != m->inode)
+			return -ESTALE;
+		return 0;
+	}
+	fd = fr_mapping__open(procdir, m);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, st))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
 const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
-					       const struct fr_mapping *m)
+					       const struct fr_mapping *m, uint64_t deadline_ns)
 {
 	const struct elfsyms *s;
 	int fd, err;
@@ -1780,7 +2170,7 @@ const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *p
 		errno = -fd;
 		return NULL;
 	}
-	s = symcache__get_fd_hint(c, fd, m->path);
+	s = symcache__get(c, fd, m->path, deadline_ns);
 	err = errno;
 	close(fd);
 	errno = err;
@@ -1791,5 +2181,9 @@ void symcache__stats(struct symcache *c, struct symcache_stats *st)
 {
 	pthread_mutex_lock(&c->lock);
 	*st = c->st;
+	st->budget = c->budget;
+	st->image_bytes = atomic_load(&c->image_bytes);
+	st->images = atomic_load(&c->images);
+	st->maps_refused = atomic_load(&c->maps_refused);
 	pthread_mutex_unlock(&c->lock);
 }

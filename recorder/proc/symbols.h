@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 #include "srcline.h"
 
@@ -38,12 +39,42 @@ struct fr_mapping {
 	uint32_t prot;		/* PROT_READ/WRITE/EXEC bits */
 	char *path;		/* NULL for anonymous; "[vdso]", "[heap]" kept */
 	bool deleted;		/* " (deleted)" was stripped from path */
+	bool path_shared;	/* path is the previous mapping's */
 };
 
 struct procmaps {
 	size_t n;
 	struct fr_mapping *m;	/* sorted by start */
+	uint64_t dropped;	/* mappings the bounds left out */
+	uint64_t bytes;		/* what the table holds on the heap */
 };
+
+/*
+ * What a process image keeps of its maps: its executable mappings only
+ * (what frames are in), and at most so many of them and of their paths,
+ * whatever a process maps (64k mappings, or long names).
+ */
+struct procmaps_bounds {
+	bool exec_only;
+	size_t max_maps;
+	size_t max_path_bytes;
+};
+
+#define FR_IMAGE_MAPS_MAX	4096
+#define FR_IMAGE_PATH_BYTES	(256U << 10)
+
+/*
+ * procmaps__read_bounded() - procmaps__read_at() within @b (NULL: none);
+ * what the bounds left out is counted in ->dropped.
+ */
+struct procmaps *procmaps__read_bounded(const char *procdir, const struct procmaps_bounds *b);
+
+/*
+ * procmaps__read_image() - what frames can be in: the executable mappings
+ * of the process at @procdir, within FR_IMAGE_MAPS_MAX and
+ * FR_IMAGE_PATH_BYTES.
+ */
+struct procmaps *procmaps__read_image(const char *procdir);
 
 /*
  * procmaps__read() - read /proc/@pid/maps.
@@ -92,6 +123,25 @@ struct elfsyms;
 #define FR_DEBUG_LINK_CRC	 (1U << 3)	/* a debuglink candidate failed its CRC */
 #define FR_DEBUG_BUILDID_MISMATCH (1U << 4)	/* a debug file with another build-id */
 #define FR_DEBUG_BAD		 (1U << 5)	/* a debug file or MiniDebugInfo malformed or too big */
+#define FR_DEBUG_PENDING	 (1U << 6)	/* the debug search ran out of time: load again later */
+
+/* The bound of one table when no cache sets it (symcache: a quarter of its budget). */
+#define FR_ELFSYMS_MAX_BYTES	(16ULL << 20)
+
+/* How to load a table (elfsyms__open_opts()). */
+struct elfsyms_opts {
+	const char *path;	/* where a process maps it; NULL: unknown (no debuglink search) */
+	uint64_t deadline_ns;	/* CLOCK_BOOTTIME: no debug file read past it; 0: none */
+	uint64_t max_bytes;	/* the table's memory bound; 0: FR_ELFSYMS_MAX_BYTES */
+};
+
+/*
+ * elfsyms__open_opts() - load the symbols of the ELF file open at @fd as
+ * @o says. Returns NULL with errno set: ENOEXEC for a non-ELF, truncated
+ * or malformed file, EFBIG when its symbols would take more than the
+ * bound (they are refused whole: its frames stay file+offset).
+ */
+struct elfsyms *elfsyms__open_opts(int fd, const struct elfsyms_opts *o);
 
 /*
  * elfsyms__open_fd_hint() - load the symbols of the ELF file open at @fd,
@@ -116,8 +166,14 @@ struct elfsyms *elfsyms__open(const char *path);
 /* elfsyms__buildid() - the binary's build-id; len is 0 if it has none. */
 const struct fr_buildid *elfsyms__buildid(const struct elfsyms *s);
 
-/* elfsyms__count() - the number of distinct symbols loaded. */
+/* elfsyms__count() - the number of distinct symbols loaded (0 once evicted). */
 size_t elfsyms__count(const struct elfsyms *s);
+
+/*
+ * elfsyms__evicted() - whether the cache dropped the symbols of @s for its
+ * budget: lookups find nothing until a process maps the file again.
+ */
+bool elfsyms__evicted(const struct elfsyms *s);
 
 /* elfsyms__debug() - FR_DEBUG_* flags: the debug information used and refused. */
 unsigned int elfsyms__debug(const struct elfsyms *s);
@@ -270,14 +326,30 @@ const char *perfmap__lookup(const struct perfmap *p, uint64_t addr,
 void perfmap__free(struct perfmap *p);
 
 /*
- * Shared cache of loaded binaries, keyed by build-id when the binary has
- * one, else by (dev, inode, size, mtime). An entry is referenced by each of
- * its keys. Files that are not ELF are remembered as such. Symbols are
- * loaded while a process maps the binary and kept for the daemon's life, so
- * they outlive the process and any later deletion or replacement of the
- * file. Thread-safe.
+ * Shared cache of loaded binaries, keyed by the file's identity: device,
+ * inode, size, modification and change time. A build-id never stands for
+ * a file (its writer chose it): two files share symbols only when they are
+ * one file. Files that are not ELF, and files whose symbols pass the
+ * per-file bound, are remembered as such. Thread-safe.
+ *
+ * Memory: one budget (symcache__set_budget(), `[recorder] cache_memory`)
+ * covers the symbol tables, the process images charged to it
+ * (symcache__charge_image()) and the DWARF line handles (which keep within
+ * half of it themselves). Past it, symcache__trim() gives back, least
+ * recently used first: tables no one holds (freed whole), then the symbols
+ * of tables held only for exited processes, then those live processes
+ * map. A held table keeps its identity and stays valid; only its symbols
+ * go, and come back when a process maps the file again. Tables no one has
+ * held for FR_SYMCACHE_IDLE_NS are freed. While a dump holds the cache
+ * (symcache__hold()), nothing is evicted: the dump reads the symbols
+ * without the lock.
  */
 struct symcache;
+
+#define FR_CACHE_BUDGET		(64ULL << 20)
+#define FR_SYMCACHE_IDLE_NS	(30ULL * 1000000000ULL)
+/* A table whose debug search ran out of time is loaded again after this. */
+#define FR_SYMCACHE_RETRY_NS	(1000000000ULL)
 
 /*
  * The debug_* counters count distinct binaries loaded (as "loaded"), by
@@ -287,28 +359,53 @@ struct symcache;
 struct symcache_stats {
 	uint64_t loaded;	/* distinct binaries whose symbols loaded */
 	uint64_t bad_elf;	/* files refused by the ELF loader as malformed */
+	uint64_t refused;	/* files whose symbols passed the per-file bound */
 	uint64_t debug_buildid;	/* merged a build-id debug file */
 	uint64_t debug_link;	/* merged their .gnu_debuglink file */
 	uint64_t debug_minidebuginfo;	  /* merged their MiniDebugInfo */
 	uint64_t debug_link_crc_mismatch; /* refused a debuglink file for its CRC */
 	uint64_t debug_buildid_mismatch;  /* refused a debug file for its build-id */
 	uint64_t debug_bad;	/* refused a malformed or oversized debug object */
+	uint64_t budget;	/* bytes, for everything below and the lines */
+	uint64_t bytes;		/* the entries and the symbols they hold now */
+	uint64_t entries;
+	uint64_t evicted;	/* symbols given back for the budget */
+	uint64_t expired;	/* entries freed after FR_SYMCACHE_IDLE_NS unheld */
+	uint64_t reloaded;	/* evicted or pending symbols loaded again */
+	uint64_t image_bytes;	/* process images charged */
+	uint64_t images;
+	uint64_t maps_refused;	/* mappings images left out for their bounds */
 };
 
 struct symcache *symcache__new(void);
 void symcache__free(struct symcache *c);
 
+/* symcache__set_budget() - the budget in bytes (0: FR_CACHE_BUDGET); the lines get half. */
+void symcache__set_budget(struct symcache *c, uint64_t bytes);
+
+/*
+ * A marker: calls symcache__mark(table, @gen) for every table a live
+ * process maps. symcache__trim() calls it without the cache's lock held.
+ */
+typedef void (*symcache_marker_fn)(void *ctx, uint64_t gen);
+void symcache__set_marker(struct symcache *c, symcache_marker_fn fn, void *ctx);
+void symcache__mark(const struct elfsyms *s, uint64_t gen);
+
 /*
  * symcache__get_fd_hint() - the symbols of the binary open at @fd, mapped
  * at @path (NULL if unknown; see elfsyms__open_fd_hint()), loaded once per
- * distinct binary: the debug information found at the first load stays.
- * The reference is borrowed and valid until symcache__free(). Returns NULL
- * with errno set: ENOEXEC if not ELF.
+ * distinct file (again if evicted). The reference stays valid until
+ * symcache__put() (or symcache__free()); its symbols may be evicted
+ * between dumps. Returns NULL with errno set: ENOEXEC if not ELF, EFBIG
+ * past the per-file bound (a quarter of the budget).
  */
 const struct elfsyms *symcache__get_fd_hint(struct symcache *c, int fd, const char *path);
 
 /* symcache__get_fd() - symcache__get_fd_hint() without a path. */
 const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
+
+/* symcache__put() - drop a reference a get handed out; accepts NULL. Lock-free. */
+void symcache__put(const struct elfsyms *s);
 
 /*
  * symcache__get_mapping() - the symbols of the binary behind mapping @m of
@@ -328,10 +425,11 @@ const struct elfsyms *symcache__get_mapping(struct symcache *c, int pid,
 /*
  * symcache__get_mapping_at() - the same through @procdir ("/proc/PID" or
  * "/proc/PID/task/TID"; a thread directory has no map_files, so only the
- * root/<path> fallback applies there).
+ * root/<path> fallback applies there), reading no debug file past
+ * CLOCK_BOOTTIME @deadline_ns (0: none).
  */
 const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *procdir,
-					       const struct fr_mapping *m);
+					       const struct fr_mapping *m, uint64_t deadline_ns);
 
 /*
  * fr_mapping__open() - the file behind mapping @m of the process at
@@ -342,7 +440,33 @@ const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *p
  */
 int fr_mapping__open(const char *procdir, const struct fr_mapping *m);
 
-/* symcache__stats() - what the cache has loaded and refused. */
+/* fr_mapping__stat() - fstat() of what fr_mapping__open() would open; 0 or -errno. */
+int fr_mapping__stat(const char *procdir, const struct fr_mapping *m, struct stat *st);
+
+/*
+ * symcache__hold() - begin (@on) or end a hold: while any lasts, no
+ * symbols are evicted or reloaded, so a dump may read the tables it got.
+ */
+void symcache__hold(struct symcache *c, bool on);
+
+/*
+ * symcache__trim() - keep the budget: free the entries unheld for
+ * FR_SYMCACHE_IDLE_NS, and past the budget evict as the cache's comment
+ * says (down to 7/8 of it). Nothing while a hold lasts, nor while another
+ * thread loads a binary (it never waits for one: the next trim comes).
+ * Any thread but one holding the process table's lock (the marker takes it).
+ */
+void symcache__trim(struct symcache *c);
+
+/*
+ * symcache__charge_image() - count a process image's @bytes (negative to
+ * give them back) and @images, with the mappings it left out for its
+ * bounds. Lock-free.
+ */
+void symcache__charge_image(struct symcache *c, int64_t bytes, int64_t images,
+			    uint64_t maps_refused);
+
+/* symcache__stats() - what the cache has loaded, refused, holds and gave back. */
 void symcache__stats(struct symcache *c, struct symcache_stats *st);
 
 #endif /* FR_SYMBOLS_H */

@@ -414,6 +414,22 @@ void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const stru
 }
 
 /*
+ * proctable__each_live_meta() - proctable__each_meta() for the entries
+ * whose process has not exited, with their current facts only (an exec's
+ * previous image is no longer mapped).
+ */
+void proctable__each_live_meta(struct proctable *pt,
+			       void (*fn)(void *ctx, const struct proc_meta *m), void *ctx)
+{
+	pthread_mutex_lock(&pt->lock);
+	for (uint32_t i = 1; i < pt->ids.hi && i <= pt->max; i++)
+		if (pt->slots[i].refs && pt->slots[i].meta &&
+		    !(pt->slots[i].p.flags & FR_PROC_EXITED))
+			fn(ctx, pt->slots[i].meta);
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/*
  * proctable__set_meta() - hang @m (its reference passes to the table) on
  * @slot. Facts whose read began before the last exec describe the image
  * before it: they become the previous era's (if it has none yet) or are

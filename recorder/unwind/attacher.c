@@ -95,7 +95,7 @@ static int attach_one(struct attacher *a, const struct attach_req *r)
 	gen = unwinder__gen(a->u, r->pid, NULL);
 	snprintf(dir, sizeof(dir), "/proc/%u", r->pid);
 	/* Most of a fork storm's children are gone by now: no read for them. */
-	pm = access(dir, F_OK) ? NULL : procmaps__read_at(dir);
+	pm = access(dir, F_OK) ? NULL : procmaps__read_image(dir);
 	if (pm) {
 		/* Not verified against PID reuse, nor need it be: the BPF side
 		 * uses a table only for the incarnation it names. */
