@@ -31,9 +31,14 @@
 #define FR_UNWIND_BUILDERS	8	/* builds in flight that others wait for */
 
 #define FR_UKEY_FILE	1
-#define FR_UKEY_BUILDID	2
 #define FR_UKEY_VDSO	3
 
+/*
+ * A file's identity: device, inode and change time (a file written in
+ * place, or a new file on a reused inode, is another). Never a build-id:
+ * that is bytes the file's writer chose, and a file claiming a system
+ * library's must not lend its rows to it (or take them).
+ */
 struct ukey {
 	uint64_t w[4];
 };
@@ -44,7 +49,7 @@ struct ufile {
 	uint32_t refs;			/* mappings of process tables naming it */
 	uint64_t idle_since;		/* refs 0 since then (CLOCK_MONOTONIC ns); kept a while */
 	uint32_t nkeys;
-	struct ukey keys[2];
+	struct ukey keys[1];
 	struct urows_load load[FR_UROWS_LOADS];
 	uint32_t nload;
 };
@@ -80,6 +85,12 @@ struct unwinder {
 	pthread_cond_t built;		/* signalled when a build ends */
 	struct unwinder_stats st;
 };
+
+/* The change time of @st in ns: part of a file's identity. */
+static uint64_t ctime_ns(const struct stat *st)
+{
+	return (uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec;
+}
 
 static uint64_t now_ns(void)
 {
@@ -415,13 +426,12 @@ static int rows_build(int fd, struct urows *r, uint64_t *ns)
 }
 
 /*
- * Under the lock: a new file entry under @fk (and @bk when it holds a
- * build-id) for rows @r built in @ns (@err: they could not be), with one
- * reference taken, published. A file without rows stays cached as
- * FR_UFILE_NONE: walked by frame pointer, not rebuilt while mapped.
- * NULL on -ENOMEM.
+ * Under the lock: a new file entry under @fk for rows @r built in @ns
+ * (@err: they could not be), with one reference taken, published. A file
+ * without rows stays cached as FR_UFILE_NONE: walked by frame pointer,
+ * not rebuilt while mapped. NULL on -ENOMEM.
  */
-static struct ufile *file_add(struct unwinder *u, const struct ukey *fk, const struct ukey *bk,
+static struct ufile *file_add(struct unwinder *u, const struct ukey *fk,
 			      int err, const struct urows *r, uint64_t ns)
 {
 	struct ufile *f = calloc(1, sizeof(*f));
@@ -432,8 +442,6 @@ static struct ufile *file_add(struct unwinder *u, const struct ukey *fk, const s
 		free(f);
 		return NULL;
 	}
-	if (bk && bk->w[1])
-		file_index(u, f, bk);
 	f->refs = 1;		/* the caller's: not idle, so not evicted */
 	f->slot = FR_UFILE_NONE;
 	u->st.build_ns += ns;
@@ -459,16 +467,11 @@ static struct ufile *file_find(struct unwinder *u, const struct ukey *k)
 	return f ? *f : NULL;
 }
 
-/* Under the lock: the file under @fk, else @bk (then also indexed by @fk), referenced. */
-static struct ufile *file_lookup(struct unwinder *u, const struct ukey *fk, const struct ukey *bk)
+/* Under the lock: the file under @fk, referenced. */
+static struct ufile *file_lookup(struct unwinder *u, const struct ukey *fk)
 {
 	struct ufile *f = file_find(u, fk);
 
-	if (!f && bk && bk->w[1]) {
-		f = file_find(u, bk);
-		if (f && f->nkeys < 2)
-			file_index(u, f, fk);
-	}
 	if (f)
 		file_ref(u, f);
 	return f;
@@ -493,7 +496,7 @@ static struct ufile *lookup_or_claim(struct unwinder *u, const struct ukey *fk, 
 	struct ufile *f;
 
 	*claimed = false;
-	while (!(f = file_lookup(u, fk, NULL)) && building(u, fk))
+	while (!(f = file_lookup(u, fk)) && building(u, fk))
 		pthread_cond_wait(&u->built, &u->lock);
 	if (!f && u->nbuilding < FR_UNWIND_BUILDERS) {
 		u->building[u->nbuilding++] = *fk;
@@ -519,8 +522,7 @@ static void unclaim(struct unwinder *u, const struct ukey *fk)
  * meanwhile (its entry is taken, ours dropped), and end the claim on
  * @fk. Returns the file, referenced, or NULL on -ENOMEM.
  */
-static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, const struct ukey *bk,
-				int fd)
+static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int fd)
 {
 	struct urows r;
 	uint64_t ns;
@@ -528,9 +530,9 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, const
 	struct ufile *f;
 
 	pthread_mutex_lock(&u->lock);
-	f = file_lookup(u, fk, bk);
+	f = file_lookup(u, fk);
 	if (!f) {
-		f = file_add(u, fk, bk, err, &r, ns);
+		f = file_add(u, fk, err, &r, ns);
 	} else {
 		/* Built twice (no room to claim it): the work counts. */
 		u->st.build_ns += ns;
@@ -548,8 +550,8 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, const
 
 /*
  * Unlocked: the file behind mapping @m, with a reference taken: found by
- * its (device, inode), else opened and found by build-id, else built
- * without the lock held (a large file's rows take 100s of ms, and the
+ * its identity (device, inode, change time: one stat of its map_files
+ * link), else opened and built without the lock held (a large file's rows take 100s of ms, and the
  * daemon's tick and status take this lock). Two threads that want the
  * same new file build it once: the second waits for the first. Before a
  * build, @yield (if set) may ask to stop: *@stop is then -EAGAIN and NULL
@@ -561,11 +563,11 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 			      const struct fr_mapping *m, const struct unwind_yield *yield,
 			      int *stop)
 {
-	struct ukey fk = { { FR_UKEY_FILE, m->dev, m->inode } }, bk = { { FR_UKEY_BUILDID } };
-	struct fr_buildid id;
+	struct ukey fk = { { FR_UKEY_FILE, m->dev, m->inode } };
 	struct ufile *f;
+	struct stat st;
 	bool claimed;
-	int fd;
+	int fd, err;
 
 	if (!m->path)
 		return NULL;
@@ -574,6 +576,17 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		fk.w[1] = fk.w[2] = 0;
 	} else if (m->path[0] != '/') {
 		return NULL;
+	} else {
+		err = fr_mapping__stat(procdir, m, &st);
+		if (err) {
+			if (err == -ESTALE)
+				*stop = -ESTALE;
+			pthread_mutex_lock(&u->lock);
+			u->st.unopened += err != -ESTALE;
+			pthread_mutex_unlock(&u->lock);
+			return NULL;
+		}
+		fk.w[3] = ctime_ns(&st);
 	}
 	pthread_mutex_lock(&u->lock);
 	f = lookup_or_claim(u, &fk, &claimed);
@@ -581,6 +594,11 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 	if (f)
 		return f;
 	fd = fk.w[0] == FR_UKEY_VDSO ? -1 : fr_mapping__open(procdir, m);
+	/* Changed since the stat: not the file the key names; frame pointers this time. */
+	if (fd >= 0 && (fstat(fd, &st) || ctime_ns(&st) != fk.w[3])) {
+		close(fd);
+		fd = -EAGAIN;
+	}
 	if (fd < 0 && fk.w[0] != FR_UKEY_VDSO) {
 		if (fd == -ESTALE)
 			*stop = -ESTALE;
@@ -588,21 +606,12 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		u->st.unopened += fd != -ESTALE;
 		goto unclaim;
 	}
-	if (fd >= 0 && !elf_read_buildid(fd, &id)) {
-		bk.w[1] = id.len;
-		memcpy(&bk.w[2], id.id, FR_MIN((size_t)id.len, 2 * sizeof(uint64_t)));
-		pthread_mutex_lock(&u->lock);
-		f = file_lookup(u, &fk, &bk);
-		if (f)
-			goto unclaim;
-		pthread_mutex_unlock(&u->lock);
-	}
 	if (yield && yield->fn(yield->ctx)) {
 		*stop = -EAGAIN;
 		pthread_mutex_lock(&u->lock);
 		goto unclaim;
 	}
-	f = file_build(u, &fk, &bk, fd);
+	f = file_build(u, &fk, fd);
 	if (fd >= 0)
 		close(fd);
 	return f;

@@ -4,9 +4,10 @@
  * pool, the file table and each sampled process's mappings.
  *
  * A file's rows are built once, when a sampled process first maps it, and
- * shared by every process that maps the same file: keyed by build-id, and
- * by (device, inode) of the mapping so that later processes find it
- * without opening the file. A file's rows are freed a minute after no
+ * shared by every process that maps the same file: keyed by its identity,
+ * (device, inode) of the mapping and the file's change time, which later
+ * processes find with one stat, without opening the file. A build-id is
+ * never a key: another user's file may claim any. A file's rows are freed a minute after no
  * process that has a table maps it any more, or sooner when the pool
  * needs the room. A process's table is dropped when the BPF
  * side has dropped or outdated it (exit, exec, munmap of code):
