@@ -247,6 +247,7 @@ enum conf_row {
 	CONF_RECORDER_FREQUENCY,
 	CONF_RECORDER_RING,
 	CONF_RECORDER_UNWIND_MEMORY,
+	CONF_RECORDER_CACHE_MEMORY,
 	CONF_RECORDER_OOM_SCORE_ADJ,
 	CONF_OUTPUT_DIRECTORY,
 	CONF_OUTPUT_MAX_DUMPS,
@@ -304,6 +305,11 @@ static const struct conf_key conf_keys[] = {
 		    FR_CONF_MIB, FR_CONF_GIB, "40M", unwind_bytes,
 		    "kernel memory for the unwind rows that walk user stacks without frame pointers (8 bytes a row); 0 = off, frame pointers only",
 		    .zero = "off", .example = "16M, 64M"),
+	[CONF_RECORDER_CACHE_MEMORY] =
+	FR_CONF_KEY("recorder", "cache_memory", CONF_SIZE,
+		    8 * FR_CONF_MIB, 4 * FR_CONF_GIB, "64M", cache_bytes,
+		    "one budget for what the daemon learns of processes: their binaries' symbols, their executable mappings and the DWARF line handles (at most half); least recently used first out",
+		    .example = "32M, 256M"),
 	[CONF_RECORDER_OOM_SCORE_ADJ] =
 	FR_CONF_KEY("recorder", "oom_score_adj", CONF_S32,
 		    (uint64_t)-1000, 1000, "-900", oom_score_adj,

@@ -69,6 +69,7 @@ struct fr_config {
 	uint64_t ring_bytes;	/* 'ring', BPF ring buffer size, default 0 = automatic (from frequency and CPUs); else a power of two, 16K..1G */
 	int32_t oom_score_adj;	/* 'oom_score_adj', the daemon's own, set at start; default -900; -1000..1000 */
 	uint64_t unwind_bytes;	/* 'unwind_memory', kernel memory for unwind rows, default 40M; 0 = off (frame pointers only), else 1M..1G */
+	uint64_t cache_bytes;	/* 'cache_memory', the symbol cache's, images' and line handles' budget, default 64M; 8M..4G */
 	/* [output] */
 	char *directory;	/* 'directory', default /var/lib/flightrec; absolute path */
 	uint32_t max_dumps;	/* 'max_dumps', default 50; 0..1000000, 0 = no limit */

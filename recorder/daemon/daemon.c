@@ -427,6 +427,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	e = sampler__stall_sums(dm->sampler);
 	stallsum__init(&dm->stallsum, e < 0 ? -1 : e);
 	dm->symcache = symcache__new();
+	if (dm->symcache)
+		symcache__set_budget(dm->symcache, dm->cfg->cache_bytes);
 	dm->procinfo = dm->symcache ? procinfo__new(drain__tables(dm->drain)->procs,
 						     dm->symcache, FR_PROCINFO_QUEUE,
 						     cfg->privacy_cmdline ? 0 : FR_META_NO_CMDLINE) : NULL;
@@ -603,6 +605,8 @@ static void reload(struct daemon *dm)
 	if (!triggers_same(dm->cfg, n) || strcmp(n->control_socket, dm->cfg->control_socket))
 		fr_warn("changes to psi triggers (type, resource, kind, stall, window, cgroup) "
 			"and to the control socket need a restart; the running ones stay, ignoring");
+	if (n->cache_bytes != dm->cfg->cache_bytes)
+		symcache__set_budget(dm->symcache, n->cache_bytes);
 	if (n->unwind_bytes != dm->cfg->unwind_bytes) {
 		fr_warn("unwind_memory = %" PRIu64 " needs a restart; keeping the running rows, ignoring",
 			n->unwind_bytes);
@@ -731,6 +735,7 @@ static void on_tick(struct daemon *dm)
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());
 	if (dm->unwinder)
 		unwinder__gc(dm->unwinder);
+	symcache__trim(dm->symcache);
 }
 
 static void on_freeze(struct daemon *dm)

@@ -34,6 +34,25 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	return err;
 }
 
+/* The cache budget and what it covers, as they stand at the freeze. */
+static int add_cache_meta(struct daemon *dm, struct fr_kvlist *m)
+{
+	struct symcache_stats ss;
+	int err = 0;
+
+	symcache__stats(dm->symcache, &ss);
+	err |= kvlist__add_u64(m, "cache_budget", ss.budget);
+	err |= kvlist__add_u64(m, "symbols_cache_bytes", ss.bytes);
+	err |= kvlist__add_u64(m, "symbols_cache_entries", ss.entries);
+	err |= kvlist__add_u64(m, "symbols_cache_evicted", ss.evicted);
+	err |= kvlist__add_u64(m, "symbols_cache_expired", ss.expired);
+	err |= kvlist__add_u64(m, "symbols_cache_refused", ss.refused);
+	err |= kvlist__add_u64(m, "images_bytes", ss.image_bytes);
+	err |= kvlist__add_u64(m, "images", ss.images);
+	err |= kvlist__add_u64(m, "images_maps_refused", ss.maps_refused);
+	return err;
+}
+
 /* The DWARF line handles of earlier dumps, as they stand at the freeze. */
 static int add_lines_meta(struct fr_kvlist *m)
 {
@@ -98,6 +117,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);
 	err |= add_unwind_meta(dm, m);
 	err |= add_lines_meta(m);
+	err |= add_cache_meta(dm, m);
 	err |= add_memory_meta(dm, m);
 	err |= kvlist__add_s64(m, "oom_score_adj", dm->oom_score_adj);
 	return err;

@@ -173,10 +173,57 @@ static void text_lines(FILE *f)
 	struct fr_lines_stats ls;
 
 	elfsyms__lines_stats(&ls);
-	fprintf(f, "lines: %" PRIu64 " DWARF handles open, %.1f MiB (peak %.1f) of %.0f MiB; "
+	fprintf(f, "lines: %" PRIu64 " DWARF handles open, %.1f MiB (peak %.1f); "
 		"opened %" PRIu64 ", evicted %" PRIu64 ", failed %" PRIu64 "\n", ls.open,
-		ls.bytes / 1048576.0, ls.peak / 1048576.0, FR_SRCLINE_BUDGET / 1048576.0,
-		ls.opened, ls.evicted, ls.failed);
+		ls.bytes / 1048576.0, ls.peak / 1048576.0, ls.opened, ls.evicted, ls.failed);
+}
+
+/* What the cache budget covers: symbols, process images, line handles. */
+static void text_caches(struct daemon *dm, FILE *f)
+{
+	struct fr_lines_stats ls;
+	struct symcache_stats ss;
+
+	symcache__stats(dm->symcache, &ss);
+	elfsyms__lines_stats(&ls);
+	fprintf(f, "caches: %.1f of %.0f MiB; symbols %.1f MiB in %" PRIu64 " binaries (evicted %"
+		PRIu64 ", refused %" PRIu64 "), images %.1f MiB for %" PRIu64 " processes (mappings "
+		"left out %" PRIu64 "), lines %.1f MiB\n",
+		(ss.bytes + ss.image_bytes + ls.bytes) / 1048576.0, ss.budget / 1048576.0,
+		ss.bytes / 1048576.0, ss.entries, ss.evicted, ss.refused, ss.image_bytes / 1048576.0,
+		ss.images, ss.maps_refused, ls.bytes / 1048576.0);
+}
+
+static void json_caches(struct daemon *dm, struct json *j)
+{
+	struct fr_lines_stats ls;
+	struct symcache_stats ss;
+
+	symcache__stats(dm->symcache, &ss);
+	elfsyms__lines_stats(&ls);
+	json__obj(j, "caches");
+	json__u64(j, "budget", ss.budget);
+	json__u64(j, "bytes", ss.bytes + ss.image_bytes + ls.bytes);
+	json__obj(j, "symbols");
+	json__u64(j, "bytes", ss.bytes);
+	json__u64(j, "entries", ss.entries);
+	json__u64(j, "loaded", ss.loaded);
+	json__u64(j, "reloaded", ss.reloaded);
+	json__u64(j, "evicted", ss.evicted);
+	json__u64(j, "expired", ss.expired);
+	json__u64(j, "refused", ss.refused);
+	json__end_obj(j);
+	json__obj(j, "images");
+	json__u64(j, "bytes", ss.image_bytes);
+	json__u64(j, "entries", ss.images);
+	json__u64(j, "maps_refused", ss.maps_refused);
+	json__end_obj(j);
+	json__obj(j, "lines");
+	json__u64(j, "bytes", ls.bytes);
+	json__u64(j, "entries", ls.open);
+	json__u64(j, "evicted", ls.evicted);
+	json__end_obj(j);
+	json__end_obj(j);
 }
 
 static void json_unwind(struct daemon *dm, struct json *j)
@@ -213,7 +260,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 }
 
 /* The DWARF line handles dumps have read and kept (elfsyms__lines()). */
-static void json_lines(struct json *j)
+static void json_lines(struct daemon *dm, struct json *j)
 {
 	struct fr_lines_stats ls;
 
@@ -222,7 +269,7 @@ static void json_lines(struct json *j)
 	json__u64(j, "open", ls.open);
 	json__u64(j, "bytes", ls.bytes);
 	json__u64(j, "bytes_peak", ls.peak);
-	json__u64(j, "budget", FR_SRCLINE_BUDGET);
+	json__u64(j, "budget", dm->cfg->cache_bytes / 2);
 	json__u64(j, "opened", ls.opened);
 	json__u64(j, "evicted", ls.evicted);
 	json__u64(j, "failed", ls.failed);
@@ -268,6 +315,7 @@ static void text(struct daemon *dm, FILE *f)
 		cpu_sum(dm, FR_CNT_STALL_SUM_FULL), cpu_sum(dm, FR_CNT_OFFCPU_NOSTACK));
 	text_unwind(dm, f);
 	text_lines(f);
+	text_caches(dm, f);
 	fprintf(f, "triggers:\n");
 	for (size_t i = 0; i < nt; i++) {
 		fprintf(f, "  %-20s %-8s %-40s %-28s fired %" PRIu64 ", suppressed %" PRIu64,
@@ -355,7 +403,8 @@ static void json(struct daemon *dm, FILE *f)
 	json__end_obj(&j);
 	json_memory(dm, &j);
 	json_unwind(dm, &j);
-	json_lines(&j);
+	json_lines(dm, &j);
+	json_caches(dm, &j);
 	json__obj(&j, "losses");
 	json__u64(&j, "bpf_reserve_failed", cpu_sum(dm, FR_CNT_RESERVE));
 	json__u64(&j, "window_evicted_space", ws->evicted_space);
