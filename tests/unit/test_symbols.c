@@ -984,6 +984,307 @@ out:
 	symcache__free(c);
 }
 
+
+/* ------------------------------------------------------ symcache budget */
+
+/*
+ * big_elf() - a new temp file (path in @path): an ELF64 shared object whose
+ * .symtab has @n functions of 16 bytes, "<prefix>_<i>" padded to 40
+ * characters, at 0x1000 + 16 i, with the build-id @id (NULL: none).
+ * Returns 0 or -errno.
+ */
+static int big_elf(char *path, size_t n, const char *prefix, const uint8_t *id)
+{
+	const char shstr[] = "\0.text\0.symtab\0.strtab\0.shstrtab\0.note.gnu.build-id";
+	size_t text = 0x1000, tlen = n * 16, symoff, stroff, slen = 1, shstroff, noteoff, shoff, len;
+	Elf64_Ehdr *eh;
+	Elf64_Phdr *ph;
+	Elf64_Shdr *sh;
+	Elf64_Sym *sym;
+	uint8_t *buf;
+	int r;
+
+	symoff = (text + tlen + 7) & ~(size_t)7;
+	stroff = symoff + (n + 1) * sizeof(Elf64_Sym);
+	noteoff = (stroff + n * 41 + 1 + 7) & ~(size_t)7;
+	shstroff = noteoff + 16 + 20;
+	shoff = (shstroff + sizeof(shstr) + 7) & ~(size_t)7;
+	len = shoff + 6 * sizeof(Elf64_Shdr);
+	buf = calloc(1, len);
+	if (!buf)
+		return -ENOMEM;
+	eh = (Elf64_Ehdr *)buf;
+	memcpy(eh->e_ident, ELFMAG, SELFMAG);
+	eh->e_ident[EI_CLASS] = ELFCLASS64;
+	eh->e_ident[EI_DATA] = ELFDATA2LSB;
+	eh->e_ident[EI_VERSION] = EV_CURRENT;
+	eh->e_type = ET_DYN;
+	eh->e_machine = EM_X86_64;
+	eh->e_version = EV_CURRENT;
+	eh->e_phoff = sizeof(*eh);
+	eh->e_shoff = shoff;
+	eh->e_ehsize = sizeof(*eh);
+	eh->e_phentsize = sizeof(*ph);
+	eh->e_phnum = 1;
+	eh->e_shentsize = sizeof(*sh);
+	eh->e_shnum = 6;
+	eh->e_shstrndx = 4;
+	ph = (Elf64_Phdr *)(buf + sizeof(*eh));
+	*ph = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X, .p_filesz = len,
+			    .p_memsz = len, .p_align = 0x1000 };
+	sym = (Elf64_Sym *)(buf + symoff);
+	for (size_t i = 0; i < n; i++) {
+		char *name = (char *)buf + stroff + slen;
+
+		snprintf(name, 41, "%s_%0*zu", prefix, (int)(39 - strlen(prefix)), i);
+		sym[i + 1] = (Elf64_Sym){ .st_name = (uint32_t)slen,
+					  .st_info = ELF64_ST_INFO(STB_GLOBAL, STT_FUNC),
+					  .st_shndx = 1, .st_value = text + 16 * i, .st_size = 16 };
+		slen += strlen(name) + 1;
+	}
+	if (id) {
+		uint32_t *nh = (uint32_t *)(buf + noteoff);
+
+		nh[0] = 4;
+		nh[1] = 20;
+		nh[2] = NT_GNU_BUILD_ID;
+		memcpy(nh + 3, "GNU", 4);
+		memcpy(buf + noteoff + 16, id, 20);
+	}
+	memcpy(buf + shstroff, shstr, sizeof(shstr));
+	sh = (Elf64_Shdr *)(buf + shoff);
+	sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_PROGBITS, .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+			      .sh_addr = text, .sh_offset = text, .sh_size = tlen, .sh_addralign = 16 };
+	sh[2] = (Elf64_Shdr){ .sh_name = 7, .sh_type = SHT_SYMTAB, .sh_offset = symoff,
+			      .sh_size = (n + 1) * sizeof(Elf64_Sym), .sh_link = 3, .sh_info = 1,
+			      .sh_addralign = 8, .sh_entsize = sizeof(Elf64_Sym) };
+	sh[3] = (Elf64_Shdr){ .sh_name = 15, .sh_type = SHT_STRTAB, .sh_offset = stroff,
+			      .sh_size = slen, .sh_addralign = 1 };
+	sh[4] = (Elf64_Shdr){ .sh_name = 23, .sh_type = SHT_STRTAB, .sh_offset = shstroff,
+			      .sh_size = sizeof(shstr), .sh_addralign = 1 };
+	sh[5] = (Elf64_Shdr){ .sh_name = 33, .sh_type = id ? SHT_NOTE : SHT_NULL,
+			      .sh_flags = SHF_ALLOC, .sh_addr = noteoff, .sh_offset = noteoff,
+			      .sh_size = id ? 36 : 0, .sh_addralign = 4 };
+	r = tmp_write(path, buf, len);
+	free(buf);
+	return r;
+}
+
+/* Bytes the budget covers now (no images, no lines in these tests). */
+static uint64_t cache_bytes(struct symcache *c, struct symcache_stats *st)
+{
+	symcache__stats(c, st);
+	return st->bytes + st->image_bytes;
+}
+
+static const struct elfsyms *live_table;
+
+static void mark_one(void *ctx, uint64_t gen)
+{
+	(void)ctx;
+	symcache__mark(live_table, gen);
+}
+
+#define FR_BUDGET_FILES	30
+#define FR_BUDGET	(8ULL << 20)
+
+/*
+ * The budget: tables of 10,000 symbols (about 0.65 MiB each) in an 8 MiB
+ * cache. Held ones lose their symbols, oldest first, and get them back
+ * when their file is asked for again; unheld ones go whole; a hold stops
+ * every eviction until it ends; a table a live process maps goes last; a
+ * table past a quarter of the budget is refused, and remembered.
+ */
+static void test_symcache_budget(void)
+{
+	static char path[FR_BUDGET_FILES + 12][PATH_MAX];
+	const struct elfsyms *s[FR_BUDGET_FILES + 12] = { 0 };
+	int fd[FR_BUDGET_FILES + 12];
+	struct symcache *c = symcache__new();
+	struct symcache_stats st;
+	uint64_t peak = 0, evicted;
+	size_t made = 0, nlive = 0;
+	char big[PATH_MAX];
+	bool ok_all = true;
+	int bfd;
+
+	for (int i = 0; i < FR_BUDGET_FILES + 12; i++) {
+		fd[i] = -1;
+		if (!big_elf(path[i], 10000, "fr_budget_fn", NULL))
+			fd[i] = open(path[i], O_RDONLY | O_CLOEXEC);
+		made += fd[i] >= 0;
+	}
+	if (!ok(c && made == FR_BUDGET_FILES + 12, "budget: %zu ELF files of 10,000 symbols made", made))
+		goto out;
+	symcache__set_budget(c, FR_BUDGET);
+	for (int i = 0; i < FR_BUDGET_FILES; i++) {
+		s[i] = symcache__get_fd(c, fd[i]);
+		ok_all = ok_all && s[i] && elfsyms__count(s[i]) == 10000;
+		if (cache_bytes(c, &st) > peak)
+			peak = st.bytes + st.image_bytes;
+	}
+	ok(ok_all, "budget: each of %d distinct files loads its 10,000 symbols", FR_BUDGET_FILES);
+	ok(st.loaded == FR_BUDGET_FILES && st.entries == FR_BUDGET_FILES,
+	   "budget: one entry per file (%" PRIu64 " loaded, %" PRIu64 " entries)", st.loaded, st.entries);
+	ok(peak <= FR_BUDGET, "budget: the cache never held more than its 8 MiB (peak %.2f MiB)",
+	   peak / 1048576.0);
+	ok(st.evicted >= FR_BUDGET_FILES / 2, "budget: the held tables lost symbols (%" PRIu64 " evicted)",
+	   st.evicted);
+	ok(elfsyms__evicted(s[0]) && !elfsyms__lookup(s[0], 0x1000, NULL) &&
+	   !elfsyms__evicted(s[FR_BUDGET_FILES - 1]) &&
+	   elfsyms__lookup(s[FR_BUDGET_FILES - 1], 0x1000, NULL),
+	   "budget: the least recently used went first; a held table stays valid without symbols");
+	ok(symcache__get_fd(c, fd[0]) == s[0] && !elfsyms__evicted(s[0]) &&
+	   !strcmp(elfsyms__lookup(s[0], 0x1010, NULL) ?: "", "fr_budget_fn_000000000000000000000000001"),
+	   "budget: asked again, the same table has its symbols back");
+	symcache__stats(c, &st);
+	ok(st.reloaded == 1 && cache_bytes(c, &st) <= FR_BUDGET,
+	   "budget: counted as reloaded, within the budget (%.2f MiB)", cache_bytes(c, &st) / 1048576.0);
+	symcache__put(s[0]);
+
+	/* Unheld: freed whole, entry and all. */
+	for (int i = 0; i < FR_BUDGET_FILES; i++)
+		symcache__put(s[i]);
+	for (int i = FR_BUDGET_FILES; i < FR_BUDGET_FILES + 6; i++)
+		symcache__put(symcache__get_fd(c, fd[i]));
+	ok(cache_bytes(c, &st) <= FR_BUDGET && st.entries < FR_BUDGET_FILES + 6,
+	   "budget: tables no one holds go whole (%" PRIu64 " entries of %d files, %.2f MiB)",
+	   st.entries, FR_BUDGET_FILES + 6, cache_bytes(c, &st) / 1048576.0);
+
+	/* A hold: nothing is evicted until it ends. */
+	symcache__hold(c, true);
+	evicted = st.evicted;
+	for (int i = FR_BUDGET_FILES + 6; i < FR_BUDGET_FILES + 12; i++)
+		s[i] = symcache__get_fd(c, fd[i]);
+	for (int i = 0; i < FR_BUDGET_FILES; i++)
+		s[i] = symcache__get_fd(c, fd[i]);
+	ok(cache_bytes(c, &st) > FR_BUDGET && st.evicted == evicted,
+	   "budget: under a hold nothing is evicted (%.2f MiB held)", cache_bytes(c, &st) / 1048576.0);
+	symcache__hold(c, false);
+	/* The last file asked for is marked live; the oldest held ones go before it. */
+	live_table = s[FR_BUDGET_FILES + 6];
+	symcache__set_marker(c, mark_one, NULL);
+	symcache__trim(c);
+	ok(cache_bytes(c, &st) <= FR_BUDGET, "budget: the hold over, a trim brings it back (%.2f MiB)",
+	   cache_bytes(c, &st) / 1048576.0);
+	for (int i = 0; i < FR_BUDGET_FILES; i++)
+		nlive += !elfsyms__evicted(s[i]);
+	ok(!elfsyms__evicted(live_table) && nlive < FR_BUDGET_FILES,
+	   "budget: the table a live process maps keeps its symbols though least recently used "
+	   "(%zu of the %d newer ones kept theirs)", nlive, FR_BUDGET_FILES);
+	symcache__set_marker(c, NULL, NULL);
+
+	/* A quarter of the budget for one file. */
+	if (!big_elf(big, 100000, "fr_budget_big", NULL)) {
+		bfd = open(big, O_RDONLY | O_CLOEXEC);
+		errno = 0;
+		ok(!symcache__get_fd(c, bfd) && errno == EFBIG,
+		   "budget: 100,000 symbols (6.4 MiB) pass a quarter of 8 MiB: refused, EFBIG");
+		errno = 0;
+		symcache__stats(c, &st);
+		ok(!symcache__get_fd(c, bfd) && errno == EFBIG && st.refused == 1,
+		   "budget: remembered per file, counted once (refused %" PRIu64 ")", st.refused);
+		close(bfd);
+		unlink(big);
+	}
+out:
+	for (int i = 0; i < FR_BUDGET_FILES + 12; i++) {
+		if (fd[i] >= 0)
+			close(fd[i]);
+		if (path[i][0])
+			unlink(path[i]);
+	}
+	symcache__free(c);
+	elfsyms__set_lines_budget(0);
+}
+
+/*
+ * A build-id is a claim: a file that carries another's build-id is named
+ * from its own symbols, and lends the other none of them.
+ */
+static void test_symcache_forged(void)
+{
+	static const uint8_t id[20] = { 0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6,
+					7, 8, 9, 10, 11, 12, 13, 14, 15, 16 };
+	struct symcache *c = symcache__new();
+	const struct elfsyms *real, *forged;
+	char rp[PATH_MAX], fp[PATH_MAX];
+	struct fr_buildid got;
+	int rfd = -1, ffd = -1;
+
+	if (big_elf(rp, 100, "real_lib_fn", id) || big_elf(fp, 100, "FORGED_BY_NOBODY", id)) {
+		ok(false, "forged: files made");
+		goto out;
+	}
+	rfd = open(rp, O_RDONLY | O_CLOEXEC);
+	ffd = open(fp, O_RDONLY | O_CLOEXEC);
+	ok(!elf_read_buildid(ffd, &got) && got.len == 20 && !memcmp(got.id, id, 20),
+	   "forged: the second file carries the first one's build-id");
+	forged = symcache__get_fd(c, ffd);
+	real = symcache__get_fd(c, rfd);
+	ok(real && forged && real != forged, "forged: the two are two entries");
+	ok(!strcmp(elfsyms__lookup(real, 0x1000, NULL) ?: "", "real_lib_fn_0000000000000000000000000000") &&
+	   !strcmp(elfsyms__lookup(forged, 0x1000, NULL) ?: "", "FORGED_BY_NOBODY_00000000000000000000000"),
+	   "forged: each is named from its own symbols, whichever came first");
+out:
+	if (rfd >= 0)
+		close(rfd);
+	if (ffd >= 0)
+		close(ffd);
+	unlink(rp);
+	unlink(fp);
+	symcache__free(c);
+}
+
+/*
+ * A process image keeps what frames can be in: its executable mappings,
+ * at most FR_IMAGE_MAPS_MAX of them and FR_IMAGE_PATH_BYTES of paths; a
+ * file's segments share one path.
+ */
+static void test_image_bounds(void)
+{
+	char dir[] = "/tmp/fr_maps.XXXXXX", path[PATH_MAX];
+	struct procmaps *pm;
+	FILE *f;
+	char *name;
+	size_t longs = 0;
+
+	if (!ok(mkdtemp(dir) != NULL, "image: temp dir"))
+		return;
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	f = fopen(path, "w");
+	name = malloc(4001);
+	memset(name, 'n', 4000);
+	name[4000] = 0;
+	for (unsigned i = 0; i < 3 * FR_IMAGE_MAPS_MAX; i++) {
+		uint64_t a = 0x100000000ULL + (uint64_t)i * 0x2000;
+
+		/* Mostly data; every third executable, half of those the same file. */
+		if (i % 3)
+			fprintf(f, "%" PRIx64 "-%" PRIx64 " rw-p 00000000 00:00 0 \n", a, a + 0x1000);
+		else if (i % 2)
+			fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp 00001000 08:01 42 /usr/lib/libsame.so\n",
+				a, a + 0x1000);
+		else
+			fprintf(f, "%" PRIx64 "-%" PRIx64 " r-xp 00001000 08:01 %u /tmp/%s%u\n", a,
+				a + 0x1000, i, name + (i < 300 ? 4000 - 10 : 0), i), longs += i >= 300;
+	}
+	fclose(f);
+	free(name);
+	pm = procmaps__read_image(dir);
+	ok(pm && pm->n && pm->n <= FR_IMAGE_MAPS_MAX, "image: executable mappings only, at most %u (%zu)",
+	   FR_IMAGE_MAPS_MAX, pm ? pm->n : 0);
+	ok(pm && pm->dropped > 0 && pm->n + pm->dropped == FR_IMAGE_MAPS_MAX,
+	   "image: the paths past 256 KiB are left out and counted (%zu kept, %" PRIu64 " left out)",
+	   pm ? pm->n : 0, pm ? pm->dropped : 0);
+	ok(pm && pm->bytes < 2 * FR_IMAGE_PATH_BYTES + FR_IMAGE_MAPS_MAX * sizeof(struct fr_mapping) + 4096,
+	   "image: it holds %" PRIu64 " bytes", pm ? pm->bytes : 0);
+	ok(pm && pm->n > 1 && pm->m[1].path_shared == false, "image: distinct files keep their own paths");
+	procmaps__free(pm);
+	unlink(path);
+	rmdir(dir);
+}
+
 /* ------------------------------------------------------------ kallsyms */
 
 static const char ksyms_fixture[] =
@@ -1910,6 +2211,9 @@ int main(int argc, char **argv)
 	test_synthetic();
 	test_symcache();
 	test_symcache_threads();
+	test_symcache_budget();
+	test_symcache_forged();
+	test_image_bounds();
 	test_kallsyms_fixture();
 	test_kallsyms_real();
 	test_perfmap();
