@@ -104,8 +104,9 @@ kill:
 	waitpid(child, NULL, 0);
 out:
 	procinfo__free(pi);
-	symcache__free(sc);
+	/* The table's facts hold references into the cache: they go first. */
 	proctable__free(pt);
+	symcache__free(sc);
 }
 
 int main(void)

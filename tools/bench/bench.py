@@ -2363,6 +2363,7 @@ def stacks_profile_fr(b, o, w, secs, warm):
             out[tag]["bpf"], out[tag]["secs"] = bpf_delta(s0[tag], s1[tag]), t1 - t0
             st = daemon_status(d)
             out[tag]["unwind"], out[tag]["losses"] = st["unwind"], st["losses"]
+            out[tag]["caches"] = st.get("caches")
         if any(p.poll() is not None for p in procs):
             raise RuntimeError(f"{w.label} exited early: {w.err_tail()}")
         pids = {p.pid for p in procs}
@@ -2674,6 +2675,21 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
             f"unwind_memory = {STACKS_UNWIND})",
             "; ".join(f"{w.name} {tables(prof[w.name]['rows']['unwind'])} (before: "
                       f"{tables(prof[w.name]['rows']['unwind_before'])})" for w in works),
+            None, "(report)", "—", str, ratio=False)
+
+    def caches(c):
+        if not c:
+            return "?"
+        return (f"{c['bytes'] / 2**20:.1f} MiB (symbols {c['symbols']['bytes'] / 2**20:.1f} MiB "
+                f"in {c['symbols']['entries']} binaries, images {c['images']['bytes'] / 2**10:.0f} "
+                f"KiB, lines {c['lines']['bytes'] / 2**20:.1f} MiB; evicted "
+                f"{c['symbols']['evicted']})")
+
+    budget = (prof[works[0].name]['rows'].get('caches') or {}).get('budget', 0)
+    res.row("8. Stacks: what the cache budget holds while each workload runs (status \"caches\": "
+            "the symbol tables, the process images and the DWARF line handles, at the default "
+            f"cache_memory = {budget / 2**20:.0f} MiB)",
+            "; ".join(f"{w.name} {caches(prof[w.name]['rows'].get('caches'))}" for w in works),
             None, "(report)", "—", str, ratio=False)
 
     # ---- details
