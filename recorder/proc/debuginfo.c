@@ -24,6 +24,7 @@
 
 #define FR_ELF_MAX_PHDRS	4096
 #define FR_CRC_CHUNK		(1U << 20)
+#define FR_CRC_CACHE		64	/* debuglink candidates whose CRC is kept */
 
 struct debuginfo {
 	Elf *e;			/* the debug object; NULL: none */
@@ -446,24 +447,95 @@ static int debuglink__parse(Elf *e, char *name, uint32_t *crc)
 }
 
 /*
- * file_crc32() - the CRC-32 of the whole file @fd, read from offset 0 in
- * chunks (at most FR_ELF_MAX_BYTES, else -EFBIG). liblzma's lzma_crc32()
- * is the CRC of zlib's crc32() and of gdb's debuglink check; it is used so
- * as not to link zlib for one function. Returns 0 or -errno.
+ * The CRCs of debuglink candidates, by file identity: each file is read
+ * for its CRC at most once, and a read cut by a deadline goes on from
+ * where it stopped at the next load. A fixed table, least recently used
+ * replaced: it never grows with what others put next to their binaries.
  */
-static int file_crc32(int fd, uint32_t *out)
+struct crc_ent {
+	uint64_t key[5];	/* device, inode, size, mtime ns, ctime ns; all 0: free */
+	uint64_t off;		/* bytes summed so far */
+	uint32_t crc;		/* of those bytes */
+	bool done;
+	uint64_t used;
+};
+
+static pthread_mutex_t crc_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct crc_ent crc_tab[FR_CRC_CACHE];
+static uint64_t crc_clock;
+static struct debuginfo_crc_stats crc_st;
+
+static void crc_key(const struct stat *st, uint64_t key[5])
 {
-	uint32_t crc = 0;
-	uint64_t off = 0;
+	key[0] = st->st_dev;
+	key[1] = st->st_ino;
+	key[2] = (uint64_t)st->st_size;
+	key[3] = (uint64_t)st->st_mtim.tv_sec * 1000000000ULL + (uint64_t)st->st_mtim.tv_nsec;
+	key[4] = (uint64_t)st->st_ctim.tv_sec * 1000000000ULL + (uint64_t)st->st_ctim.tv_nsec;
+}
+
+/* crc_slot() - the entry of @key, else a free or the least recently used one, emptied. */
+static struct crc_ent *crc_slot(const uint64_t key[5])
+{
+	struct crc_ent *old = &crc_tab[0];
+
+	for (size_t i = 0; i < FR_CRC_CACHE; i++) {
+		if (!memcmp(crc_tab[i].key, key, sizeof(crc_tab[i].key)))
+			return &crc_tab[i];
+		if (crc_tab[i].used < old->used)
+			old = &crc_tab[i];
+	}
+	if (old->used)
+		crc_st.replaced++;
+	memset(old, 0, sizeof(*old));
+	memcpy(old->key, key, sizeof(old->key));
+	return old;
+}
+
+/*
+ * file_crc32() - the CRC-32 of the whole file @fd (@st its fstat), read in
+ * chunks from where an earlier call left it (at most FR_ELF_MAX_BYTES,
+ * else -EFBIG), until CLOCK_BOOTTIME @deadline_ns (0: none): then
+ * -ETIMEDOUT, and the next call goes on. liblzma's lzma_crc32() is the CRC
+ * of zlib's crc32() and of gdb's debuglink check; it is used so as not to
+ * link zlib for one function. Returns 0 or -errno.
+ */
+static int file_crc32(int fd, const struct stat *st, uint64_t deadline_ns, uint32_t *out)
+{
+	uint64_t key[5], off;
+	struct crc_ent *e;
+	uint32_t crc;
 	uint8_t *buf;
 	int r = 0;
+
+	if ((uint64_t)st->st_size > FR_ELF_MAX_BYTES)
+		return -EFBIG;
+	crc_key(st, key);
+	pthread_mutex_lock(&crc_lock);
+	e = crc_slot(key);
+	e->used = ++crc_clock;
+	if (e->done) {
+		crc_st.hits++;
+		*out = e->crc;
+		pthread_mutex_unlock(&crc_lock);
+		return 0;
+	}
+	off = e->off;
+	crc = e->crc;
+	crc_st.resumed += off > 0;
+	pthread_mutex_unlock(&crc_lock);
 
 	buf = malloc(FR_CRC_CHUNK);
 	if (!buf)
 		return -ENOMEM;
 	for (;;) {
-		ssize_t n = pread(fd, buf, FR_CRC_CHUNK, (off_t)off);
+		ssize_t n;
 
+		if (deadline_ns && fr_boottime_ns() >= deadline_ns) {
+			r = -ETIMEDOUT;
+			break;
+		}
+		n = pread(fd, buf, FR_CRC_CHUNK, (off_t)off);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0) {
@@ -474,15 +546,33 @@ static int file_crc32(int fd, uint32_t *out)
 			break;
 		crc = lzma_crc32(buf, (size_t)n, crc);
 		off += (uint64_t)n;
+		pthread_mutex_lock(&crc_lock);
+		crc_st.bytes += (uint64_t)n;
+		pthread_mutex_unlock(&crc_lock);
 		if (off > FR_ELF_MAX_BYTES) {
 			r = -EFBIG;
 			break;
 		}
 	}
 	free(buf);
+	/* Keep the progress (or the result) unless another call replaced the entry. */
+	pthread_mutex_lock(&crc_lock);
+	if (!memcmp(e->key, key, sizeof(e->key)) && off >= e->off && (!r || r == -ETIMEDOUT)) {
+		e->off = off;
+		e->crc = crc;
+		e->done = !r;
+	}
+	pthread_mutex_unlock(&crc_lock);
 	if (!r)
 		*out = crc;
 	return r;
+}
+
+void debuginfo__crc_stats(struct debuginfo_crc_stats *st)
+{
+	pthread_mutex_lock(&crc_lock);
+	*st = crc_st;
+	pthread_mutex_unlock(&crc_lock);
 }
 
 /*
@@ -492,7 +582,7 @@ static int file_crc32(int fd, uint32_t *out)
  */
 static int debuginfo__try_link(struct debuginfo *d, const char *path, uid_t uid,
 			       const struct stat *bst, Elf *bin,
-			       const struct fr_buildid *id, uint32_t crc)
+			       const struct fr_buildid *id, uint32_t crc, uint64_t deadline_ns)
 {
 	struct stat st;
 	uint32_t got;
@@ -509,7 +599,15 @@ static int debuginfo__try_link(struct debuginfo *d, const char *path, uid_t uid,
 		r = -ENOENT;
 		goto fail;
 	}
-	r = file_crc32(fd, &got);
+	/* Another user's file is read only within a bound (RELIABILITY.md). */
+	if (st.st_uid && (uint64_t)st.st_size > FR_DEBUGLINK_USER_MAX_BYTES) {
+		d->flags |= FR_DEBUG_BAD;
+		r = -EFBIG;
+		goto fail;
+	}
+	r = file_crc32(fd, &st, deadline_ns, &got);
+	if (r == -ETIMEDOUT)
+		d->flags |= FR_DEBUG_PENDING;
 	if (r)
 		goto fail;
 	if (got != crc) {
@@ -531,7 +629,7 @@ fail:
  */
 static int debuginfo__by_link(struct debuginfo *d, int fd, Elf *bin,
 			      const struct fr_buildid *id, const char *hint,
-			      const char *root)
+			      const char *root, uint64_t deadline_ns)
 {
 	char name[FR_DEBUGLINK_NAME_MAX + 1], path[PATH_MAX];
 	const char *slash = strrchr(hint, '/');
@@ -557,7 +655,8 @@ static int debuginfo__by_link(struct debuginfo *d, int fd, Elf *bin,
 		n = snprintf(path, sizeof(path), fmt[i], prefix, dirlen, hint, name);
 		if (n < 0 || (size_t)n >= sizeof(path))
 			continue;
-		r = debuginfo__try_link(d, path, i < 2 ? bst.st_uid : 0, &bst, bin, id, crc);
+		r = debuginfo__try_link(d, path, i < 2 ? bst.st_uid : 0, &bst, bin, id, crc,
+					deadline_ns);
 		if (!r || r == -ENOMEM)
 			return r;
 	}
@@ -689,12 +788,11 @@ int debuginfo__open(int fd, Elf *bin, const struct fr_buildid *id,
 	if (!d)
 		return -ENOMEM;
 	d->fd = -1;
-	(void)deadline_ns;
 	debuginfo__root(root, sizeof(root));
 	if (root[0] && id->len)
 		r = debuginfo__by_buildid(d, bin, id, root);
 	if (r && r != -ENOMEM && path_hint)
-		r = debuginfo__by_link(d, fd, bin, id, path_hint, root);
+		r = debuginfo__by_link(d, fd, bin, id, path_hint, root, deadline_ns);
 	if (r && r != -ENOMEM)
 		r = debuginfo__mini(d, bin);
 	if (r == -ENOMEM) {

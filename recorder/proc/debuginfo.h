@@ -18,7 +18,13 @@
  *      process mapped the binary, inside its mount namespace; the search
  *      reads the daemon's own file system under the same path (for a
  *      process in a container the CRC check refuses what is not its file).
- *      If both files carry a build-id they must be equal.
+ *      If both files carry a build-id they must be equal. The CRC needs
+ *      the whole file read: a candidate another user owns is read only up
+ *      to FR_DEBUGLINK_USER_MAX_BYTES (a larger one is refused by its size,
+ *      FR_DEBUG_BAD), and every read stops at the load's deadline
+ *      (FR_DEBUG_PENDING) and goes on from there at the next load. A CRC
+ *      is computed once per file identity (device, inode, size, mtime,
+ *      ctime), in a fixed table of FR_CRC_CACHE files.
  *   3. MiniDebugInfo: the binary's .gnu_debugdata section, an xz stream of
  *      an ELF object with a .symtab (Fedora's recipe), decompressed to at
  *      most FR_MINIDEBUG_MAX_BYTES.
@@ -49,6 +55,11 @@
 #define FR_MINIDEBUG_MAX_BYTES	(64ULL << 20)
 /* Memory the xz decoder may use: enough for "xz -9" (a 64 MiB dictionary). */
 #define FR_XZ_MEMLIMIT		(80ULL << 20)
+/*
+ * The largest debuglink candidate read that belongs to a user other than
+ * root (next to that user's binary): its CRC needs the whole file read.
+ */
+#define FR_DEBUGLINK_USER_MAX_BYTES	(64ULL << 20)
 /* Longest .gnu_debuglink file name. */
 #define FR_DEBUGLINK_NAME_MAX	255
 
@@ -125,6 +136,16 @@ int debuginfo__stat(const struct debuginfo *d, struct stat *st);
 int debuginfo__open_alt(const void *id, size_t len, const char *path);
 
 void debuginfo__free(struct debuginfo *d);
+
+/* What the debuglink CRCs have cost, process-wide. */
+struct debuginfo_crc_stats {
+	uint64_t bytes;		/* read for CRCs */
+	uint64_t hits;		/* CRCs known already: nothing read */
+	uint64_t resumed;	/* reads that went on from an earlier one's deadline */
+	uint64_t replaced;	/* entries the fixed table gave to another file */
+};
+
+void debuginfo__crc_stats(struct debuginfo_crc_stats *st);
 
 /*
  * debuginfo__set_root() - look for debug files under @root instead of

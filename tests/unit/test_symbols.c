@@ -1991,6 +1991,100 @@ static void test_debuglink(const char *work)
 	debuginfo__set_root(NULL);
 }
 
+
+/* CLOCK_BOOTTIME in ns. */
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* elfsyms__open_opts() on @path with its path as hint; the table's debug flags, -errno. */
+static int debug_flags_of(const char *path, uint64_t deadline_ns, uint64_t *took_ns)
+{
+	uint64_t t0 = boot_ns();
+	struct elfsyms *s;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+
+	if (fd < 0)
+		return -errno;
+	s = elfsyms__open_opts(fd, &(struct elfsyms_opts){ .path = path,
+							.deadline_ns = deadline_ns });
+	r = s ? (int)elfsyms__debug(s) : -errno;
+	elfsyms__free(s);
+	close(fd);
+	if (took_ns)
+		*took_ns = boot_ns() - t0;
+	return r;
+}
+
+/*
+ * The debuglink CRC bomb: a candidate's CRC needs the whole file read. It
+ * is read once per file identity; a read stops at the deadline and goes on
+ * from there; a candidate another user owns is read only below a bound.
+ */
+static void test_debuglink_bounds(const char *work)
+{
+	char prog[PATH_MAX + 32], dbg[PATH_MAX + 32], keep[PATH_MAX + 32];
+	struct debuginfo_crc_stats c0, c1;
+	uint64_t took;
+	int f;
+
+	snprintf(prog, sizeof(prog), "%s/prog", work);
+	snprintf(dbg, sizeof(dbg), "%s/prog.debug", work);
+	snprintf(keep, sizeof(keep), "%s/prog.debug.keep", work);
+	debuginfo__set_root("");
+	debuginfo__crc_stats(&c0);
+	f = debug_flags_of(prog, 0, NULL);
+	debuginfo__crc_stats(&c1);
+	ok(f >= 0 && (f & FR_DEBUG_LINK) && c1.bytes > c0.bytes,
+	   "debuglink bounds: the debug file is read for its CRC (%llu bytes)",
+	   (unsigned long long)(c1.bytes - c0.bytes));
+	c0 = c1;
+	f = debug_flags_of(prog, 0, NULL);
+	debuginfo__crc_stats(&c1);
+	ok(f >= 0 && (f & FR_DEBUG_LINK) && c1.bytes == c0.bytes && c1.hits == c0.hits + 1,
+	   "debuglink bounds: loaded again, its CRC is known: 0 bytes read");
+
+	/* A 1 GiB root-owned candidate: cut at the deadline, resumed at the next load. */
+	if (!ok(!rename(dbg, keep) && sh("truncate -s 1G '%s'", dbg),
+		"debuglink bounds: a 1 GiB sparse candidate"))
+		goto out;
+	c0 = c1;
+	f = debug_flags_of(prog, boot_ns() + 20000000ULL, &took);
+	debuginfo__crc_stats(&c1);
+	ok(f >= 0 && (f & FR_DEBUG_PENDING) && !(f & FR_DEBUG_LINK) && took < 1000000000ULL &&
+	   c1.bytes - c0.bytes < (1ULL << 30),
+	   "debuglink bounds: a 20 ms deadline cuts the CRC read (%.1f ms, %llu MiB read), pending",
+	   took / 1e6, (unsigned long long)((c1.bytes - c0.bytes) >> 20));
+	c0 = c1;
+	f = debug_flags_of(prog, boot_ns() + 20000000ULL, NULL);
+	debuginfo__crc_stats(&c1);
+	ok(f >= 0 && (f & FR_DEBUG_PENDING) && c1.resumed == c0.resumed + 1,
+	   "debuglink bounds: the next load goes on from where the last one stopped");
+	/* Another user's: read only below the bound, refused by its size. */
+	if (geteuid() == 0 && !chown(prog, 65534, 65534) && !chown(dbg, 65534, 65534)) {
+		unlink(dbg);
+		sh("truncate -s 1G '%s' && chown 65534:65534 '%s'", dbg, dbg);
+		c0 = c1;
+		f = debug_flags_of(prog, 0, &took);
+		debuginfo__crc_stats(&c1);
+		ok(f >= 0 && (f & FR_DEBUG_BAD) && !(f & (FR_DEBUG_LINK | FR_DEBUG_PENDING)) &&
+		   c1.bytes == c0.bytes,
+		   "debuglink bounds: nobody's 1 GiB candidate next to nobody's binary is refused "
+		   "by its size, 0 bytes read (%.1f ms)", took / 1e6);
+		chown(prog, 0, 0);
+	} else {
+		tap_skip(1, "files of another user need root");
+	}
+	unlink(dbg);
+	rename(keep, dbg);
+out:
+	debuginfo__set_root(NULL);
+}
+
 /* -------------------------------------------- debug info: MiniDebugInfo */
 
 /*
@@ -2189,6 +2283,7 @@ static void test_debuginfo(void)
 		snprintf(other, sizeof(other), "%s/prog.debug", work);
 		test_debug_buildid(work, other);
 		test_debuglink(work);
+		test_debuglink_bounds(work);
 		test_minidebuginfo(work);
 	} else {
 		tap_diag("gcc and binutils are installed by tools/bootstrap.sh");
