@@ -569,6 +569,38 @@ static void update_psi_policies(struct daemon *dm, const struct fr_config *n)
 }
 
 /*
+ * check_new_output() - the output directory of reloaded @n, checked as at
+ * start (outdir__open(): it and every parent safe): an unsafe new one is
+ * refused and the current one kept; an unsafe current one is reported
+ * (each dump refuses it too, until it is mended).
+ */
+static void check_new_output(struct daemon *dm, struct fr_config *n)
+{
+	struct outdir_opts oo = { .group = n->group != NULL, .gid = n->group_gid };
+	const char *dir = dm->opts.output_dir ? dm->opts.output_dir : n->directory;
+	char err[512], *keep;
+	int fd;
+
+	fd = outdir__open(dir, &oo, err, sizeof(err));
+	if (fd >= 0) {
+		close(fd);
+		return;
+	}
+	if (dm->opts.output_dir || !strcmp(n->directory, dm->cfg->directory)) {
+		fr_err("%s", err);
+		return;
+	}
+	keep = strdup(dm->cfg->directory);
+	if (!keep) {
+		fr_err("%s", err);
+		return;
+	}
+	fr_err("%s; keeping '%s'", err, keep);
+	free(n->directory);
+	n->directory = keep;
+}
+
+/*
  * SIGHUP: load the config file again. A bad file changes nothing. What can
  * change live does (window length, frequency, output directory); the memory
  * reservation needs a restart.
@@ -653,6 +685,7 @@ static void reload(struct daemon *dm)
 		free(n->group);
 		n->group = NULL;
 	}
+	check_new_output(dm, n);
 	update_psi_policies(dm, n);
 	procinfo__set_what(dm->procinfo, n->privacy_cmdline ? 0 : FR_META_NO_CMDLINE);
 	procinfo__set_timeout(dm->procinfo, n->resolve_timeout_ns);

@@ -4,6 +4,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -36,11 +38,113 @@ static int open_nofollow(const char *path)
 	return fd < 0 ? -errno : fd;
 }
 
+/* Whether @st belongs to root or to the daemon's user. */
+static bool ours(const struct stat *st)
+{
+	return st->st_uid == 0 || st->st_uid == geteuid();
+}
+
 /*
- * outdir__open() - open the output directory @path: no symlinks on the
- * way, created if missing (its parent must exist), refused unless it is a
- * directory owned by the daemon's user and not writable by group or
- * others. Returns the directory fd, or -errno with @err saying why.
+ * check_parents() - every directory above the absolute @path, from '/'
+ * down, walked without following a symlink: owned by root (or the
+ * daemon's user) and writable by no one else, but for a sticky directory
+ * (/tmp) whose next component on the way is root's (or ours): there no
+ * one else can rename or remove it. Otherwise whoever could write there
+ * could swap the output directory and stop every dump. Returns 0, or
+ * -errno with @err saying which parent and why (-ENOENT: a parent is
+ * missing, left for the caller's own open to report).
+ */
+static int check_parents(const char *path, char *err, size_t errlen)
+{
+	char parent[PATH_MAX], name[NAME_MAX + 1];
+	const char *p = path, *why = NULL;
+	struct stat pst, st;
+	int fd, next, r = 0;
+	size_t plen = 1;
+
+	if (path[0] != '/') {
+		snprintf(err, errlen, "refusing output directory '%s': not an absolute path", path);
+		return -EINVAL;
+	}
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &pst)) {
+		r = -errno;
+		snprintf(err, errlen, "failed to open '/': %s", strerror(errno));
+		goto out;
+	}
+	strcpy(parent, "/");
+	for (;;) {
+		size_t len;
+
+		while (*p == '/')
+			p++;
+		len = strcspn(p, "/");
+		if (!len || !p[len + strspn(p + len, "/")])
+			break;	/* @path itself: outdir__open() checks it */
+		if (len > NAME_MAX || plen + len + 1 >= sizeof(parent)) {
+			r = -ENAMETOOLONG;
+			snprintf(err, errlen, "refusing output directory '%s': %s", path,
+				 strerror(ENAMETOOLONG));
+			goto out;
+		}
+		memcpy(name, p, len);
+		name[len] = 0;
+		next = openat(fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0 || fstat(next, &st)) {
+			r = -errno;
+			if (next >= 0)
+				close(next);
+			if (r != -ENOENT)
+				snprintf(err, errlen, "failed to open '%.*s': %s%s",
+					 (int)(p - path + len), path, strerror(-r),
+					 r == -ELOOP || r == -ENOTDIR ? " (symlinks are not followed)" : "");
+			goto out;
+		}
+		if (!ours(&pst))
+			why = "is owned by another user";
+		else if ((pst.st_mode & (S_IWGRP | S_IWOTH)) &&
+			 (!(pst.st_mode & S_ISVTX) || !ours(&st)))
+			why = pst.st_mode & S_ISVTX ? "is writable by others, and what it holds on "
+						      "the way is not root's" :
+						      "is writable by others";
+		if (why) {
+			snprintf(err, errlen, "refusing output directory '%s': its parent '%s' %s "
+				 "(mode %04o, owner %u); every parent must be owned by root and "
+				 "writable by no one else (or sticky, like /tmp, holding a directory "
+				 "of root's)", path, parent, why, (unsigned)(pst.st_mode & 07777),
+				 (unsigned)pst.st_uid);
+			close(next);
+			r = -EPERM;
+			goto out;
+		}
+		close(fd);
+		fd = next;
+		pst = st;
+		plen = (size_t)(p - path) + len;
+		snprintf(parent, sizeof(parent), "%.*s", (int)plen, path);
+		p += len;
+	}
+	/* The last parent: what holds the output directory itself. */
+	if (!ours(&pst) || ((pst.st_mode & (S_IWGRP | S_IWOTH)) && !(pst.st_mode & S_ISVTX))) {
+		snprintf(err, errlen, "refusing output directory '%s': its parent '%s' %s "
+			 "(mode %04o, owner %u); every parent must be owned by root and writable "
+			 "by no one else (or sticky, like /tmp)", path, parent,
+			 !ours(&pst) ? "is owned by another user" : "is writable by others",
+			 (unsigned)(pst.st_mode & 07777), (unsigned)pst.st_uid);
+		r = -EPERM;
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
+/*
+ * outdir__open() - open the output directory @path (absolute): no symlinks
+ * on the way, every parent safe (check_parents()), created if missing (its
+ * parent must exist), refused unless it is a directory owned by the
+ * daemon's user and not writable by group or others. Returns the
+ * directory fd, or -errno with @err saying why.
  */
 int outdir__open(const char *path, const struct outdir_opts *o, char *err, size_t errlen)
 {
@@ -48,6 +152,9 @@ int outdir__open(const char *path, const struct outdir_opts *o, char *err, size_
 	struct stat st;
 	int fd;
 
+	fd = check_parents(path, err, errlen);
+	if (fd && fd != -ENOENT)
+		return fd;
 	fd = open_nofollow(path);
 	if (fd == -ENOENT) {
 		if (mkdir(path, mode) && errno != EEXIST) {

@@ -303,6 +303,38 @@ def outdir_removed_and_symlinked():
     shutil.rmtree(base, ignore_errors=True)
 
 
+def outdir_parent_of_nobody():
+    """An output directory in a parent another user owns: that user could swap it for their
+    own and stop every dump. Refused at start, and at reload (the current one kept)."""
+    base = tempfile.mkdtemp(prefix="fr-parent-")
+    os.chmod(base, 0o755)
+    theirs = os.path.join(base, "nobodys")
+    os.mkdir(theirs, 0o755)
+    os.chown(theirs, 65534, 65534)
+    unsafe = os.path.join(theirs, "dumps")
+    p = subprocess.run([FLIGHTRECD, "--config", write_tmp_config(base), "--output-dir", unsafe],
+                       capture_output=True, text=True, timeout=60)
+    tap.ok(p.returncode != 0 and f"its parent '{theirs}'" in p.stderr and "another user" in p.stderr,
+           "an output directory whose parent nobody owns is refused at start, the parent named",
+           p.stderr)
+    tap.ok(not os.path.exists(unsafe), "and nothing was made there")
+    d = Daemon(tap, window="5s")
+    try:
+        tap.ok(d.ready(), "daemon ready", d.log())
+        write_config(d.conf, window="5s", directory=unsafe, socket=d.socket)
+        n = d.nlines()
+        d.proc.send_signal(signal.SIGHUP)
+        m = d.wait_line(r"refusing output directory '.*': its parent '.*nobodys'.*; keeping '", 20, n)
+        tap.ok(m is not None and d.wait_line(r"config reloaded", 10, n) is not None,
+               "a reload to it is refused with the parent named, the current directory kept", d.log())
+        path = d.dump()
+        tap.ok(path is not None and os.path.dirname(path) == d.out and not os.path.exists(unsafe),
+               "dumps still go to the current directory", path)
+    finally:
+        d.cleanup()
+        shutil.rmtree(base, ignore_errors=True)
+
+
 def write_tmp_config(base):
     conf = os.path.join(base, "c.conf")
     write_config(conf, directory=os.path.join(base, "unused"), socket=os.path.join(base, "s.sock"))
@@ -414,6 +446,7 @@ def bad_config_files():
 
 bad_config_files()
 outdir_removed_and_symlinked()
+outdir_parent_of_nobody()
 group_and_privacy()
 capabilities()
 no_io_uring()
