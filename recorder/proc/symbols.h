@@ -215,7 +215,7 @@ bool elfsyms__has_lines(const struct elfsyms *s);
  * together: beyond it, the least recently used handles are closed, to be
  * read again when an address needs them. It is read again from where it
  * was found, only if the file there is the one loaded (same device, inode,
- * size and mtime; for a binary, or same build-id): the debug file, by its
+ * size, mtime and ctime; never another file by its build-id): the debug file, by its
  * path under the rules it was opened with; or the binary, through mapping
  * @m of the process at @procdir (fr_mapping__open(); both may be NULL),
  * else by @m's path or the load's path hint, as an untrusted file. A
