@@ -397,6 +397,18 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 	return m;
 }
 
+/* The scan behind the two below: every entry with facts, or only those not exited. */
+static void each_meta(struct proctable *pt, bool live_only,
+		      void (*fn)(void *ctx, const struct proc_meta *m), void *ctx)
+{
+	pthread_mutex_lock(&pt->lock);
+	for (uint32_t i = 1; i < pt->ids.hi && i <= pt->max; i++)
+		if (pt->slots[i].refs && pt->slots[i].meta &&
+		    !(live_only && (pt->slots[i].p.flags & FR_PROC_EXITED)))
+			fn(ctx, pt->slots[i].meta);
+	pthread_mutex_unlock(&pt->lock);
+}
+
 /*
  * proctable__each_meta() - call @fn with the /proc facts of every entry
  * that has some, under the table lock (any thread; @fn must be quick and
@@ -406,11 +418,7 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const struct proc_meta *m),
 			  void *ctx)
 {
-	pthread_mutex_lock(&pt->lock);
-	for (uint32_t i = 1; i < pt->ids.hi && i <= pt->max; i++)
-		if (pt->slots[i].refs && pt->slots[i].meta)
-			fn(ctx, pt->slots[i].meta);
-	pthread_mutex_unlock(&pt->lock);
+	each_meta(pt, false, fn, ctx);
 }
 
 /*
@@ -421,12 +429,7 @@ void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const stru
 void proctable__each_live_meta(struct proctable *pt,
 			       void (*fn)(void *ctx, const struct proc_meta *m), void *ctx)
 {
-	pthread_mutex_lock(&pt->lock);
-	for (uint32_t i = 1; i < pt->ids.hi && i <= pt->max; i++)
-		if (pt->slots[i].refs && pt->slots[i].meta &&
-		    !(pt->slots[i].p.flags & FR_PROC_EXITED))
-			fn(ctx, pt->slots[i].meta);
-	pthread_mutex_unlock(&pt->lock);
+	each_meta(pt, true, fn, ctx);
 }
 
 /*
