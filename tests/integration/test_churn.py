@@ -204,7 +204,7 @@ def symbol_churn():
         c = caches(d) or c
         tap.ok(c is not None and peak_sym <= c["budget"] * 5 // 4 and c["bytes"] <= c["budget"],
                f"churn: the cache stayed within its budget (symbols peak {peak_sym / MIB:.1f} MiB "
-               f"between trims, bound 80; {c and c['bytes'] / MIB:.1f} MiB after the churn)", c)
+               f"between trims, bound 80; {(c or {}).get('bytes', 0) / MIB:.1f} MiB after the churn)", c)
         tap.ok(c is not None and c["symbols"]["evicted"] + c["symbols"]["expired"] > 0,
                "churn: it gave tables back for the budget", c)
         named = 0
