@@ -73,7 +73,13 @@ def memory(d):
         j = json.loads(out) if rc == 0 else {}
     except ValueError:
         j = {}
-    return j.get("memory", {}), j.get("lines", {})
+    lines = dict(j.get("lines", {}))
+    # The symbol tables and process images have a budget of their own too
+    # ([recorder] cache_memory): what they hold counts with the line cache.
+    c = j.get("caches", {})
+    lines["bytes_peak"] = lines.get("bytes_peak", 0) + c.get("symbols", {}).get("bytes", 0) + \
+        c.get("images", {}).get("bytes", 0)
+    return j.get("memory", {}), lines
 
 
 d = Daemon(tap, window="5s", memory="256M", output_extra="max_dumps = 5\n", env=env)
