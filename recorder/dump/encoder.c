@@ -129,6 +129,8 @@ struct line_todo {
 	uint32_t frame;		/* dump frame */
 	uint32_t space;		/* spaces[] it was found in */
 	uint64_t addr;		/* the address looked up (addr - 1 for a return address) */
+	uint64_t weight;	/* its CPU samples, discounted by depth (lines_by_weight()) */
+	uint32_t seq;		/* order made: ties keep it */
 };
 
 struct encoder {
@@ -155,7 +157,7 @@ struct encoder {
 	uint32_t space_cap;
 	uint32_t *stack_ids;		/* window stack id of each dump stack */
 	uint64_t *stack_ts;		/* its first sample: which exec era it is of */
-	uint8_t *stack_cpu;		/* a CPU sample's stack (not only a stall's or an OOM's) */
+	uint32_t *stack_samples;	/* CPU samples with the stack (0: a stall's or an OOM's only) */
 	uint64_t cursor;
 	uint64_t last_ts;
 	bool loss_added;
@@ -446,7 +448,8 @@ static int proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 
 /*
  * The dump's index of window stack @id, first seen at @ts, made on first
- * sight; @cpu: a CPU sample's (symbolized first, see encoder__prepare()).
+ * sight; @cpu: a CPU sample's (counted: symbolized first, and its frames'
+ * lines looked up by weight, see symbolize()).
  */
 static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uint32_t *idx)
 {
@@ -455,7 +458,7 @@ static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uint3
 	int err;
 
 	if (id_get(&e->stack_of_id, id, idx)) {
-		e->stack_cpu[*idx] |= cpu;
+		e->stack_samples[*idx] += cpu;
 		return 0;
 	}
 	cap = cap2 = cap3 = e->stack_cap;
@@ -465,14 +468,15 @@ static int stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uint3
 	if (!err)
 		err = fr_grow32((void **)&e->stack_ts, &cap2, d->nstack + 1, sizeof(*e->stack_ts));
 	if (!err)
-		err = fr_grow32((void **)&e->stack_cpu, &cap3, d->nstack + 1, sizeof(*e->stack_cpu));
+		err = fr_grow32((void **)&e->stack_samples, &cap3, d->nstack + 1,
+				sizeof(*e->stack_samples));
 	if (err)
 		return err;
 	*idx = d->nstack++;
 	memset(&d->stack[*idx], 0, sizeof(d->stack[0]));
 	e->stack_ids[*idx] = id;
 	e->stack_ts[*idx] = ts;
-	e->stack_cpu[*idx] = cpu;
+	e->stack_samples[*idx] = cpu;
 	return id_put(&e->stack_of_id, id, *idx);
 }
 
@@ -930,7 +934,10 @@ static int lines_todo__add(struct encoder *e, uint32_t frame, uint32_t space, ui
 
 	if (err)
 		return err;
-	e->todo[e->ntodo++] = (struct line_todo){ .frame = frame, .space = space, .addr = addr };
+	e->todo[e->ntodo] = (struct line_todo){
+		.frame = frame, .space = space, .addr = addr, .seq = e->ntodo,
+	};
+	e->ntodo++;
 	return 0;
 }
 
@@ -1008,12 +1015,55 @@ static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
 	return err;
 }
 
+/* Heavier first, then the order the frames were made. */
+static int todo_cmp(const void *a, const void *b)
+{
+	const struct line_todo *x = a, *y = b;
+
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * lines_by_weight() - order the lines pass by what the frames' lines are
+ * worth: each CPU sample adds FR_LINE_WEIGHT / (depth + 1) to the frames
+ * of its user stack, depth 0 being the leaf. The hot leaves come first
+ * (where the time went), then the calls nearest to them; the outermost
+ * frames (_start, start_thread), in every stack but worth little, and the
+ * frames of stalls and OOMs only, come last. When the deadline cuts the
+ * pass (a large DWARF file, a slow machine), these are the lines left
+ * out. Without memory for the weights the order stays. No error.
+ */
+#define FR_LINE_WEIGHT	840	/* divisible by 1..8: the nearest depths weigh exactly */
+static void lines_by_weight(struct encoder *e)
+{
+	const struct fr_dump *d = e->d;
+	uint64_t *w = calloc(d->nframe ? d->nframe : 1, sizeof(*w));
+
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < d->nstack; i++) {
+		const struct fr_dump_stack *st = &d->stack[i];
+
+		for (uint32_t j = 0; j < st->un; j++)
+			if (st->frames[st->kn + j] < d->nframe)
+				w[st->frames[st->kn + j]] +=
+					(uint64_t)e->stack_samples[i] * FR_LINE_WEIGHT / (j + 1);
+	}
+	for (uint32_t i = 0; i < e->ntodo; i++)
+		e->todo[i].weight = w[e->todo[i].frame];
+	free(w);
+	qsort(e->todo, e->ntodo, sizeof(*e->todo), todo_cmp);
+}
+
 /*
  * lines_pass() - the source positions of the frames that want them, once
  * every stack is named: reading a large DWARF file cannot take the time
- * of perf maps and binaries. It has its own resolve_timeout; what is left
- * at its end is counted (dump_lines_skipped). Each binary's DWARF is read
- * at most once in it (elfsyms__lines_hold()). Returns 0 or -ENOMEM.
+ * of perf maps and binaries. It has its own resolve_timeout, spent on the
+ * most sampled frames first; what is left at its end is counted
+ * (dump_lines_skipped). Each binary's DWARF is read at most once in it
+ * (elfsyms__lines_hold()). Returns 0 or -ENOMEM.
  */
 static int lines_pass(struct encoder *e)
 {
@@ -1023,6 +1073,7 @@ static int lines_pass(struct encoder *e)
 	uint32_t i, n;
 	int err = 0;
 
+	lines_by_weight(e);
 	elfsyms__lines_hold(true);
 	for (i = 0; i < e->ntodo && !err; i++) {
 		const struct line_todo *t = &e->todo[i];
@@ -1236,7 +1287,7 @@ void encoder__free(struct encoder *e)
 	free(e->spaces);
 	free(e->stack_ids);
 	free(e->stack_ts);
-	free(e->stack_cpu);
+	free(e->stack_samples);
 	fr_hashmap__fini(&e->space_of_slot);
 	fr_hashmap__fini(&e->bin_of);
 	fr_hashmap__fini(&e->frame_of);
@@ -1261,7 +1312,7 @@ static int symbolize(struct encoder *e)
 
 	for (int cpu = 1; cpu >= 0; cpu--)
 		for (uint32_t i = 0; i < e->d->nstack; i++) {
-			if (e->stack_cpu[i] != cpu)
+			if ((e->stack_samples[i] > 0) != cpu)
 				continue;
 			err = symbolize_stack(e, i);
 			if (err)
