@@ -14,6 +14,7 @@
 #define FR_CONTROL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define FR_CONTROL_DEFAULT_PATH	"/run/flightrec/control.sock"

@@ -26,6 +26,8 @@
 
 #include "cgroup.h"
 #include "daemon.h"
+#include "dumps.h"
+#include "status.h"
 #include "attacher.h"
 #include "tables.h"
 #include "log.h"
@@ -373,7 +375,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	memset(dm, 0, sizeof(*dm));
 	dm->opts = *o;
 	dm->cfg = cfg;
-	plan__init(dm);
+	dumps__init(dm);
 	dm->epfd = dm->sigfd = dm->tickfd = dm->freezefd = -1;
 	dm->started = fr_boottime_ns();
 	host_identity(dm);
@@ -488,23 +490,23 @@ static void finish_dumps(struct daemon *dm)
 	for (int round = 0; round < 2; round++) {
 		if (!dumper__busy(dm->dumper)) {
 			planner__freeze_now(&dm->planner, fr_boottime_ns());
-			plan__try_freeze(dm);
+			dumps__try_freeze(dm);
 		}
 		while (dumper__busy(dm->dumper)) {
 			struct pollfd pfd = { .fd = dumper__fd(dm->dumper), .events = POLLIN };
 
 			if (poll(&pfd, 1, 100) > 0)
-				plan__dump_done(dm);
+				dumps__dump_done(dm);
 		}
 	}
-	plan__abort(dm);
+	dumps__abort(dm);
 }
 
 void daemon__fini(struct daemon *dm)
 {
 	if (dm->dumper && dm->drain && dm->rb)
 		finish_dumps(dm);
-	hooks__kill_all(&dm->hooks);
+	ondump__kill_all(&dm->ondump);
 	dumper__free(dm->dumper);
 	ringbuf__free(dm->rb);
 	/* The worker uses the unwinder, which uses the sampler's maps. */
@@ -710,7 +712,7 @@ static void on_signal(struct daemon *dm)
 		case SIGUSR1:
 			trigger_signal__fire(&si, fr_boottime_ns(), &f);
 			snprintf(f.name, sizeof(f.name), "%s", dm->signal_trig.name);
-			plan__fire(dm, &dm->signal_trig, &f, 0);
+			dumps__fire(dm, &dm->signal_trig, &f, 0);
 			break;
 		case SIGHUP:
 			reload(dm);
@@ -733,7 +735,7 @@ static void pump(struct daemon *dm)
 		fr_err("failed to drain the BPF ring: %s", strerror(-r));
 	procinfo__kick(dm->procinfo);	/* the /proc reads this batch asked for */
 	for (uint32_t i = 0; i < dm->nqueued; i++)
-		plan__fire(dm, &dm->oom_trig, &dm->queued[i], 0);
+		dumps__fire(dm, &dm->oom_trig, &dm->queued[i], 0);
 	dm->nqueued = 0;
 }
 
@@ -744,7 +746,7 @@ static void on_pressure(struct daemon *dm, size_t idx, uint32_t revents)
 	struct trigger *t = pressure__event(&dm->pressure, idx, revents, &f);
 
 	if (t)
-		plan__fire(dm, t, &f, 0);
+		dumps__fire(dm, t, &f, 0);
 }
 
 static void on_tick(struct daemon *dm)
@@ -764,7 +766,7 @@ static void on_tick(struct daemon *dm)
 	if (e)
 		fr_warn("failed to read the stall sums: %s, ignoring", strerror(-e));
 	control__expire(dm->control, fr_boottime_ns());
-	hooks__expire(&dm->hooks, fr_boottime_ns());
+	ondump__expire(&dm->ondump, fr_boottime_ns());
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());
 	if (dm->unwinder)
 		unwinder__gc(dm->unwinder);
@@ -778,7 +780,7 @@ static void on_freeze(struct daemon *dm)
 	if (read(dm->freezefd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		fr_warn("failed to read the freeze timer: %s, ignoring", strerror(errno));
 	pump(dm);
-	plan__try_freeze(dm);
+	dumps__try_freeze(dm);
 }
 
 static void on_accept(struct daemon *dm)
@@ -826,7 +828,7 @@ static void on_client(struct daemon *dm, int id)
 	snprintf(f.reason, sizeof(f.reason), "flightrec snapshot%s%.200s",
 		 *req.reason ? ": " : "", req.reason);
 	f.ts = fr_boottime_ns();
-	plan__fire(dm, &dm->command_trig, &f, id);
+	dumps__fire(dm, &dm->command_trig, &f, id);
 }
 
 /*
@@ -862,7 +864,7 @@ int daemon__run(struct daemon *dm)
 				pump(dm);
 				break;
 			case FR_EV_TAG_DUMP:
-				plan__dump_done(dm);
+				dumps__dump_done(dm);
 				break;
 			case FR_EV_TAG_FREEZE:
 				on_freeze(dm);
@@ -877,7 +879,7 @@ int daemon__run(struct daemon *dm)
 				on_pressure(dm, tag >> 8, evs[i].events);
 				break;
 			case FR_EV_TAG_HOOK:
-				plan__hook_done(dm, (int)(tag >> 8));
+				dumps__hook_done(dm, (int)(tag >> 8));
 				break;
 			}
 		}

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "dumpmeta.h"
 #include "symbols.h"
 #include "tables.h"
 #include "util.h"

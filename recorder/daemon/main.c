@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "../../conf/config.h"
+#include "config.h"
 #include "daemon.h"
 #include "log.h"
 #include "writer.h"

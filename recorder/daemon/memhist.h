@@ -10,7 +10,7 @@
 #define FR_MEMHIST_H
 
 #include <stdint.h>
-#include "../../conf/config.h"
+#include "config.h"
 #include "drain.h"
 
 struct memhist_stats {

@@ -14,9 +14,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../conf/config.h"
-#include "../../triggers/psi.h"
-#include "../../triggers/trigger.h"
+#include "config.h"
+#include "psi.h"
+#include "trigger.h"
 #include "drain.h"
 
 /* One [trigger] of type psi. */

@@ -8,6 +8,7 @@
 #define FR_PRIVS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 int privs__lock_memory(void);

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "status.h"
 #include "attacher.h"
 #include "symbols.h"
 #include "tables.h"

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../bpf/contract.h"
+#include "contract.h"
 #include "encoder.h"
 #include "hashmap.h"
 #include "procinfo.h"

@@ -488,7 +488,7 @@ static void do_read(struct procinfo *pi, const struct req *r)
 		pi->st.deadline_maps += m->img->skipped;
 	}
 	pthread_mutex_unlock(&pi->lock);
-	if (!err && proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m))
+	if (!err && proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
 		proc_meta__put(m);
 }
 
@@ -603,7 +603,7 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 	pthread_mutex_lock(&pi->lock);
 	pi->st.inherited++;
 	pthread_mutex_unlock(&pi->lock);
-	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m))
+	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
 		proc_meta__put(m);
 }
 
@@ -745,6 +745,7 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 	pi->cap = queue_len;
 	atomic_init(&pi->what, what);
 	pi->pt = pt;
+	proctable__set_meta_ops(pt, &proc_meta__ops);
 	pi->sc = sc;
 	symcache__set_marker(sc, mark_live, pi);
 	pthread_mutex_init(&pi->lock, NULL);

@@ -43,6 +43,11 @@ void proc_meta__put(struct proc_meta *m)
 	free(m);
 }
 
+const struct proctable_meta_ops proc_meta__ops = {
+	.get = proc_meta__get,
+	.put = proc_meta__put,
+};
+
 /*
  * proc_meta__inherit() - the facts of fork's child (@pid, @start) from its
  * parent's: the same image (shared), executable, command line and cgroup,

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "proctable.h"
 #include "symbols.h"
 
 struct fr_thread {
@@ -58,6 +59,8 @@ struct proc_meta {
 void proc_meta__get(struct proc_meta *m);
 /* proc_meta__put() - drop a reference; the last one frees @m. Accepts NULL. */
 void proc_meta__put(struct proc_meta *m);
+/* The two above, for the process table the facts hang on (proctable.h). */
+extern const struct proctable_meta_ops proc_meta__ops;
 struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid,
 				     uint64_t start);
 

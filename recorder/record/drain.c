@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../../bpf/contract.h"
+#include "contract.h"
 #include "drain.h"
 #include "idpool.h"
 #include "util.h"

@@ -9,7 +9,6 @@
 #include <sys/mman.h>
 
 #include "idpool.h"
-#include "procmeta.h"
 #include "proctable.h"
 #include "util.h"
 
@@ -28,6 +27,7 @@ struct proc_slot {
 
 struct proctable {
 	pthread_mutex_t lock;
+	const struct proctable_meta_ops *ops;	/* NULL: no facts hung yet */
 	struct proc_slot *slots;	/* [0] unused: slot 0 is "none" */
 	/*
 	 * Buckets of our own rather than common/hashmap.h: the table lives in
@@ -46,6 +46,29 @@ struct proctable {
 	void *map;
 	struct proctable_stats st;
 };
+
+/* The facts' references, through their maker's ops (none hung: no ops). */
+static void meta_get(const struct proctable *pt, struct proc_meta *m)
+{
+	if (m && pt->ops)
+		pt->ops->get(m);
+}
+
+static void meta_put(const struct proctable *pt, struct proc_meta *m)
+{
+	if (m && pt->ops)
+		pt->ops->put(m);
+}
+
+/*
+ * proctable__set_meta_ops() - how the facts hung on entries are taken and
+ * dropped: given once by their maker (procmeta.h), before the first
+ * proctable__set_meta(), so that the table needs nothing of theirs.
+ */
+void proctable__set_meta_ops(struct proctable *pt, const struct proctable_meta_ops *ops)
+{
+	pt->ops = ops;
+}
 
 static size_t nbuckets(size_t n)
 {
@@ -116,8 +139,8 @@ void proctable__free(struct proctable *pt)
 	if (!pt)
 		return;
 	for (uint32_t s = 1; s < pt->ids.hi; s++) {
-		proc_meta__put(pt->slots[s].meta);
-		proc_meta__put(pt->slots[s].prev_meta);
+		meta_put(pt, pt->slots[s].meta);
+		meta_put(pt, pt->slots[s].prev_meta);
 	}
 	pthread_mutex_destroy(&pt->lock);
 	munmap(pt->map, pt->map_len);
@@ -227,8 +250,8 @@ static void release_slot(struct proctable *pt, uint32_t s)
 	prev = ps->prev_meta;
 	ps->meta = ps->prev_meta = NULL;
 	pthread_mutex_unlock(&pt->lock);
-	proc_meta__put(meta);
-	proc_meta__put(prev);
+	meta_put(pt, meta);
+	meta_put(pt, prev);
 	pt->st.live--;
 	pt->st.freed++;
 }
@@ -391,7 +414,7 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(&pt->slots[slot], pid, start)) {
 		m = pt->slots[slot].meta;
-		proc_meta__get(m);
+		meta_get(pt, m);
 	}
 	pthread_mutex_unlock(&pt->lock);
 	return m;
@@ -434,24 +457,27 @@ void proctable__each_live_meta(struct proctable *pt,
 
 /*
  * proctable__set_meta() - hang @m (its reference passes to the table) on
- * @slot. Facts whose read began before the last exec describe the image
+ * @slot; its read began at @begun. Facts whose read began before the last exec describe the image
  * before it: they become the previous era's (if it has none yet) or are
  * dropped. Any thread. Returns 0, or -ESTALE when the slot no longer holds
- * (@pid, @start): the caller keeps its reference.
+ * (@pid, @start), -EINVAL before proctable__set_meta_ops(): the caller
+ * keeps its reference.
  */
 int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
-			uint64_t start, struct proc_meta *m)
+			uint64_t start, struct proc_meta *m, uint64_t begun)
 {
 	struct proc_meta *old = NULL;
 	struct proc_slot *ps;
 	int err = -ESTALE;
 
+	if (!pt->ops)
+		return -EINVAL;
 	if (!slot || slot > pt->max)
 		return err;
 	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(ps, pid, start)) {
-		if (ps->exec_ts && m->begun < ps->exec_ts) {
+		if (ps->exec_ts && begun < ps->exec_ts) {
 			if (!ps->prev_meta)
 				ps->prev_meta = m;
 			else
@@ -463,7 +489,7 @@ int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 		err = 0;
 	}
 	pthread_mutex_unlock(&pt->lock);
-	proc_meta__put(old);
+	meta_put(pt, old);
 	return err;
 }
 
@@ -484,7 +510,7 @@ void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
 	ps->meta = NULL;
 	ps->exec_ts = ts;
 	pthread_mutex_unlock(&pt->lock);
-	proc_meta__put(old);
+	meta_put(pt, old);
 }
 
 /*
@@ -526,7 +552,7 @@ struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(ps, pid, start)) {
 		m = ps->exec_ts && ts < ps->exec_ts ? ps->prev_meta : ps->meta;
-		proc_meta__get(m);
+		meta_get(pt, m);
 	}
 	pthread_mutex_unlock(&pt->lock);
 	return m;

@@ -47,7 +47,15 @@ struct proctable_stats {
 struct proctable;
 struct proc_meta;
 
+/* The references of the facts hung on entries (proc_meta, owned by the
+ * proc stage): the table takes and drops them through these. */
+struct proctable_meta_ops {
+	void (*get)(struct proc_meta *m);
+	void (*put)(struct proc_meta *m);
+};
+
 struct proctable *proctable__new(size_t max_entries);
+void proctable__set_meta_ops(struct proctable *pt, const struct proctable_meta_ops *ops);
 void proctable__free(struct proctable *pt);
 size_t proctable__budget(size_t max_entries);
 
@@ -75,7 +83,7 @@ int proctable__lookup(struct proctable *pt, uint32_t pid, uint64_t start, uint32
 struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 				  uint64_t start);
 int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
-			uint64_t start, struct proc_meta *m);
+			uint64_t start, struct proc_meta *m, uint64_t begun);
 struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
 				     uint64_t start, uint64_t ts);
 void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const struct proc_meta *m),

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../bpf/contract.h"
+#include "contract.h"
 
 struct sampler_opts {
 	uint32_t frequency;	/* Hz per CPU */

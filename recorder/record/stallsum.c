@@ -13,7 +13,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 
-#include "../../bpf/contract.h"
+#include "contract.h"
 #include "stallsum.h"
 #include "util.h"
 

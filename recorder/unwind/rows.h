@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../bpf/contract.h"
+#include "contract.h"
 
 #define FR_UROWS_LOADS	16	/* executable PT_LOAD segments remembered per file */
 

@@ -64,8 +64,8 @@ rm -f "$B/probe" "$B/probe.c" "$B/probe.log"
 flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-fno-omit-frame-pointer -std=gnu11 -D_GNU_SOURCE -DFR_VERSION=\"fuzz\"
 	-Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
-	-Irecorder/common -Irecorder/format -Irecorder/record -Irecorder/proc
-	-Irecorder/dump -Irecorder/unwind -Iconf"
+	-Irecorder/common -Irecorder/format -Irecorder/record -Irecorder/symbols -Irecorder/proc
+	-Irecorder/dump -Irecorder/unwind -Ibpf -Iconf"
 libs="-llz4 -luring -linih -ldw -lelf -llzma -liberty -lpthread -lm"
 dump_src="recorder/format/format.c recorder/format/lz4read.c recorder/format/json.c
 	recorder/format/text.c recorder/common/hashmap.c"
@@ -73,8 +73,8 @@ write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 # The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
 src_fuzz_dump=$dump_src
 src_fuzz_config="conf/config.c"
-sym_src="recorder/proc/symbols.c recorder/proc/debuginfo.c recorder/proc/demangle.c
-	recorder/proc/srcline.c recorder/proc/untrusted.c recorder/common/hashmap.c"
+sym_src="recorder/symbols/symbols.c recorder/symbols/debuginfo.c recorder/symbols/demangle.c
+	recorder/symbols/srcline.c recorder/symbols/untrusted.c recorder/common/hashmap.c"
 src_fuzz_elf=$sym_src
 src_fuzz_perfmap=$sym_src
 src_fuzz_cfi="recorder/unwind/rows.c"

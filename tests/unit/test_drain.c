@@ -508,9 +508,10 @@ static void test_inherit_era(void)
 	drain__record(d, &x, sizeof(x));
 	if (!ok(!proctable__lookup(t->procs, 60, 500 * MS, &slot), "the child has a slot"))
 		goto out;
+	proctable__set_meta_ops(t->procs, &proc_meta__ops);
 	m = proc_meta__inherit(parent, 60, 500 * MS);
 	ok(m && m->begun == 500 * MS, "inherited facts date from the fork, not the parent's read");
-	if (m && proctable__set_meta(t->procs, slot, 60, 500 * MS, m))
+	if (m && proctable__set_meta(t->procs, slot, 60, 500 * MS, m, m->begun))
 		proc_meta__put(m);
 	before = proctable__meta_at(t->procs, slot, 60, 500 * MS, 1 * SEC);
 	after = proctable__meta_at(t->procs, slot, 60, 500 * MS, 2 * SEC + 1);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_planner.c - the planner's rules without BPF: a fake window, timer,
- * dump thread and control clients drive recorder/dump/planner.c through
+ * dump thread and control clients drive recorder/daemon/planner.c through
  * its ops. Lone triggers, pre and post windows, merging and its limit,
  * cooldown and max_per_hour, the one-dump-at-a-time and one-start-per-
  * second rules, a storm of 100 firings, the pin, a failed start, aborting.

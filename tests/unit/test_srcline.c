@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_srcline.c - unit tests of recorder/proc/srcline.c and of the
+ * test_srcline.c - unit tests of recorder/symbols/srcline.c and of the
  * source lines of symbols.c (elfsyms__lines()).
  *
  * Programs are built here with gcc -O2 -g and their answers compared with

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * test_symbols.c - unit tests of recorder/proc/symbols.c.
+ * test_symbols.c - unit tests of recorder/symbols/symbols.c.
  *
  * Real processes, real binaries and the real /proc/kallsyms where they
  * exist; small ELF files are built here byte by byte for exact layouts.

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test_untrusted.c - the one way flightrecd opens files other users
- * control (recorder/proc/untrusted.c), on real files, FIFOs, devices, symlinks
+ * control (recorder/symbols/untrusted.c), on real files, FIFOs, devices, symlinks
  * and hard links in a private directory; then the same through the
  * component walk that stands in for openat2 on older kernels. Needs root
  * for the owner cases (chown to nobody's uid).

@@ -37,7 +37,7 @@
 
 #include <poll.h>
 
-#include "../../bpf/contract.h"
+#include "contract.h"
 #include "drain.h"
 #include "dumper.h"
 #include "symbols.h"

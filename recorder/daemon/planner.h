@@ -26,8 +26,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../../triggers/control.h"
-#include "../../triggers/trigger.h"
+#include "control.h"
+#include "trigger.h"
 
 #define FR_PLAN_FIRES		32	/* triggers named in one dump */
 #define FR_PLAN_LATER		64	/* firings waiting for the next plan */

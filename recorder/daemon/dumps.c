@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * plan.c - the daemon's side of dumps: it drives the planner (dump/planner.h)
+ * dumps.c - the daemon's side of dumps: it drives the planner (planner.h)
  * with the window, the freeze timer, the dump thread and the control
  * clients, starts each dump (with its META, TRIG and LOSS from dumpmeta.c),
  * and handles a finished one: its log line, its place in the history,
@@ -18,7 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "daemon.h"
+#include "dumpmeta.h"
+#include "dumps.h"
 #include "log.h"
 #include "retention.h"
 #include "util.h"
@@ -83,8 +84,8 @@ static void op_reply(void *ctx, int id, const char *text)
 
 static int op_start(void *ctx, const struct dump_plan *p, uint64_t *first);
 
-/* plan__init() - the planner, driven by this daemon's window, timer, dumper and clients. */
-void plan__init(struct daemon *dm)
+/* dumps__init() - the planner, driven by this daemon's window, timer, dumper and clients. */
+void dumps__init(struct daemon *dm)
 {
 	const struct planner_ops ops = {
 		.ctx = dm, .lower_bound = op_lower_bound, .pin = op_pin, .arm = op_arm,
@@ -95,10 +96,10 @@ void plan__init(struct daemon *dm)
 }
 
 /*
- * plan__fire() - trigger @t fired (@f): the planner's verdict, logged.
+ * dumps__fire() - trigger @t fired (@f): the planner's verdict, logged.
  * @waiter is a control client owed the dump's path, or 0.
  */
-void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
+void dumps__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire *f,
 		int waiter)
 {
 	const struct dump_plan *p = planner__plan(&dm->planner);
@@ -123,7 +124,7 @@ void plan__fire(struct daemon *dm, struct trigger *t, const struct trigger_fire 
 			p->nfires + p->merged > 1 ? " (merged into the coming dump)" : "");
 		break;
 	}
-	plan__try_freeze(dm);
+	dumps__try_freeze(dm);
 }
 
 /* ------------------------------------------------------------------ dumps */
@@ -181,9 +182,9 @@ fail:
 }
 
 /*
- * plan__try_freeze() - start the plan's dump if it is due (planner__try_freeze()).
+ * dumps__try_freeze() - start the plan's dump if it is due (planner__try_freeze()).
  */
-void plan__try_freeze(struct daemon *dm)
+void dumps__try_freeze(struct daemon *dm)
 {
 	const struct dump_plan *p = planner__plan(&dm->planner);
 	char reason[FR_TRIGGER_TEXT];
@@ -239,13 +240,13 @@ static void run_hook(struct daemon *dm, const char *path)
 		return;
 	err = conf_split_command(dm->cfg->on_dump, &argv, &argc);
 	if (!err)
-		err = hooks__spawn(&dm->hooks, argv, path, dm->cfg->on_dump_timeout_ns, &slot);
-	if (!err && daemon_epoll_add(dm, hooks__pidfd(&dm->hooks, slot), EPOLLIN,
+		err = ondump__spawn(&dm->ondump, argv, path, dm->cfg->on_dump_timeout_ns, &slot);
+	if (!err && daemon_epoll_add(dm, ondump__pidfd(&dm->ondump, slot), EPOLLIN,
 				     FR_EV_TAG_HOOK | (uint64_t)slot << 8))
 		err = -errno;
 	if (err == -EBUSY)
 		fr_warn("on_dump for '%s' skipped: %d hooks still running, ignoring", path,
-			FR_HOOKS_MAX);
+			FR_ONDUMP_MAX);
 	else if (err)
 		fr_warn("failed to run on_dump '%s' for '%s': %s, ignoring", dm->cfg->on_dump,
 			path, strerror(-err));
@@ -254,16 +255,16 @@ static void run_hook(struct daemon *dm, const char *path)
 	conf_free_argv(argv);
 }
 
-/* plan__hook_done() - an on_dump command ended: log how. */
-void plan__hook_done(struct daemon *dm, int slot)
+/* dumps__hook_done() - an on_dump command ended: log how. */
+void dumps__hook_done(struct daemon *dm, int slot)
 {
 	char path[256];
 	uint64_t ns;
 	bool killed;
 	int st;
 
-	snprintf(path, sizeof(path), "%s", dm->hooks.run[slot].path);
-	if (hooks__reap(&dm->hooks, slot, &st, &ns, &killed))
+	snprintf(path, sizeof(path), "%s", dm->ondump.run[slot].path);
+	if (ondump__reap(&dm->ondump, slot, &st, &ns, &killed))
 		return;
 	if (killed)
 		fr_warn("on_dump for '%s' killed after its timeout of %.0f s, ignoring", path,
@@ -278,10 +279,10 @@ void plan__hook_done(struct daemon *dm, int slot)
 }
 
 /*
- * plan__dump_done() - the dump thread finished: tell the requesters, apply
+ * dumps__dump_done() - the dump thread finished: tell the requesters, apply
  * retention, and freeze the next plan if it is due.
  */
-void plan__dump_done(struct daemon *dm)
+void dumps__dump_done(struct daemon *dm)
 {
 	struct dump_result r;
 	char reply[PATH_MAX + 600];
@@ -306,11 +307,11 @@ void plan__dump_done(struct daemon *dm)
 	}
 	planner__dump_done(&dm->planner, reply);
 	if (!dm->stopping)
-		plan__try_freeze(dm);
+		dumps__try_freeze(dm);
 }
 
-/* plan__abort() - stopping: a plan that never froze answers its waiters. */
-void plan__abort(struct daemon *dm)
+/* dumps__abort() - stopping: a plan that never froze answers its waiters. */
+void dumps__abort(struct daemon *dm)
 {
 	planner__abort(&dm->planner, "error the daemon is stopping\n");
 }

@@ -17,6 +17,7 @@
 #include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>

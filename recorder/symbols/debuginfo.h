@@ -48,7 +48,22 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "symbols.h"
+#define FR_BUILDID_MAX 20
+
+/* A GNU build-id; longer ids are truncated to FR_BUILDID_MAX bytes. */
+struct fr_buildid {
+	uint8_t len;
+	uint8_t id[FR_BUILDID_MAX];
+};
+
+/* Where the symbols of a table came from besides the binary, and what was refused. */
+#define FR_DEBUG_BUILDID	 (1U << 0)	/* merged: <root>/.build-id/xx/yyyy.debug */
+#define FR_DEBUG_LINK		 (1U << 1)	/* merged: the .gnu_debuglink file */
+#define FR_DEBUG_MINI		 (1U << 2)	/* merged: MiniDebugInfo (.gnu_debugdata) */
+#define FR_DEBUG_LINK_CRC	 (1U << 3)	/* a debuglink candidate failed its CRC */
+#define FR_DEBUG_BUILDID_MISMATCH (1U << 4)	/* a debug file with another build-id */
+#define FR_DEBUG_BAD		 (1U << 5)	/* a debug file or MiniDebugInfo malformed or too big */
+#define FR_DEBUG_PENDING	 (1U << 6)	/* the debug search ran out of time: load again later */
 
 #define FR_DEBUG_ROOT		"/usr/lib/debug"
 /* Largest decompressed MiniDebugInfo (Fedora's are a few MiB at most). */
@@ -109,7 +124,7 @@ int debuginfo__open(int fd, Elf *bin, const struct fr_buildid *id,
 Elf *debuginfo__elf(const struct debuginfo *d);
 
 /*
- * debuginfo__flags() - FR_DEBUG_* (symbols.h): the source of the handle,
+ * debuginfo__flags() - FR_DEBUG_* (above): the source of the handle,
  * if any, and the refusals met on the way.
  */
 unsigned int debuginfo__flags(const struct debuginfo *d);

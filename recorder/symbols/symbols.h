@@ -21,15 +21,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "debuginfo.h"
 #include "srcline.h"
-
-#define FR_BUILDID_MAX 20
-
-/* A GNU build-id; longer ids are truncated to FR_BUILDID_MAX bytes. */
-struct fr_buildid {
-	uint8_t len;
-	uint8_t id[FR_BUILDID_MAX];
-};
 
 /* One mapping line of /proc/PID/maps. */
 struct fr_mapping {
@@ -115,15 +108,6 @@ void procmaps__free(struct procmaps *pm);
  * load time (demangle.h); the mangled name is kept beside.
  */
 struct elfsyms;
-
-/* Where the symbols of a table came from besides the binary, and what was refused. */
-#define FR_DEBUG_BUILDID	 (1U << 0)	/* merged: <root>/.build-id/xx/yyyy.debug */
-#define FR_DEBUG_LINK		 (1U << 1)	/* merged: the .gnu_debuglink file */
-#define FR_DEBUG_MINI		 (1U << 2)	/* merged: MiniDebugInfo (.gnu_debugdata) */
-#define FR_DEBUG_LINK_CRC	 (1U << 3)	/* a debuglink candidate failed its CRC */
-#define FR_DEBUG_BUILDID_MISMATCH (1U << 4)	/* a debug file with another build-id */
-#define FR_DEBUG_BAD		 (1U << 5)	/* a debug file or MiniDebugInfo malformed or too big */
-#define FR_DEBUG_PENDING	 (1U << 6)	/* the debug search ran out of time: load again later */
 
 /* The bound of one table when no cache sets it (symcache: a quarter of its budget). */
 #define FR_ELFSYMS_MAX_BYTES	(16ULL << 20)

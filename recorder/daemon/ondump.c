@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * hooks.c - run the on_dump command. See hooks.h.
+ * ondump.c - run the on_dump command. See ondump.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -11,18 +11,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "hooks.h"
+#include "ondump.h"
 #include "util.h"
 
 extern char **environ;
 
 /*
- * hooks__spawn() - start @argv with @path appended, without a shell, with
+ * ondump__spawn() - start @argv with @path appended, without a shell, with
  * a default signal mask and stdin from /dev/null. *@slot gets its slot,
  * whose pidfd turns readable when it exits. Returns 0, -EBUSY when
- * FR_HOOKS_MAX hooks still run (this one is skipped), or -errno.
+ * FR_ONDUMP_MAX hooks still run (this one is skipped), or -errno.
  */
-int hooks__spawn(struct hooks *h, char *const *argv, const char *path,
+int ondump__spawn(struct ondump *h, char *const *argv, const char *path,
 		 uint64_t timeout_ns, int *slot)
 {
 	char *args[40];
@@ -32,9 +32,9 @@ int hooks__spawn(struct hooks *h, char *const *argv, const char *path,
 	int i, n, err;
 	pid_t pid;
 
-	for (i = 0; i < FR_HOOKS_MAX && h->run[i].pid; i++)
+	for (i = 0; i < FR_ONDUMP_MAX && h->run[i].pid; i++)
 		;
-	if (i == FR_HOOKS_MAX) {
+	if (i == FR_ONDUMP_MAX) {
 		h->skipped++;
 		return -EBUSY;
 	}
@@ -67,16 +67,16 @@ int hooks__spawn(struct hooks *h, char *const *argv, const char *path,
 	return h->run[i].pidfd < 0 ? -errno : 0;
 }
 
-int hooks__pidfd(const struct hooks *h, int slot)
+int ondump__pidfd(const struct ondump *h, int slot)
 {
 	return h->run[slot].pidfd;
 }
 
 /*
- * hooks__reap() - the hook in @slot exited: collect it. *@status gets its
+ * ondump__reap() - the hook in @slot exited: collect it. *@status gets its
  * wait status. Returns 0, or -EAGAIN if it is still running.
  */
-int hooks__reap(struct hooks *h, int slot, int *status, uint64_t *elapsed_ns, bool *killed)
+int ondump__reap(struct ondump *h, int slot, int *status, uint64_t *elapsed_ns, bool *killed)
 {
 	struct hook_run *r = &h->run[slot];
 	pid_t p;
@@ -100,14 +100,14 @@ int hooks__reap(struct hooks *h, int slot, int *status, uint64_t *elapsed_ns, bo
 }
 
 /*
- * hooks__expire() - kill (SIGKILL, its whole process group) every hook
+ * ondump__expire() - kill (SIGKILL, its whole process group) every hook
  * past its deadline. Returns how many were killed.
  */
-int hooks__expire(struct hooks *h, uint64_t now)
+int ondump__expire(struct ondump *h, uint64_t now)
 {
 	int n = 0;
 
-	for (int i = 0; i < FR_HOOKS_MAX; i++) {
+	for (int i = 0; i < FR_ONDUMP_MAX; i++) {
 		struct hook_run *r = &h->run[i];
 
 		if (!r->pid || r->killed || now < r->deadline)
@@ -122,10 +122,10 @@ int hooks__expire(struct hooks *h, uint64_t now)
 	return n;
 }
 
-/* hooks__kill_all() - stopping: end every hook still running and reap it. */
-void hooks__kill_all(struct hooks *h)
+/* ondump__kill_all() - stopping: end every hook still running and reap it. */
+void ondump__kill_all(struct ondump *h)
 {
-	for (int i = 0; i < FR_HOOKS_MAX; i++) {
+	for (int i = 0; i < FR_ONDUMP_MAX; i++) {
 		struct hook_run *r = &h->run[i];
 
 		if (!r->pid)
