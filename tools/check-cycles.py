@@ -11,7 +11,11 @@ tools/ (tests and benchmarks aside):
             read from the object files of BUILD_DIR with nm: a use of a
             symbol that another source file defines is an edge between the
             two files (a header's inline functions count for the header).
-A cycle in either (two or more files that reach each other) is printed and
+Two more are drawn from both: modules (a header and the .c file of the
+same name are one node, so an inline helper in daemon.h counts as
+daemon.c's and hides no cycle) and folders (recorder/<stage>, conf,
+triggers, tools, bpf).
+A cycle in any (two or more nodes that reach each other) is printed and
 makes the exit status 1; --graph prints every edge too, --tap reports the
 two checks as TAP (meson runs it so: tests/meson.build). Exit status 2 when
 BUILD_DIR holds no object files (build first: ninja -C BUILD_DIR).
@@ -130,6 +134,30 @@ def cycles(graph):
     return out
 
 
+def collapse(graphs, node):
+    """The union of @graphs with each file mapped to node(file); no self-edges."""
+    out = {}
+    for g in graphs:
+        for f, targets in g.items():
+            a = node(f)
+            out.setdefault(a, set())
+            for t in targets:
+                b = node(t)
+                out.setdefault(b, set())
+                if a != b:
+                    out[a].add(b)
+    return out
+
+
+def module_of(f):
+    return os.path.splitext(f)[0]
+
+
+def folder_of(f):
+    parts = f.split(os.sep)
+    return os.sep.join(parts[:2]) if parts[0] == "recorder" else parts[0]
+
+
 def main():
     flags = {a for a in sys.argv[1:] if a.startswith("--")}
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
@@ -142,21 +170,24 @@ def main():
         print(f"check-cycles: no object files under '{build}': build first", file=sys.stderr)
         return 2
     bad = 0
+    graphs = (("include", inc), ("call", calls),
+              ("module", collapse((inc, calls), module_of)),
+              ("folder", collapse((inc, calls), folder_of)))
     if tap:
-        print("1..2")
-    for n, (name, graph) in enumerate((("include", inc), ("call", calls)), 1):
+        print(f"1..{len(graphs)}")
+    for n, (name, graph) in enumerate(graphs, 1):
         if show:
             for f in sorted(graph):
                 for t in sorted(graph[f]):
                     print(f"{name}: {f} -> {t}")
         found = cycles(graph)
-        summary = (f"{name} graph: {len(graph)} files, {sum(map(len, graph.values()))} edges, "
+        summary = (f"{name} graph: {len(graph)} nodes, {sum(map(len, graph.values()))} edges, "
                    f"{len(found)} cycles")
         if tap:
-            print(f"{'not ok' if found else 'ok'} {n} - no {name} cycles between files ({summary})")
+            print(f"{'not ok' if found else 'ok'} {n} - no {name} cycles ({summary})")
         for comp in found:
             edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
-            print(f"{'# ' if tap else ''}{name} cycle among {len(comp)} files: " + "; ".join(edges))
+            print(f"{'# ' if tap else ''}{name} cycle among {len(comp)} nodes: " + "; ".join(edges))
         if not tap:
             print(summary)
         bad += len(found)
