@@ -135,13 +135,20 @@ def removed_cgroup():
         # Its start-up work (slow under ASan) is not what this measures.
         if not d.settle():
             tap.diag("the daemon did not settle within 20 s")
+        # What the daemon costs here anyway (it samples and reads whatever
+        # else runs on the machine, more under ASan): a spin on the dead
+        # fd is a core's worth on top of it, not a fixed bound.
+        cpu0 = d.cpu_seconds()
+        time.sleep(6)
+        before = d.cpu_seconds() - cpu0
         os.rmdir(cg)
         m = d.wait_line(r"trigger 'app': pressure source .* is gone", 10)
         tap.ok(m is not None, "removing the cgroup is logged", d.log())
         cpu0 = d.cpu_seconds()
         time.sleep(6)
         used = d.cpu_seconds() - cpu0
-        tap.ok(used < 0.6, f"no CPU spin after the cgroup went away ({used:.2f} s in 6 s)")
+        tap.ok(used < before + 1.0, f"no CPU spin after the cgroup went away ({used:.2f} s in 6 s, "
+               f"{before:.2f} s in the 6 s before; a spin costs about 6 s)")
         tap.ok(d.proc.poll() is None, "the daemon keeps running")
         rc, out, _ = flightrec("status", "--socket", d.socket)
         tap.ok(rc == 0 and "disarmed" in out, "status shows the trigger disarmed", out)
