@@ -1039,8 +1039,11 @@ static int todo_cmp(const void *a, const void *b)
 static void lines_by_weight(struct encoder *e)
 {
 	const struct fr_dump *d = e->d;
-	uint64_t *w = calloc(d->nframe ? d->nframe : 1, sizeof(*w));
+	uint64_t *w;
 
+	if (!e->ntodo)
+		return;	/* and e->todo may be NULL, which qsort() must not see */
+	w = calloc(d->nframe ? d->nframe : 1, sizeof(*w));
 	if (!w)
 		return;
 	for (uint32_t i = 0; i < d->nstack; i++) {

@@ -123,7 +123,8 @@ static int list(int dirfd, struct entry **out, size_t *n)
 		free(l.v);
 		return err;
 	}
-	qsort(l.v, l.n, sizeof(*l.v), cmp_name);
+	if (l.n)	/* l.v is NULL in an empty directory */
+		qsort(l.v, l.n, sizeof(*l.v), cmp_name);
 	*out = l.v;
 	*n = l.n;
 	return 0;
