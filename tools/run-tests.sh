@@ -5,6 +5,7 @@
 set -u
 cd "$(dirname "$0")/.."
 
+# The same as the meson test setup in meson.build; here for the fuzzers.
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=0:strict_string_checks=1"
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 
