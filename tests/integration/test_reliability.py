@@ -30,31 +30,16 @@ def reads_back(path):
     return flightrec("show", path)[0] == 0
 
 
-def write_phase(env):
-    """When a dump's write phase runs, as (first, last) seconds after SIGUSR1: a
-    daemon set up as atomic_dumps() sets each one up, dumping to the end while
-    its output directory is watched every 2 ms. None if it could not be seen."""
-    out = tempfile.mkdtemp(prefix="fr-kill-cal-")
-    os.chmod(out, 0o700)
-    d = Daemon(tap, window="20s", frequency=999, extra_args=("--output-dir", out), env=env)
-    first = last = None
-    try:
-        if d.ready():
-            subprocess.run([FRSPIN, "--seconds", "1.5", "--threads", "2"])
-            t0 = time.monotonic()
-            d.proc.send_signal(signal.SIGUSR1)
-            while time.monotonic() - t0 < 30:
-                names = os.listdir(out)
-                if any(f.endswith(".tmp") for f in names):
-                    first = first or time.monotonic() - t0
-                    last = time.monotonic() - t0
-                if any(f.endswith(".frd") for f in names):
-                    break
-                time.sleep(0.002)
-    finally:
-        d.cleanup()
-        shutil.rmtree(out, ignore_errors=True)
-    return (first, last) if first is not None else None
+def wait_tmp(out, t0, limit=30):
+    """Poll @out every 2 ms until one of the daemon's "<dump>.tmp" files is
+    there; the seconds since @t0 when it was seen, or None."""
+    while time.monotonic() - t0 < limit:
+        if any(f.startswith("flightrec-2") and f.endswith(".tmp") for f in os.listdir(out)):
+            return time.monotonic() - t0
+        if any(f.endswith(".frd") for f in os.listdir(out)):
+            return None
+        time.sleep(0.002)
+    return None
 
 
 def atomic_dumps():
@@ -71,14 +56,15 @@ def atomic_dumps():
     # last long enough to kill the daemon inside it, at several depths.
     env = dict(os.environ, FLIGHTREC_FAULT_WRITE_DELAY_US="5000")
     # How long a dump encodes before it writes depends on what it holds and on
-    # the machine's load: the kills inside the write phase are aimed at it, as
-    # one dump of the same set-up measured it, the others fall before and after.
-    phase = write_phase(env)
-    tap.diag(f"a dump's write phase, from SIGUSR1: {phase} s")
-    inside = [0.3, 0.4, 0.5, 0.6] if phase is None else \
-        [phase[0] + (phase[1] - phase[0]) * k / 5 for k in range(1, 5)]
-    delays = [0, 0.01, 0.05, 0.1] + inside + [1.0, 1.5]
-    for delay in delays:
+    # the machine's load (0.5-1.2 s under ASan): a kill aimed at a time after
+    # SIGUSR1 lands inside the write phase only by luck. So the kills come in
+    # two kinds: at fixed times after SIGUSR1 (before, around and after the
+    # write), and at fixed times after the daemon's .tmp file is seen (inside).
+    delays = [(0, False), (0.01, False), (0.05, False), (0.1, False),
+              (0, True), (0.02, True), (0.05, True), (0.1, True),
+              (1.0, False), (1.5, False)]
+    inside = []
+    for delay, after_tmp in delays:
         d = Daemon(tap, window="20s", frequency=999, extra_args=("--output-dir", out), env=env)
         try:
             if not d.ready():
@@ -87,6 +73,7 @@ def atomic_dumps():
             spin = subprocess.Popen([FRSPIN, "--seconds", "1.5", "--threads", "2"])
             spin.wait()
             d.proc.send_signal(signal.SIGUSR1)
+            seen = wait_tmp(out, time.monotonic()) if after_tmp else 0
             time.sleep(delay)
             d.proc.send_signal(signal.SIGKILL)
             d.proc.wait()
@@ -95,12 +82,16 @@ def atomic_dumps():
             cleaned = cleaned or "removed leftover temporary file" in d.log()
         tmps = [f for f in os.listdir(out) if f.startswith("flightrec-2") and f.endswith(".tmp")]
         tmp_seen += bool(tmps)
+        if after_tmp:
+            inside.append((delay, seen, bool(tmps)))
         for f in os.listdir(out):
             if f.endswith(".frd") and not reads_back(os.path.join(out, f)):
                 bad.append((delay, f))
     tap.eq(bad, [], f"SIGKILL at {len(delays)} points during dumps never left a .frd that fails to read")
-    tap.ok(tmp_seen >= 2, f"{tmp_seen} of {len(delays)} kills landed in the middle of a write "
-           "(a temporary file was left behind)")
+    tap.diag(f"kills after the .tmp appeared (delay, seen at, left a .tmp): {inside}")
+    landed = sum(t for _, _, t in inside)
+    tap.ok(landed >= 2, f"{landed} of {len(inside)} kills aimed inside a write landed there "
+           f"(a temporary file was left behind; {tmp_seen} of {len(delays)} in all)", inside)
     d = Daemon(tap, extra_args=("--output-dir", out))
     try:
         tap.ok(d.ready(), "the daemon starts on that directory", d.log())
