@@ -21,6 +21,14 @@ FLIGHTRECD = os.environ.get("FLIGHTRECD", "build/recorder/flightrecd")
 FLIGHTREC = os.environ.get("FLIGHTREC", "build/tools/flightrec")
 FRSPIN = os.environ.get("FRSPIN", "build/tests/integration/frspin")
 FR_CONF = os.environ.get("FR_CONF", "conf/flightrec.conf")
+# The workloads with known answers (tests/workloads/), as meson built them.
+FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
+FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
+FRMEM = os.environ.get("FRMEM", "build/tests/integration/frmem")
+FRCXX = os.environ.get("FRCXX", "build/tests/integration/frcxx")
+FRMIX = os.environ.get("FRMIX", "build/tests/integration/frmix")
+FRDL = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
+FRDL2 = os.environ.get("FRDL2", "build/tests/integration/libfrdl2.so")
 
 
 class Tap:
@@ -85,26 +93,40 @@ def daemon_env():
     return env
 
 
-def memory_cgroup(limit):
+def memory_cgroup(limit, prefix="fr-test"):
     """A fresh memory cgroup (v1 or v2) limited to @limit bytes: (dir, procs file), or
-    None where there is no memory controller. The caller removes the directory."""
+    None where there is no memory controller. The caller removes it (remove_cgroup())."""
+    name = f"{prefix}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
     v1 = "/sys/fs/cgroup/memory"
-    name = f"fr-test-{os.getpid()}-{time.monotonic_ns() % 10**9}"
     if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
-        cg = os.path.join(v1, name)
-        os.makedirs(cg, exist_ok=True)
-        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
-            f.write(str(limit))
-        return cg, os.path.join(cg, "cgroup.procs")
-    for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-        ctl = os.path.join(v2, "cgroup.controllers")
-        if os.path.exists(ctl) and "memory" in open(ctl).read():
-            cg = os.path.join(v2, name)
-            os.makedirs(cg, exist_ok=True)
-            with open(os.path.join(cg, "memory.max"), "w") as f:
-                f.write(str(limit))
-            return cg, os.path.join(cg, "cgroup.procs")
-    return None
+        cg, knob = os.path.join(v1, name), "memory.limit_in_bytes"
+    else:
+        for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
+            ctl = os.path.join(v2, "cgroup.controllers")
+            if os.path.exists(ctl) and "memory" in open(ctl).read().split():
+                cg, knob = os.path.join(v2, name), "memory.max"
+                break
+        else:
+            return None
+    os.makedirs(cg, exist_ok=True)
+    with open(os.path.join(cg, knob), "w") as f:
+        f.write(str(limit))
+    return cg, os.path.join(cg, "cgroup.procs")
+
+
+def remove_cgroup(cg, tries=50):
+    """Remove cgroup directory @cg, waiting up to @tries tenths of a second for
+    its last processes to be gone (a killed task leaves it a moment later).
+    Gone already is fine; one still busy after that is left, not an error."""
+    for _ in range(tries):
+        try:
+            os.rmdir(cg)
+            return True
+        except FileNotFoundError:
+            return True
+        except OSError:
+            time.sleep(0.1)
+    return False
 
 
 def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp",

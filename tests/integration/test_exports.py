@@ -26,10 +26,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (memory_cgroup, FLIGHTREC, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
-                     processes, require_root_bpf, show)
+                     processes, require_root_bpf, show, FRTOOL, FRSTALL, remove_cgroup)
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
-FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
 VFORK_MS = 300
 SLICE_NAMES = {"reclaim": "direct reclaim", "memcg": "memcg reclaim", "compaction": "compaction",
                "throttle": "reclaim throttle", "blocked": "blocked", "sleep": "sleep"}
@@ -770,10 +768,7 @@ def check_oom():
                "chrome: the OOM kill is an instant on the victim's track with its memory", kills)
     finally:
         d.cleanup()
-        try:
-            os.rmdir(cgdir)
-        except OSError:
-            pass
+        remove_cgroup(cgdir)
 
 
 def main():

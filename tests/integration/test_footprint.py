@@ -29,9 +29,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FRSPIN, Daemon, Tap, daemon_asan, daemon_env, flightrec, memory_cgroup,  # noqa: E402
-                     require_root_bpf, show)
+                     require_root_bpf, show, FRTOOL, remove_cgroup)
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 # What the RSS may hold beyond the tables: the symbol tables of the binaries
 # seen (libc6-dbg's for libc), /proc and BPF buffers. Measured: +19 MiB, flat.
 FIXED_MIB = 24
@@ -260,10 +259,7 @@ def oom_in_cgroup():
         tap.eq(s["meta"].get("oom_score_adj"), adj, "whose META records the daemon's oom_score_adj")
     finally:
         d.cleanup()
-        try:
-            os.rmdir(cgdir)
-        except OSError:
-            pass
+        remove_cgroup(cgdir)
 
 
 laps()

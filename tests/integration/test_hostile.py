@@ -20,9 +20,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Tap, events, flightrec, require_root_bpf, show  # noqa: E402
+from harness import Daemon, Tap, events, flightrec, require_root_bpf, show, FRTOOL  # noqa: E402
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "corpus", "elf")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -15,9 +15,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (Daemon, Tap, events, flightrec, memory_cgroup, processes,  # noqa: E402
-                     require_root_bpf)
+                     require_root_bpf, FRMEM, remove_cgroup)
 
-FRMEM = os.environ.get("FRMEM", "build/tests/integration/frmem")
 MIB = 1 << 20
 STEP = 4 * MIB          # the default rss_step
 PCT = 0.02              # and rss_step_percent
@@ -219,10 +218,7 @@ def reclaim_by_others(d):
             holder.kill()
         subprocess.run(["rm", "-rf", tmp])
         time.sleep(0.3)
-        try:
-            os.rmdir(cgdir)
-        except OSError:
-            pass
+        remove_cgroup(cgdir)
 
 
 def dmesg_kill(pid):
@@ -303,10 +299,7 @@ def oom_dossier(d):
         sleeper.kill()
         sleeper.wait()
         time.sleep(0.3)
-        try:
-            os.rmdir(cgdir)
-        except OSError:
-            pass
+        remove_cgroup(cgdir)
 
 
 def container(d):
@@ -335,10 +328,7 @@ def container(d):
     finally:
         p.wait(30)
         time.sleep(0.3)
-        try:
-            os.rmdir(cgdir)
-        except OSError:
-            pass
+        remove_cgroup(cgdir)
 
 
 d = Daemon(tap, window="30s", memory="64M", frequency=49)

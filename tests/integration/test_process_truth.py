@@ -13,9 +13,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FLIGHTREC, memory_cgroup, FRSPIN, Daemon, Tap, daemon_env, events,  # noqa: E402
-                     flightrec, processes, require_root_bpf, show)
+                     flightrec, processes, require_root_bpf, show, FRTOOL, remove_cgroup)
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 
 tap = Tap()
 require_root_bpf(tap)
@@ -253,10 +252,7 @@ def oom_kill(d):
     tap.ok(oom and oom[0]["rss_anon"] > 16 << 20, "with the victim's memory", oom)
     tap.ok(len(ex) == 1 and ex[0]["code"] & 0x7f == 9 and oom and ex[0]["start"] == oom[0]["start"],
            "and its exit by SIGKILL belongs to the same incarnation", ex)
-    try:
-        os.rmdir(cgdir)
-    except OSError:
-        pass
+    remove_cgroup(cgdir)
 
 
 d = Daemon(tap, window="3s" if "churn" in sys.argv else "30s")

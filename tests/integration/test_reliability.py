@@ -18,9 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FLIGHTRECD, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
-                     processes, require_root_bpf, show, write_config)
+                     processes, require_root_bpf, show, write_config, FRTOOL, remove_cgroup)
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 
 tap = Tap()
 require_root_bpf(tap)
@@ -238,12 +237,7 @@ def dump_under_memory_pressure():
             os.unlink(data)
         except OSError:
             pass
-        for _ in range(50):
-            try:
-                os.rmdir(cg)
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(cg)
 
 
 def outdir_removed_and_symlinked():

@@ -26,9 +26,8 @@ import zlib
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FLIGHTREC, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
-                     require_root_bpf, show)
+                     require_root_bpf, show, FRSTALL)
 
-FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
 VFORK_MS = 500
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -31,9 +31,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (Daemon, Tap, daemon_env, flightrec, processes,  # noqa: E402
-                     require_root_bpf, show)
+                     require_root_bpf, show, FRTOOL)
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 SECONDS = int(os.environ.get("FR_SOAK_SECONDS", "150"))
 # What the tables may hold beyond 2x their contents: the hash tables' bucket
 # arrays (touched wherever their hashes fall); measured 4.7 MiB at 256M.

@@ -52,12 +52,10 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import FLIGHTREC, Daemon, Tap, require_root_bpf  # noqa: E402
+from harness import FLIGHTREC, Daemon, Tap, require_root_bpf, FRCXX, FRMIX  # noqa: E402
 from stackcmp import (NAME_MAX_OURS, Maps, Sample, our_frame,  # noqa: E402
                       perf_samples, reaches_entry)
 
-FRCXX = os.environ.get("FRCXX", "build/tests/integration/frcxx")
-FRMIX = os.environ.get("FRMIX", "build/tests/integration/frmix")
 FREQ = 499
 # perf and the workload, per workload: ~5000 samples to compare. Two samplers
 # never pick the same instants, so even a perfect unwinder's distributions

@@ -56,11 +56,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (Daemon, Tap, daemon_asan, events, flightrec,  # noqa: E402
-                     memory_cgroup, require_root_bpf, show)
+                     memory_cgroup, require_root_bpf, show, FRTOOL, FRSTALL, remove_cgroup)
 from stackcmp import Maps, our_frame, perf_samples, reaches_entry  # noqa: E402
 
-FRSTALL = os.environ.get("FRSTALL", "build/tests/integration/frstall")
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 MS = 10**6
 MIB = 1 << 20
 VFORK_MS = 300
@@ -270,17 +268,14 @@ def stock_stall(d):
     for f in (out, fifo):
         if os.path.exists(f):
             os.unlink(f)
-    try:
-        os.rmdir(cg)
-    except OSError:
-        pass
+    remove_cgroup(cg)
     if not tap.ok(rc == 0, "stock: perf record of /usr/bin/dd in a 64 MiB cgroup ran", err[-2000:]):
-    pids = {p for p in pids if perf_samples(data, p)}  # not another dd on the machine
         return
     time.sleep(1.5)
     dump = d.dump()
     evs = events(dump) if dump else []
     pids = {e["pid"] for e in evs if e["type"] == "stall" and e["kind"] == "memcg" and e["comm"] == "dd"}
+    pids = {p for p in pids if perf_samples(data, p)}  # not another dd on the machine
     if not tap.ok(len(pids) == 1, f"stock: dd's memcg reclaim stalls are in the dump ({pids})"):
         return
     pid = pids.pop()
@@ -326,10 +321,7 @@ def thrash(seconds, during=None):
     wall = time.monotonic() - t0
     fc1 = int(open(fail).read()) if fc0 is not None else None
     ev1 = memcg_events_max(cg)
-    try:
-        os.rmdir(cg)
-    except OSError:
-        pass
+    remove_cgroup(cg)
     n = perf_count(err)
     tap.ok(p.returncode == 0 and n is not None and n > 100,
            f"memcg: the thrash reclaimed at its limit ({n} reclaims counted by perf in {wall:.1f} s)", err)

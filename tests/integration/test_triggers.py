@@ -16,9 +16,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (memory_cgroup, FLIGHTREC, FLIGHTRECD, Daemon, Tap, events, flightrec,  # noqa: E402
-                     require_root_bpf, show)
+                     require_root_bpf, show, FRTOOL, remove_cgroup)
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
 
 tap = Tap()
 require_root_bpf(tap)
@@ -91,12 +90,7 @@ def memory_pressure():
             os.unlink(data)
         except OSError:
             pass
-        for _ in range(50):
-            try:
-                os.rmdir(cgdir)
-                break
-            except OSError:
-                time.sleep(0.1)
+        remove_cgroup(cgdir)
 
 
 def idle_machine():
@@ -165,10 +159,7 @@ def removed_cgroup():
         tap.ok(m is not None, "when the cgroup is back, the trigger is re-armed (with backoff)")
     finally:
         d.cleanup()
-        try:
-            os.rmdir(cg)
-        except OSError:
-            pass
+        remove_cgroup(cg)
 
 
 def oom_trigger():
@@ -193,10 +184,7 @@ def oom_trigger():
                "the same incarnation whose exit by SIGKILL is in the dump")
     finally:
         d.cleanup()
-        try:
-            os.rmdir(cgdir)
-        except OSError:
-            pass
+        remove_cgroup(cgdir)
 
 
 def storms():

@@ -21,11 +21,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (FLIGHTREC, Daemon, Tap, events, require_root_bpf, show)  # noqa: E402
+from harness import FLIGHTREC, FRDL, FRDL2, FRTOOL, Daemon, Tap, events, require_root_bpf, show  # noqa: E402
 
-FRTOOL = os.environ.get("FRTOOL", "build/tests/integration/frtool")
-FRDL = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
-FRDL2 = os.environ.get("FRDL2", "build/tests/integration/libfrdl2.so")
 SETTLE_S = 0.4		# a new table is attached well within this after a change
 
 tap = Tap()

@@ -70,6 +70,9 @@ import time
 import traceback
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# What the benchmarks share with the integration tests: cgroups, for now.
+sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
+from harness import memory_cgroup, remove_cgroup  # noqa: E402
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 PERF_MMAP = "32M"           # per CPU: holds > 30 s at 999 Hz of this workload
@@ -1654,44 +1657,12 @@ def stall_run(b, o, name, section, secs, secs2, tag):
             "losses": dump_losses(b, dump)}
 
 
-def memory_cgroup(limit):
-    """A fresh memory cgroup (v1 or v2) limited to @limit bytes: (dir, its cgroup.procs),
-    or None where there is no memory controller."""
-    name = f"fr-bench-{os.getpid()}-{time.monotonic_ns() % 10**9}"
-    v1 = "/sys/fs/cgroup/memory"
-    if os.path.exists(os.path.join(v1, "memory.limit_in_bytes")):
-        cg, knob = os.path.join(v1, name), "memory.limit_in_bytes"
-    else:
-        for v2 in ("/sys/fs/cgroup/unified", "/sys/fs/cgroup"):
-            ctl = os.path.join(v2, "cgroup.controllers")
-            if os.path.exists(ctl) and "memory" in open(ctl).read().split():
-                cg, knob = os.path.join(v2, name), "memory.max"
-                break
-        else:
-            return None
-    os.makedirs(cg, exist_ok=True)
-    with open(os.path.join(cg, knob), "w") as f:
-        f.write(str(limit))
-    return cg, os.path.join(cg, "cgroup.procs")
-
-
-def remove_cgroup(cg):
-    for _ in range(50):
-        try:
-            os.rmdir(cg)
-            return
-        except FileNotFoundError:
-            return
-        except OSError:
-            time.sleep(0.1)
-
-
 def stall_thrash(b, o, name, section, secs, mib):
     """The stall programs under a memcg thrash (frtool thrash: a @mib MiB file in a
     STALL_CG_MIB MiB memory cgroup, its pages touched at random for @secs), the daemon
     with @section, kernel.bpf_stats_enabled on: programs, events, or None without a
     memory controller."""
-    mc = memory_cgroup(STALL_CG_MIB << 20)
+    mc = memory_cgroup(STALL_CG_MIB << 20, prefix="fr-bench")
     if mc is None:
         return None
     cg, procs = mc
