@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +22,7 @@
 #include "outdir.h"
 #include "procinfo.h"
 #include "util.h"
+#include "worker.h"
 #include "writer.h"
 
 #define FR_PROCINFO_WAIT_NS	(50 * 1000 * 1000ULL)
@@ -36,12 +36,8 @@ struct dumper {
 	int nice_err;			/* setting FR_DUMP_NICE failed */
 	int efd;
 	bool busy;			/* main thread: a request is out */
-	bool running;			/* the thread was started */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	bool pending;			/* under lock: req is for the thread */
-	bool stop;			/* under lock */
+	struct worker w;		/* the dump thread; its lock guards what follows */
+	bool pending;			/* req is for the thread */
 	struct dump_request req;
 	struct dump_result res;
 };
@@ -65,10 +61,10 @@ static int start_thread(struct dumper *dp)
 		old = 0;
 	if (setpriority(PRIO_PROCESS, self, FR_DUMP_NICE))
 		dp->nice_err = -errno;
-	err = pthread_create(&dp->thread, NULL, dump_thread, dp);
+	err = worker__start(&dp->w, dump_thread, dp);
 	if (!dp->nice_err)
 		setpriority(PRIO_PROCESS, self, old);
-	return -err;
+	return err;
 }
 
 /*
@@ -89,16 +85,14 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 		dp->write_delay_us = (unsigned)strtoul(getenv("FLIGHTREC_FAULT_WRITE_DELAY_US"), NULL, 10);
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	dp->sym = symbolizer__new(sc);
-	pthread_mutex_init(&dp->lock, NULL);
-	pthread_cond_init(&dp->wake, NULL);
-	if (dp->efd < 0 || !dp->sym || (errno = -start_thread(dp))) {
+	if (dp->efd < 0 || !dp->sym || (errno = -worker__init(&dp->w)) ||
+	    (errno = -start_thread(dp))) {
 		int e = errno;
 
 		dumper__free(dp);
 		errno = e;
 		return NULL;
 	}
-	dp->running = true;
 	return dp;
 }
 
@@ -118,16 +112,9 @@ void dumper__free(struct dumper *dp)
 {
 	if (!dp)
 		return;
-	if (dp->running) {
-		pthread_mutex_lock(&dp->lock);
-		dp->stop = true;
-		pthread_cond_signal(&dp->wake);
-		pthread_mutex_unlock(&dp->lock);
-		if (fr_join_bounded(dp->thread, FR_DUMP_STOP_WAIT_NS))
-			return;
-	}
-	pthread_cond_destroy(&dp->wake);
-	pthread_mutex_destroy(&dp->lock);
+	if (worker__stop(&dp->w, FR_DUMP_STOP_WAIT_NS))
+		return;	/* left behind, with what it uses */
+	worker__fini(&dp->w);
 	dump_request__free(&dp->req);
 	symbolizer__free(dp->sym);
 	if (dp->efd >= 0)
@@ -307,22 +294,22 @@ static void *dump_thread(void *arg)
 
 	symbolizer__warm(dp->sym);
 	malloc_trim(0);		/* the parse's scratch is locked memory: give it back */
-	pthread_mutex_lock(&dp->lock);
+	worker__lock(&dp->w);
 	for (;;) {
-		while (!dp->pending && !dp->stop)
-			pthread_cond_wait(&dp->wake, &dp->lock);
+		while (!dp->pending && !worker__stopping(&dp->w))
+			worker__wait(&dp->w, UINT64_MAX);
 		if (!dp->pending)
 			break;
-		pthread_mutex_unlock(&dp->lock);
+		worker__unlock(&dp->w);
 		write_dump(dp);
 		dp->res.elapsed_ns = fr_boottime_ns() - dp->req.requested;
 		malloc_trim(0);	/* and the dump's buffers */
-		pthread_mutex_lock(&dp->lock);
+		worker__lock(&dp->w);
 		dp->pending = false;
 		if (write(dp->efd, &one, sizeof(one)) < 0)
 			dp->res.err = dp->res.err ? dp->res.err : -errno;
 	}
-	pthread_mutex_unlock(&dp->lock);
+	worker__unlock(&dp->w);
 	return NULL;
 }
 
@@ -335,14 +322,14 @@ int dumper__start(struct dumper *dp, struct dump_request *req)
 {
 	if (dp->busy)
 		return -EBUSY;
-	pthread_mutex_lock(&dp->lock);
+	worker__lock(&dp->w);
 	dump_request__free(&dp->req);
 	dp->req = *req;
 	memset(req, 0, sizeof(*req));
 	memset(&dp->res, 0, sizeof(dp->res));
 	dp->pending = true;
-	pthread_cond_signal(&dp->wake);
-	pthread_mutex_unlock(&dp->lock);
+	worker__wake(&dp->w);
+	worker__unlock(&dp->w);
 	dp->busy = true;
 	return 0;
 }
@@ -360,10 +347,10 @@ int dumper__finish(struct dumper *dp, struct dump_result *res)
 		return -EAGAIN;
 	if (read(dp->efd, &v, sizeof(v)) != sizeof(v))
 		return -EAGAIN;
-	pthread_mutex_lock(&dp->lock);
+	worker__lock(&dp->w);
 	*res = dp->res;
 	dump_request__free(&dp->req);
-	pthread_mutex_unlock(&dp->lock);
+	worker__unlock(&dp->w);
 	dp->busy = false;
 	return 0;
 }

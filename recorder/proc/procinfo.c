@@ -19,6 +19,7 @@
 #include "procinfo.h"
 #include "tables.h"
 #include "util.h"
+#include "worker.h"
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
@@ -417,10 +418,8 @@ struct procinfo {
 	_Atomic unsigned what;	/* FR_META_* for every read (changes on reload) */
 	_Atomic uint64_t timeout_ns;	/* each read's deadline: resolve_timeout */
 	struct unwinder *_Atomic uw;	/* unwind tables for sampled processes, or NULL */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t more;
-	pthread_cond_t idle;
+	struct worker w;	/* the /proc worker; its lock guards what follows */
+	pthread_cond_t idle;	/* a request was handled (procinfo__sync()) */
 	struct req *q;		/* two rings of cap: [0] first, [1] later */
 	size_t cap;
 	size_t head[2];		/* next to take */
@@ -429,7 +428,6 @@ struct procinfo {
 	uint64_t due[FR_DEFERRED_MAX];
 	size_t ndeferred;
 	bool busy;
-	bool stop;
 	uint64_t queued[2];	/* requests ever queued, per queue (not deferred) */
 	uint64_t done[2];	/* of those, handled (each queue is FIFO) */
 	struct procinfo_stats st;
@@ -451,12 +449,12 @@ static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
 		return 0;
 	snprintf(dir, sizeof(dir), "/proc/%u", pid);
 	err = unwinder__attach(uw, pid, start, m->ugen, dir, m->img->maps, NULL);
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	if (!err)
 		pi->st.unwind_attached++;
 	else if (err == -ESTALE)
 		pi->st.unwind_stale++;
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	return err;
 }
 
@@ -478,7 +476,7 @@ static void do_read(struct procinfo *pi, const struct req *r)
 			attach_rows(pi, r->pid, r->start, m);
 	}
 
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	if (err)
 		pi->st.gone++;
 	else
@@ -487,7 +485,7 @@ static void do_read(struct procinfo *pi, const struct req *r)
 		pi->st.deadline++;
 		pi->st.deadline_maps += m->img->skipped;
 	}
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	if (!err && proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
 		proc_meta__put(m);
 }
@@ -511,12 +509,12 @@ static bool defer_locked(struct procinfo *pi, const struct req *r, uint64_t due)
 /* A maps re-read held back by the rate limit. */
 static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
 {
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	if (defer_locked(pi, r, due))
 		pi->st.limited++;
 	else
 		pi->st.dropped++;
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 }
 
 /*
@@ -536,9 +534,9 @@ static bool code_changed(struct procinfo *pi, const struct req *r, const struct 
 		return false;
 	if (proctable__new_era(pi->pt, r->slot, r->pid, r->start, changed))
 		return false;
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	pi->st.code_eras++;
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	return true;
 }
 
@@ -582,9 +580,9 @@ static void do_check(struct procinfo *pi, const struct req *r)
 		defer(pi, r, stamp + FR_REREAD_NS);
 		return;
 	}
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	pi->st.rereads++;
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	do_read(pi, r);
 }
 
@@ -600,9 +598,9 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 		do_read(pi, r);
 		return;
 	}
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	pi->st.inherited++;
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
 		proc_meta__put(m);
 }
@@ -627,23 +625,6 @@ static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_
 		*next = FR_MIN(*next, pi->due[i]);
 	}
 	return false;
-}
-
-/* Wait for work, or until the next deferred re-read is due. */
-static void wait_work(struct procinfo *pi, uint64_t next)
-{
-	struct timespec ts;
-	uint64_t now, rt;
-
-	if (next == UINT64_MAX) {
-		pthread_cond_wait(&pi->more, &pi->lock);
-		return;
-	}
-	now = fr_boottime_ns();
-	rt = fr_clock_ns(CLOCK_REALTIME) + (next > now ? next - now : 0);
-	ts.tv_sec = rt / FR_NSEC_PER_SEC;
-	ts.tv_nsec = rt % FR_NSEC_PER_SEC;
-	pthread_cond_timedwait(&pi->more, &pi->lock, &ts);
 }
 
 /*
@@ -673,36 +654,36 @@ static int take_queued(struct procinfo *pi, struct req *r)
 	return -1;
 }
 
-static void *worker(void *arg)
+static void *worker_main(void *arg)
 {
 	struct procinfo *pi = arg;
 	struct req r;
 	uint64_t next;
 	int taken;
 
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	for (;;) {
-		while (!pi->stop && !pi->len[0] && !pi->len[1] &&
+		while (!worker__stopping(&pi->w) && !pi->len[0] && !pi->len[1] &&
 		       !take_due(pi, fr_boottime_ns(), &r, &next))
-			wait_work(pi, next);
-		if (pi->stop)
+			worker__wait(&pi->w, next);	/* or the next deferred re-read */
+		if (worker__stopping(&pi->w))
 			break;
 		taken = take_queued(pi, &r);
 		pi->busy = true;
-		pthread_mutex_unlock(&pi->lock);
+		worker__unlock(&pi->w);
 		if (r.kind == FR_INFO_CHECK)
 			do_check(pi, &r);
 		else if (r.kind == FR_INFO_INHERIT)
 			do_inherit(pi, &r);
 		else
 			do_read(pi, &r);
-		pthread_mutex_lock(&pi->lock);
+		worker__lock(&pi->w);
 		pi->busy = false;
 		if (taken >= 0)
 			pi->done[taken]++;
 		pthread_cond_broadcast(&pi->idle);
 	}
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	return NULL;
 }
 
@@ -748,17 +729,18 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 	proctable__set_meta_ops(pt, &proc_meta__ops);
 	pi->sc = sc;
 	symcache__set_marker(sc, mark_live, pi);
-	pthread_mutex_init(&pi->lock, NULL);
-	pthread_cond_init(&pi->more, NULL);
-	pthread_cond_init(&pi->idle, NULL);
-	err = pthread_create(&pi->thread, NULL, worker, pi);
+	err = worker__init(&pi->w);
+	if (!err) {
+		pthread_cond_init(&pi->idle, NULL);
+		err = worker__start(&pi->w, worker_main, pi);
+		if (err)
+			pthread_cond_destroy(&pi->idle);
+	}
 	if (err) {
-		pthread_cond_destroy(&pi->idle);
-		pthread_cond_destroy(&pi->more);
-		pthread_mutex_destroy(&pi->lock);
+		worker__fini(&pi->w);
 		free(pi->q);
 		free(pi);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return pi;
@@ -773,16 +755,11 @@ void procinfo__free(struct procinfo *pi)
 {
 	if (!pi)
 		return;
-	pthread_mutex_lock(&pi->lock);
-	pi->stop = true;
-	pthread_cond_broadcast(&pi->more);
-	pthread_mutex_unlock(&pi->lock);
-	if (fr_join_bounded(pi->thread, FR_STOP_WAIT_NS))
-		return;
+	if (worker__stop(&pi->w, FR_STOP_WAIT_NS))
+		return;	/* left behind, with what it uses */
 	symcache__set_marker(pi->sc, NULL, NULL);
 	pthread_cond_destroy(&pi->idle);
-	pthread_cond_destroy(&pi->more);
-	pthread_mutex_destroy(&pi->lock);
+	worker__fini(&pi->w);
 	free(pi->q);
 	free(pi);
 }
@@ -800,7 +777,7 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	struct req *r;
 	int err = 0;
 
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	pi->st.requests++;
 	if (kind == FR_INFO_READ_SOON) {
 		struct req soon = { .kind = FR_INFO_READ, .slot = slot, .pid = pid, .start = start };
@@ -828,9 +805,9 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	pi->queued[k]++;
 	/* Woken once per batch by procinfo__kick(), or when the queue fills up. */
 	if (pi->len[k] == FR_INFO_KICK_LEN)
-		pthread_cond_signal(&pi->more);
+		worker__wake(&pi->w);
 out:
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 	return err;
 }
 
@@ -841,10 +818,10 @@ out:
  */
 void procinfo__kick(struct procinfo *pi)
 {
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	if (pi->len[0] || pi->len[1] || pi->ndeferred)
-		pthread_cond_signal(&pi->more);
-	pthread_mutex_unlock(&pi->lock);
+		worker__wake(&pi->w);
+	worker__unlock(&pi->w);
 }
 
 /*
@@ -883,9 +860,9 @@ int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t
 
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st)
 {
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	*st = pi->st;
-	pthread_mutex_unlock(&pi->lock);
+	worker__unlock(&pi->w);
 }
 
 /*
@@ -903,12 +880,12 @@ int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns)
 	end = (uint64_t)ts.tv_sec * FR_NSEC_PER_SEC + ts.tv_nsec + timeout_ns;
 	ts.tv_sec = end / FR_NSEC_PER_SEC;
 	ts.tv_nsec = end % FR_NSEC_PER_SEC;
-	pthread_mutex_lock(&pi->lock);
+	worker__lock(&pi->w);
 	want[0] = pi->queued[0];
 	want[1] = pi->queued[1];
-	pthread_cond_signal(&pi->more);
+	worker__wake(&pi->w);
 	while ((pi->done[0] < want[0] || pi->done[1] < want[1]) && !err)
-		err = pthread_cond_timedwait(&pi->idle, &pi->lock, &ts);
-	pthread_mutex_unlock(&pi->lock);
+		err = pthread_cond_timedwait(&pi->idle, &pi->w.lock, &ts);
+	worker__unlock(&pi->w);
 	return err ? -ETIMEDOUT : 0;
 }

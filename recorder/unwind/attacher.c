@@ -28,7 +28,6 @@
  * FR_ATTACH_RETRY_NS ago is not queued again.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +39,7 @@
 #include "symbols.h"
 #include "tables.h"
 #include "util.h"
+#include "worker.h"
 
 #define FR_ATTACH_QUEUE		256
 #define FR_ATTACH_RECENT	512	/* power of two */
@@ -64,15 +64,12 @@ struct attach_recent {
 
 struct attacher {
 	struct unwinder *u;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t more;
+	struct worker w;	/* its lock guards everything below */
 	struct attach_req q[FR_ATTACH_QUEUE];	/* unordered: see take_hottest() */
 	unsigned len;
 	uint64_t seq;
 	struct attach_req cur;	/* the request being served */
 	struct attach_recent recent[FR_ATTACH_RECENT];
-	bool stop;
 	struct attacher_stats st;
 };
 
@@ -102,14 +99,14 @@ static int attach_one(struct attacher *a, const struct attach_req *r)
 		err = unwinder__attach(a->u, r->pid, r->start, gen, dir, pm, &yield);
 		procmaps__free(pm);
 	}
-	pthread_mutex_lock(&a->lock);
+	worker__lock(&a->w);
 	if (err == -EAGAIN)
 		a->st.yielded++;
 	else if (err)
 		a->st.failed++;
 	else
 		a->st.attached++;
-	pthread_mutex_unlock(&a->lock);
+	worker__unlock(&a->w);
 	return err;
 }
 
@@ -179,13 +176,13 @@ static bool hotter_waits(void *ctx)
 	uint32_t mine;
 	bool hotter;
 
-	pthread_mutex_lock(&a->lock);
+	worker__lock(&a->w);
 	e = recent_slot(a, a->cur.pid, a->cur.start);
 	mine = e->pid == a->cur.pid && e->start == a->cur.start ? e->demand : 0;
-	hotter = a->stop;
+	hotter = worker__stopping(&a->w);
 	for (unsigned i = 0; i < a->len && !hotter; i++)
 		hotter = demand_of(a, &a->q[i]) > mine;
-	pthread_mutex_unlock(&a->lock);
+	worker__unlock(&a->w);
 	return hotter;
 }
 
@@ -212,74 +209,50 @@ static void served(struct attacher *a, bool again, uint64_t now)
 	}
 }
 
-/* Under the lock: sleep until a request comes, a stop, or CLOCK_BOOTTIME @until. */
-static void wait_more(struct attacher *a, uint64_t until)
-{
-	uint64_t now = fr_boottime_ns();
-	struct timespec ts;
-
-	if (until == UINT64_MAX) {
-		pthread_cond_wait(&a->more, &a->lock);
-		return;
-	}
-	if (until <= now)
-		return;
-	/* The condition waits on CLOCK_MONOTONIC (attacher__new()); the same span. */
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	until = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + (until - now);
-	ts.tv_sec = (time_t)(until / 1000000000ULL);
-	ts.tv_nsec = (long)(until % 1000000000ULL);
-	pthread_cond_timedwait(&a->more, &a->lock, &ts);
-}
-
 static void *attacher_main(void *arg)
 {
 	struct attacher *a = arg;
 	int err;
 
-	pthread_mutex_lock(&a->lock);
+	worker__lock(&a->w);
 	for (;;) {
 		struct attach_req r;
 		uint64_t next;
 
-		while (!a->stop && !a->len)
-			pthread_cond_wait(&a->more, &a->lock);
-		if (a->stop)
+		while (!worker__stopping(&a->w) && !a->len)
+			worker__wait(&a->w, UINT64_MAX);
+		if (worker__stopping(&a->w))
 			break;
 		if (!take_hottest(a, fr_boottime_ns(), &next)) {
-			wait_more(a, next);
+			if (next > fr_boottime_ns())
+				worker__wait(&a->w, next);
 			continue;
 		}
 		r = a->cur;
-		pthread_mutex_unlock(&a->lock);
+		worker__unlock(&a->w);
 		err = attach_one(a, &r);
-		pthread_mutex_lock(&a->lock);
-		served(a, err == -EAGAIN && !a->stop, fr_boottime_ns());
+		worker__lock(&a->w);
+		served(a, err == -EAGAIN && !worker__stopping(&a->w), fr_boottime_ns());
 	}
-	pthread_mutex_unlock(&a->lock);
+	worker__unlock(&a->w);
 	return NULL;
 }
 
 struct attacher *attacher__new(struct unwinder *u)
 {
 	struct attacher *a = calloc(1, sizeof(*a));
-	pthread_condattr_t ca;
 	int err;
 
 	if (!a)
 		return NULL;
 	a->u = u;
-	pthread_mutex_init(&a->lock, NULL);
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&a->more, &ca);
-	pthread_condattr_destroy(&ca);
-	err = pthread_create(&a->thread, NULL, attacher_main, a);
+	err = worker__init(&a->w);
+	if (!err)
+		err = worker__start(&a->w, attacher_main, a);
 	if (err) {
-		pthread_cond_destroy(&a->more);
-		pthread_mutex_destroy(&a->lock);
+		worker__fini(&a->w);
 		free(a);
-		errno = err;
+		errno = -err;
 		return NULL;
 	}
 	return a;
@@ -289,14 +262,9 @@ void attacher__free(struct attacher *a)
 {
 	if (!a)
 		return;
-	pthread_mutex_lock(&a->lock);
-	a->stop = true;
-	pthread_cond_signal(&a->more);
-	pthread_mutex_unlock(&a->lock);
-	if (fr_join_bounded(a->thread, FR_STOP_WAIT_NS))
-		return;
-	pthread_cond_destroy(&a->more);
-	pthread_mutex_destroy(&a->lock);
+	if (worker__stop(&a->w, FR_STOP_WAIT_NS))
+		return;	/* left behind, with what it uses */
+	worker__fini(&a->w);
 	free(a);
 }
 
@@ -351,7 +319,7 @@ static void request(struct attacher *a, uint32_t pid, uint64_t start, uint32_t d
 {
 	uint64_t now = fr_boottime_ns();
 
-	pthread_mutex_lock(&a->lock);
+	worker__lock(&a->w);
 	if (want_queue(a, pid, start, now, demand)) {
 		a->st.requests++;
 		if (a->len == FR_ATTACH_QUEUE && !(demand && drop_idle(a))) {
@@ -359,10 +327,10 @@ static void request(struct attacher *a, uint32_t pid, uint64_t start, uint32_t d
 			recent_slot(a, pid, start)->queued = false;
 		} else {
 			a->q[a->len++] = (struct attach_req){ pid, start, a->seq++, now + delay };
-			pthread_cond_signal(&a->more);
+			worker__wake(&a->w);
 		}
 	}
-	pthread_mutex_unlock(&a->lock);
+	worker__unlock(&a->w);
 }
 
 void attacher__request(struct attacher *a, uint32_t pid, uint64_t start)
@@ -377,7 +345,7 @@ void attacher__request_exec(struct attacher *a, uint32_t pid, uint64_t start)
 
 void attacher__stats(struct attacher *a, struct attacher_stats *st)
 {
-	pthread_mutex_lock(&a->lock);
+	worker__lock(&a->w);
 	*st = a->st;
-	pthread_mutex_unlock(&a->lock);
+	worker__unlock(&a->w);
 }
