@@ -56,11 +56,11 @@ static void host_identity(struct daemon *dm)
 {
 	struct utsname u;
 
-	if (gethostname(dm->host, sizeof(dm->host)))
-		snprintf(dm->host, sizeof(dm->host), "unknown");
+	if (gethostname(dm->ident.host, sizeof(dm->ident.host)))
+		snprintf(dm->ident.host, sizeof(dm->ident.host), "unknown");
 	if (!uname(&u))
-		snprintf(dm->kernel, sizeof(dm->kernel), "%s", u.release);
-	read_first_line("/proc/sys/kernel/random/boot_id", dm->boot_id, sizeof(dm->boot_id));
+		snprintf(dm->ident.kernel, sizeof(dm->ident.kernel), "%s", u.release);
+	read_first_line("/proc/sys/kernel/random/boot_id", dm->ident.boot_id, sizeof(dm->ident.boot_id));
 }
 
 /* sd_notify(3) without libsystemd: one datagram to $NOTIFY_SOCKET. */
@@ -108,18 +108,18 @@ static int setup_loop(struct daemon *dm)
 	int err;
 
 	loop_signals(&mask);
-	dm->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	dm->tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	dm->freezefd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (dm->sigfd < 0 || dm->tickfd < 0 || dm->freezefd < 0)
+	dm->loop.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	dm->loop.tickfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	dm->loop.freezefd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (dm->loop.sigfd < 0 || dm->loop.tickfd < 0 || dm->loop.freezefd < 0)
 		return -errno;
-	if (timerfd_settime(dm->tickfd, 0, &its, NULL))
+	if (timerfd_settime(dm->loop.tickfd, 0, &its, NULL))
 		return -errno;
-	err = daemon_epoll_add(dm, dm->sigfd, EPOLLIN, FR_EV_TAG_SIGNAL);
+	err = daemon_epoll_add(dm, dm->loop.sigfd, EPOLLIN, FR_EV_TAG_SIGNAL);
 	if (!err)
-		err = daemon_epoll_add(dm, dm->tickfd, EPOLLIN, FR_EV_TAG_TICK);
+		err = daemon_epoll_add(dm, dm->loop.tickfd, EPOLLIN, FR_EV_TAG_TICK);
 	if (!err)
-		err = daemon_epoll_add(dm, dm->freezefd, EPOLLIN, FR_EV_TAG_FREEZE);
+		err = daemon_epoll_add(dm, dm->loop.freezefd, EPOLLIN, FR_EV_TAG_FREEZE);
 	if (!err)
 		err = daemon_epoll_add(dm, ringbuf__fd(dm->rb), EPOLLIN | EPOLLET, FR_EV_TAG_RING);
 	if (!err)
@@ -228,11 +228,11 @@ static void hook_oom(void *ctx, const void *rec)
 	struct trigger_fire *f;
 	char anon[32];
 
-	if (!dm->has_oom || dm->nqueued == FR_QUEUED_FIRES)
+	if (!dm->trig.has_oom || dm->trig.nqueued == FR_QUEUED_FIRES)
 		return;
-	f = &dm->queued[dm->nqueued++];
+	f = &dm->trig.queued[dm->trig.nqueued++];
 	memset(f, 0, sizeof(*f));
-	snprintf(f->name, sizeof(f->name), "%s", dm->oom_trig.name);
+	snprintf(f->name, sizeof(f->name), "%s", dm->trig.oom.name);
 	snprintf(f->type, sizeof(f->type), "oom");
 	snprintf(anon, sizeof(anon), "%" PRIu64 " KiB", (uint64_t)o->rss_anon >> 10);
 	snprintf(f->reason, sizeof(f->reason), "OOM killer chose pid %u (%.16s), anon rss %s",
@@ -281,8 +281,8 @@ static int drop_privileges(struct daemon *dm)
 		fr_err("failed to drop capabilities: %s", strerror(-e));
 		return e;
 	}
-	privs__describe(kept, dm->caps, sizeof(dm->caps));
-	fr_info("capabilities kept: %s", *dm->caps ? dm->caps : "none");
+	privs__describe(kept, dm->ident.caps, sizeof(dm->ident.caps));
+	fr_info("capabilities kept: %s", *dm->ident.caps ? dm->ident.caps : "none");
 	return 0;
 }
 
@@ -330,18 +330,18 @@ static int setup_triggers(struct daemon *dm)
 		if (dm->cfg->triggers[i].type == FR_TRIG_OOM && !oom)
 			oom = &dm->cfg->triggers[i];
 	}
-	err = keep_trigger(&dm->signal_trig, sig ? sig->name : "signal", "signal",
+	err = keep_trigger(&dm->trig.signal, sig ? sig->name : "signal", "signal",
 			   sig ? policy_of(sig) : none);
-	snprintf(dm->signal_trig.desc, sizeof(dm->signal_trig.desc), "SIGUSR1");
-	if (!err && !dm->command_trig.name[0]) {
-		err = trigger__init(&dm->command_trig, "command", "command", &none);
-		snprintf(dm->command_trig.desc, sizeof(dm->command_trig.desc),
+	snprintf(dm->trig.signal.desc, sizeof(dm->trig.signal.desc), "SIGUSR1");
+	if (!err && !dm->trig.command.name[0]) {
+		err = trigger__init(&dm->trig.command, "command", "command", &none);
+		snprintf(dm->trig.command.desc, sizeof(dm->trig.command.desc),
 			 "flightrec snapshot");
 	}
-	dm->has_oom = oom != NULL;
+	dm->trig.has_oom = oom != NULL;
 	if (!err && oom) {
-		err = keep_trigger(&dm->oom_trig, oom->name, "oom", policy_of(oom));
-		snprintf(dm->oom_trig.desc, sizeof(dm->oom_trig.desc), "oom/mark_victim");
+		err = keep_trigger(&dm->trig.oom, oom->name, "oom", policy_of(oom));
+		snprintf(dm->trig.oom.desc, sizeof(dm->trig.oom.desc), "oom/mark_victim");
 	}
 	return err;
 }
@@ -376,7 +376,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	dm->opts = *o;
 	dm->cfg = cfg;
 	dumps__init(dm);
-	dm->epfd = dm->sigfd = dm->tickfd = dm->freezefd = -1;
+	dm->loop.epfd = dm->loop.sigfd = dm->loop.tickfd = dm->loop.freezefd = -1;
 	dm->started = fr_boottime_ns();
 	host_identity(dm);
 
@@ -391,8 +391,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	if (e)
 		fr_warn("failed to set 'oom_score_adj' to %d: %s; it stays %d, ignoring",
 			cfg->oom_score_adj, strerror(-e), dm->oom_score_adj);
-	dm->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (dm->epfd < 0) {
+	dm->loop.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (dm->loop.epfd < 0) {
 		e = -errno;
 		fr_err("failed to create epoll: %s", strerror(-e));
 		return e;
@@ -406,7 +406,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	}
 	e = setup_triggers(dm);
 	if (!e)
-		e = pressure__init(&dm->pressure, dm->cfg, dm->epfd, FR_EV_TAG_PSI);
+		e = pressure__init(&dm->pressure, dm->cfg, dm->loop.epfd, FR_EV_TAG_PSI);
 	if (!e)
 		e = memhist__init(&dm->memhist, dm->cfg);
 	if (e) {
@@ -475,7 +475,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		sampler__ncpus(dm->sampler), cfg->frequency, sampler__source(dm->sampler),
 		cfg->window_ns / FR_NSEC_PER_MSEC, cfg->memory_bytes >> 20,
 		drain__budget(dm->drain) >> 20, sampler__ring_bytes(dm->sampler) >> 10,
-		dm->pressure.npsi, dm->has_oom ? ", oom trigger" : "", cfg->control_socket,
+		dm->pressure.npsi, dm->trig.has_oom ? ", oom trigger" : "", cfg->control_socket,
 		daemon_output_dir(dm));
 	e = notify("READY=1");
 	if (e)
@@ -518,19 +518,19 @@ void daemon__fini(struct daemon *dm)
 	pressure__fini(&dm->pressure);
 	memhist__fini(&dm->memhist);
 	stallsum__fini(&dm->stallsum);
-	trigger__fini(&dm->oom_trig);
-	trigger__fini(&dm->command_trig);
-	trigger__fini(&dm->signal_trig);
+	trigger__fini(&dm->trig.oom);
+	trigger__fini(&dm->trig.command);
+	trigger__fini(&dm->trig.signal);
 	drain__free(dm->drain);
 	symcache__free(dm->symcache);
-	if (dm->freezefd >= 0)
-		close(dm->freezefd);
-	if (dm->epfd >= 0)
-		close(dm->epfd);
-	if (dm->tickfd >= 0)
-		close(dm->tickfd);
-	if (dm->sigfd >= 0)
-		close(dm->sigfd);
+	if (dm->loop.freezefd >= 0)
+		close(dm->loop.freezefd);
+	if (dm->loop.epfd >= 0)
+		close(dm->loop.epfd);
+	if (dm->loop.tickfd >= 0)
+		close(dm->loop.tickfd);
+	if (dm->loop.sigfd >= 0)
+		close(dm->loop.sigfd);
 	config__free(dm->cfg);
 }
 
@@ -707,12 +707,12 @@ static void on_signal(struct daemon *dm)
 	struct signalfd_siginfo si;
 	struct trigger_fire f;
 
-	while (read(dm->sigfd, &si, sizeof(si)) == sizeof(si)) {
+	while (read(dm->loop.sigfd, &si, sizeof(si)) == sizeof(si)) {
 		switch (si.ssi_signo) {
 		case SIGUSR1:
 			trigger_signal__fire(&si, fr_boottime_ns(), &f);
-			snprintf(f.name, sizeof(f.name), "%s", dm->signal_trig.name);
-			dumps__fire(dm, &dm->signal_trig, &f, 0);
+			snprintf(f.name, sizeof(f.name), "%s", dm->trig.signal.name);
+			dumps__fire(dm, &dm->trig.signal, &f, 0);
 			break;
 		case SIGHUP:
 			reload(dm);
@@ -720,7 +720,7 @@ static void on_signal(struct daemon *dm)
 		case SIGTERM:
 		case SIGINT:
 			fr_info("%s received, stopping", strsignal(si.ssi_signo));
-			dm->stopping = true;
+			dm->loop.stopping = true;
 			break;
 		}
 	}
@@ -734,9 +734,9 @@ static void pump(struct daemon *dm)
 	if (r < 0)
 		fr_err("failed to drain the BPF ring: %s", strerror(-r));
 	procinfo__kick(dm->procinfo);	/* the /proc reads this batch asked for */
-	for (uint32_t i = 0; i < dm->nqueued; i++)
-		dumps__fire(dm, &dm->oom_trig, &dm->queued[i], 0);
-	dm->nqueued = 0;
+	for (uint32_t i = 0; i < dm->trig.nqueued; i++)
+		dumps__fire(dm, &dm->trig.oom, &dm->trig.queued[i], 0);
+	dm->trig.nqueued = 0;
 }
 
 /* A psi trigger's fd woke the loop: plan what fired. */
@@ -754,10 +754,10 @@ static void on_tick(struct daemon *dm)
 	uint64_t n;
 	int e;
 
-	if (read(dm->tickfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (read(dm->loop.tickfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		fr_warn("failed to read timer: %s, ignoring", strerror(errno));
 	pump(dm);
-	if (++dm->ticks % FR_PRESSURE_TICKS)
+	if (++dm->loop.ticks % FR_PRESSURE_TICKS)
 		return;
 	/* Once a second. */
 	pressure__tick(&dm->pressure, dm->drain);
@@ -777,7 +777,7 @@ static void on_freeze(struct daemon *dm)
 {
 	uint64_t n;
 
-	if (read(dm->freezefd, &n, sizeof(n)) < 0 && errno != EAGAIN)
+	if (read(dm->loop.freezefd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		fr_warn("failed to read the freeze timer: %s, ignoring", strerror(errno));
 	pump(dm);
 	dumps__try_freeze(dm);
@@ -828,7 +828,7 @@ static void on_client(struct daemon *dm, int id)
 	snprintf(f.reason, sizeof(f.reason), "flightrec snapshot%s%.200s",
 		 *req.reason ? ": " : "", req.reason);
 	f.ts = fr_boottime_ns();
-	dumps__fire(dm, &dm->command_trig, &f, id);
+	dumps__fire(dm, &dm->trig.command, &f, id);
 }
 
 /*
@@ -839,8 +839,8 @@ int daemon__run(struct daemon *dm)
 {
 	struct epoll_event evs[16];
 
-	while (!dm->stopping) {
-		int n = epoll_wait(dm->epfd, evs, FR_ARRAY_SIZE(evs), -1);
+	while (!dm->loop.stopping) {
+		int n = epoll_wait(dm->loop.epfd, evs, FR_ARRAY_SIZE(evs), -1);
 
 		if (n < 0) {
 			int err = -errno;

@@ -132,9 +132,9 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 
 	err |= kvlist__add_str(m, "flightrec_version", FR_VERSION);
 	err |= kvlist__add_u64(m, "contract_version", FR_CONTRACT_VERSION);
-	err |= kvlist__add_str(m, "host", dm->host);
-	err |= kvlist__add_str(m, "kernel", dm->kernel);
-	err |= kvlist__add_str(m, "boot_id", dm->boot_id);
+	err |= kvlist__add_str(m, "host", dm->ident.host);
+	err |= kvlist__add_str(m, "kernel", dm->ident.kernel);
+	err |= kvlist__add_str(m, "boot_id", dm->ident.boot_id);
 	err |= kvlist__add_u64(m, "ncpus", sampler__ncpus(dm->sampler));
 	err |= kvlist__add_u64(m, "frequency", dm->cfg->frequency);
 	err |= kvlist__add_u64(m, "rss_ledger", dm->cfg->rss_ledger);
@@ -142,7 +142,7 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "rss_step_percent", dm->cfg->rss_step_pct);
 	err |= kvlist__add_u64(m, "rss_max_age_ns", dm->cfg->rss_max_age_ns);
 	err |= kvlist__add_u64(m, "page_size", (uint64_t)sysconf(_SC_PAGESIZE));
-	err |= kvlist__add_u64(m, "memcg_read", dm->memhist.st.last_count);
+	err |= kvlist__add_u64(m, "memcg_read", memhist__stats(&dm->memhist)->last_count);
 	err |= kvlist__add_u64(m, "stalls", dm->cfg->stalls);
 	err |= kvlist__add_u64(m, "min_stall_ns", dm->cfg->min_stall_ns);
 	err |= kvlist__add_u64(m, "offcpu", dm->cfg->offcpu);
@@ -157,7 +157,7 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "window_reserved_bytes", drain__budget(dm->drain));
 	err |= add_table_stats(dm, m);
 	err |= kvlist__add_u64(m, "privacy_cmdline", dm->cfg->privacy_cmdline);
-	err |= kvlist__add_str(m, "capabilities", dm->caps);
+	err |= kvlist__add_str(m, "capabilities", dm->ident.caps);
 	err |= kvlist__add_str(m, "config_path", dm->cfg->path ? dm->cfg->path : "");
 	err |= kvlist__add_str(m, "config", ini ? ini : "");
 	free(ini);
@@ -205,12 +205,12 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= add_cpu_counter(dm, l, "bpf_reserve_failed", FR_CNT_RESERVE);
 	err |= add_cpu_counter(dm, l, "bpf_scratch_failed", FR_CNT_SCRATCH);
 	err |= add_cpu_counter(dm, l, "rss_untracked_mms", FR_CNT_RSS_FULL);
-	err |= kvlist__add_u64(l, "memcg_skipped", dm->memhist.st.skipped);
-	err |= kvlist__add_u64(l, "memcg_read_failed", dm->memhist.st.failed);
+	err |= kvlist__add_u64(l, "memcg_skipped", memhist__stats(&dm->memhist)->skipped);
+	err |= kvlist__add_u64(l, "memcg_read_failed", memhist__stats(&dm->memhist)->failed);
 	err |= add_cpu_counter(dm, l, "stall_untracked", FR_CNT_STALL_UNTRACKED);
 	err |= add_cpu_counter(dm, l, "stall_sums_full", FR_CNT_STALL_SUM_FULL);
 	err |= add_cpu_counter(dm, l, "offcpu_no_user_stack", FR_CNT_OFFCPU_NOSTACK);
-	err |= kvlist__add_u64(l, "stallsum_refused", dm->stallsum.st.failed);
+	err |= kvlist__add_u64(l, "stallsum_refused", stallsum__stats(&dm->stallsum)->failed);
 	err |= kvlist__add_u64(l, "window_evicted_space", ws->evicted_space);
 	err |= kvlist__add_u64(l, "window_evicted_pinned", ws->evicted_pinned);
 	err |= kvlist__add_u64(l, "window_evicted_time", ws->evicted_time);

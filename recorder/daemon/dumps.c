@@ -35,7 +35,7 @@ static void arm_freeze(struct daemon *dm, uint64_t at)
 
 	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
 		its.it_value.tv_nsec = 1;
-	if (timerfd_settime(dm->freezefd, TFD_TIMER_ABSTIME, &its, NULL))
+	if (timerfd_settime(dm->loop.freezefd, TFD_TIMER_ABSTIME, &its, NULL))
 		fr_warn("failed to arm the freeze timer: %s, ignoring", strerror(errno));
 }
 
@@ -306,7 +306,7 @@ void dumps__dump_done(struct daemon *dm)
 		run_hook(dm, r.path);
 	}
 	planner__dump_done(&dm->planner, reply);
-	if (!dm->stopping)
+	if (!dm->loop.stopping)
 		dumps__try_freeze(dm);
 }
 

@@ -55,3 +55,19 @@ double history__rate(const struct dump_history *h)
 	return (h->rate_records[newest] - h->rate_records[oldest]) * 1e9 /
 	       (h->rate_ts[newest] - h->rate_ts[oldest]);
 }
+
+uint64_t history__written_count(const struct dump_history *h)
+{
+	return h->dumps;
+}
+
+uint64_t history__failed_count(const struct dump_history *h)
+{
+	return h->failures;
+}
+
+/* history__recent() - the @i-th most recent dump written (0: the newest), or NULL. */
+const struct recent_dump *history__recent(const struct dump_history *h, uint32_t i)
+{
+	return i < h->nrecent ? &h->recent[i] : NULL;
+}

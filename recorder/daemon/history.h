@@ -36,5 +36,8 @@ void history__written(struct dump_history *h, const char *path, uint64_t bytes,
 void history__failed(struct dump_history *h);
 void history__records(struct dump_history *h, uint64_t records, uint64_t now);
 double history__rate(const struct dump_history *h);
+uint64_t history__written_count(const struct dump_history *h);
+uint64_t history__failed_count(const struct dump_history *h);
+const struct recent_dump *history__recent(const struct dump_history *h, uint32_t i);
 
 #endif /* FR_HISTORY_H */

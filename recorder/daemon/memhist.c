@@ -145,3 +145,8 @@ out:
 		free(s.path[i]);
 	free(s.path);
 }
+
+const struct memhist_stats *memhist__stats(const struct memhist *mh)
+{
+	return &mh->st;
+}

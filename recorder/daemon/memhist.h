@@ -31,6 +31,7 @@ struct memhist {
 /* memhist__init() - from @cfg's [memory] and PSI triggers. Returns 0 or -ENOMEM. */
 int memhist__init(struct memhist *mh, const struct fr_config *cfg);
 void memhist__fini(struct memhist *mh);
+const struct memhist_stats *memhist__stats(const struct memhist *mh);
 /* memhist__tick() - once a second: the readings into @d's window. */
 void memhist__tick(struct memhist *mh, struct drain *d);
 

@@ -264,3 +264,9 @@ void pressure__tick(struct pressure_set *ps, struct drain *drain)
 	sample(ps, drain);
 	retry(ps, fr_boottime_ns());
 }
+
+/* pressure__watch() - the @i-th psi trigger and its watch, or NULL past the last. */
+const struct psi_watch *pressure__watch(const struct pressure_set *ps, size_t i)
+{
+	return i < ps->npsi ? &ps->psi[i] : NULL;
+}

@@ -49,6 +49,7 @@ struct pressure_set {
 int pressure__init(struct pressure_set *ps, const struct fr_config *cfg, int epfd, uint64_t tag);
 void pressure__fini(struct pressure_set *ps);
 void pressure__tick(struct pressure_set *ps, struct drain *drain);
+const struct psi_watch *pressure__watch(const struct pressure_set *ps, size_t i);
 struct trigger *pressure__event(struct pressure_set *ps, size_t idx, uint32_t revents,
 				struct trigger_fire *f);
 

@@ -40,41 +40,58 @@ struct daemon_opts {
 	unsigned writer_flags;		/* FR_WRITER_* */
 };
 
-struct daemon {
-	struct daemon_opts opts;
-	struct fr_config *cfg;
-	struct sampler *sampler;
-	struct ringbuf *rb;
-	struct drain *drain;
-	struct dumper *dumper;
-	struct symcache *symcache;
-	struct procinfo *procinfo;
-	struct unwinder *unwinder;	/* NULL: unwind_memory = 0 */
-	int oom_score_adj;		/* our own, in effect since start or the last reload */
-	struct attacher *attacher;	/* first tables; NULL with unwinder */
-	struct control *control;
-	int epfd;
-	int sigfd;
-	int tickfd;
-	int freezefd;
-	bool stopping;
-	uint64_t started;
-	uint64_t ticks;
+/* Who and where this daemon runs: read once at start, stamped on each dump. */
+struct daemon_ident {
 	char host[256];
 	char kernel[256];
 	char boot_id[64];
 	char caps[256];			/* capabilities kept after start-up */
+};
+
+/* The event loop: its epoll set and the fds only the loop reads. */
+struct daemon_loop {
+	int epfd;
+	int sigfd;
+	int tickfd;
+	int freezefd;			/* the planner's freeze timer */
+	uint64_t ticks;
+	bool stopping;
+};
+
+/* The triggers the daemon fires itself (the psi ones are in pressure_set). */
+struct daemon_triggers {
+	struct trigger signal;		/* SIGUSR1 */
+	struct trigger command;		/* flightrec snapshot */
+	struct trigger oom;
+	bool has_oom;			/* an [trigger] of type oom is configured */
+	struct trigger_fire queued[FR_QUEUED_FIRES];	/* raised inside the drain */
+	uint32_t nqueued;
+};
+
+struct daemon {
+	struct daemon_opts opts;
+	struct fr_config *cfg;
+	struct daemon_ident ident;
+	struct daemon_loop loop;
+	uint64_t started;
+
+	/* The recorder, in data-flow order. */
+	struct sampler *sampler;
+	struct ringbuf *rb;
+	struct drain *drain;
+	struct symcache *symcache;
+	struct procinfo *procinfo;
+	struct unwinder *unwinder;	/* NULL: unwind_memory = 0 */
+	struct attacher *attacher;	/* first tables; NULL with unwinder */
+	struct dumper *dumper;
+	struct control *control;
+	int oom_score_adj;		/* our own, in effect since start or the last reload */
 
 	/* Triggers. */
-	struct trigger signal_trig;
-	struct trigger command_trig;
-	struct trigger oom_trig;
-	bool has_oom;
+	struct daemon_triggers trig;
 	struct pressure_set pressure;
 	struct memhist memhist;		/* the memory history, once a second */
 	struct stallsum stallsum;	/* the stall sums, once a second */
-	struct trigger_fire queued[FR_QUEUED_FIRES];
-	uint32_t nqueued;
 
 	/* Dumps. */
 	struct planner planner;
@@ -96,7 +113,7 @@ static inline int daemon_epoll_add(struct daemon *dm, int fd, uint32_t events, u
 {
 	struct epoll_event ev = { .events = events, .data.u64 = tag };
 
-	return epoll_ctl(dm->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+	return epoll_ctl(dm->loop.epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
 enum {

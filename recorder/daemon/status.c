@@ -58,8 +58,9 @@ static const char *trig_state(struct daemon *dm, const struct trigger *t, char *
 {
 	uint64_t now = fr_boottime_ns();
 
-	for (size_t i = 0; i < dm->pressure.npsi; i++) {
-		const struct psi_watch *w = &dm->pressure.psi[i];
+	const struct psi_watch *w;
+
+	for (size_t i = 0; (w = pressure__watch(&dm->pressure, i)); i++) {
 		uint64_t at;
 
 		if (&w->trig != t || psi_trigger__fd(w->psi) >= 0)
@@ -82,12 +83,12 @@ static size_t triggers(struct daemon *dm, const struct trigger **out, size_t max
 {
 	size_t n = 0;
 
-	out[n++] = &dm->signal_trig;
-	out[n++] = &dm->command_trig;
-	if (dm->has_oom && n < max)
-		out[n++] = &dm->oom_trig;
-	for (size_t i = 0; i < dm->pressure.npsi && n < max; i++)
-		out[n++] = &dm->pressure.psi[i].trig;
+	out[n++] = &dm->trig.signal;
+	out[n++] = &dm->trig.command;
+	if (dm->trig.has_oom && n < max)
+		out[n++] = &dm->trig.oom;
+	for (size_t i = 0; pressure__watch(&dm->pressure, i) && n < max; i++)
+		out[n++] = &pressure__watch(&dm->pressure, i)->trig;
 	return n;
 }
 
@@ -283,12 +284,13 @@ static void text(struct daemon *dm, FILE *f)
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
 	uint64_t now = fr_boottime_ns();
 	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
+	const struct recent_dump *rd;
 	struct fill fl;
 	char st[96], reason[4 * FR_TRIGGER_TEXT + 1];
 
 	window_fill(dm, &fl);
 	fprintf(f, "flightrecd %s, pid %d, up %.0f s, host %s\n", FR_VERSION, getpid(),
-		(now - dm->started) / 1e9, dm->host);
+		(now - dm->started) / 1e9, dm->ident.host);
 	fprintf(f, "recording: %d CPUs at %u Hz (%s), window %.1f s, dumps to %s\n",
 		sampler__ncpus(dm->sampler), dm->cfg->frequency, sampler__source(dm->sampler),
 		dm->cfg->window_ns / 1e9, daemon_output_dir(dm));
@@ -311,7 +313,7 @@ static void text(struct daemon *dm, FILE *f)
 		", blocks without a user stack %" PRIu64 "\n", dm->cfg->stalls ? "on" : "off",
 		!dm->cfg->offcpu ? "off" : dm->cfg->offcpu_sleep ? "D and S" : "D",
 		ds->by_type[FR_EV_STALL], ds->by_type[FR_EV_OFFCPU], ds->by_type[FR_EV_STALLSUM],
-		dm->stallsum.st.entries, cpu_sum(dm, FR_CNT_STALL_UNTRACKED),
+		stallsum__stats(&dm->stallsum)->entries, cpu_sum(dm, FR_CNT_STALL_UNTRACKED),
 		cpu_sum(dm, FR_CNT_STALL_SUM_FULL), cpu_sum(dm, FR_CNT_OFFCPU_NOSTACK));
 	text_unwind(dm, f);
 	text_lines(f);
@@ -327,11 +329,11 @@ static void text(struct daemon *dm, FILE *f)
 				fr_text_escape(tr[i]->last_reason, reason, sizeof(reason)));
 		fputc('\n', f);
 	}
-	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n", dm->history.dumps,
-		dm->history.failures, planner__plan(&dm->planner)->active ? ", one being prepared" :
+	fprintf(f, "dumps: %" PRIu64 " written, %" PRIu64 " failed%s\n",
+		history__written_count(&dm->history), history__failed_count(&dm->history),
+		planner__plan(&dm->planner)->active ? ", one being prepared" :
 		dumper__busy(dm->dumper) ? ", one being written" : "");
-	for (uint32_t i = 0; i < dm->history.nrecent; i++) {
-		const struct recent_dump *rd = &dm->history.recent[i];
+	for (uint32_t i = 0; (rd = history__recent(&dm->history, i)); i++) {
 
 		fprintf(f, "  %s  %" PRIu64 " bytes, %" PRIu64 " events, %.1f s ago, triggers: %s\n",
 			rd->path, rd->bytes, rd->events, (now - rd->ts) / 1e9, rd->triggers);
@@ -342,6 +344,7 @@ static void json(struct daemon *dm, FILE *f)
 {
 	const struct trigger *tr[64];
 	const struct drain_stats *ds = drain__stats(dm->drain);
+	const struct recent_dump *rd;
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
 	uint64_t now = fr_boottime_ns();
 	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
@@ -355,7 +358,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__str(&j, "version", FR_VERSION);
 	json__u64(&j, "pid", getpid());
 	json__u64(&j, "uptime_ns", now - dm->started);
-	json__str(&j, "state", dm->stopping ? "stopping" : "recording");
+	json__str(&j, "state", dm->loop.stopping ? "stopping" : "recording");
 	json__u64(&j, "ncpus", sampler__ncpus(dm->sampler));
 	json__u64(&j, "frequency", dm->cfg->frequency);
 	json__str(&j, "event_source", sampler__source(dm->sampler));
@@ -386,9 +389,6 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "memory_readings", ds->by_type[FR_EV_MEMSYS]);
 	json__u64(&j, "memcg_readings", ds->by_type[FR_EV_MEMCG]);
 	json__u64(&j, "rss_unowned", cpu_sum(dm, FR_CNT_RSS_UNOWNED));
-	json__u64(&j, "stalls", ds->by_type[FR_EV_STALL]);
-	json__u64(&j, "offcpu", ds->by_type[FR_EV_OFFCPU]);
-	json__u64(&j, "stall_sums", ds->by_type[FR_EV_STALLSUM]);
 	json__end_obj(&j);
 	json__obj(&j, "stalls");
 	json__bool(&j, "stalls", dm->cfg->stalls);
@@ -396,7 +396,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__bool(&j, "offcpu_sleep", dm->cfg->offcpu && dm->cfg->offcpu_sleep);
 	json__u64(&j, "min_stall_ns", dm->cfg->min_stall_ns);
 	json__u64(&j, "min_block_ns", dm->cfg->min_block_ns);
-	json__u64(&j, "sum_entries", dm->stallsum.st.entries);
+	json__u64(&j, "sum_entries", stallsum__stats(&dm->stallsum)->entries);
 	json__u64(&j, "untracked", cpu_sum(dm, FR_CNT_STALL_UNTRACKED));
 	json__u64(&j, "sums_full", cpu_sum(dm, FR_CNT_STALL_SUM_FULL));
 	json__u64(&j, "offcpu_no_user_stack", cpu_sum(dm, FR_CNT_OFFCPU_NOSTACK));
@@ -426,13 +426,12 @@ static void json(struct daemon *dm, FILE *f)
 	}
 	json__end_arr(&j);
 	json__obj(&j, "dumps");
-	json__u64(&j, "written", dm->history.dumps);
-	json__u64(&j, "failed", dm->history.failures);
+	json__u64(&j, "written", history__written_count(&dm->history));
+	json__u64(&j, "failed", history__failed_count(&dm->history));
 	json__bool(&j, "preparing", planner__plan(&dm->planner)->active);
 	json__bool(&j, "writing", dumper__busy(dm->dumper));
 	json__arr(&j, "recent");
-	for (uint32_t i = 0; i < dm->history.nrecent; i++) {
-		const struct recent_dump *rd = &dm->history.recent[i];
+	for (uint32_t i = 0; (rd = history__recent(&dm->history, i)); i++) {
 
 		json__obj(&j, NULL);
 		json__str(&j, "path", rd->path);

@@ -162,3 +162,8 @@ out:
 	free(keys);
 	return err;
 }
+
+const struct stallsum_stats *stallsum__stats(const struct stallsum *ss)
+{
+	return &ss->st;
+}

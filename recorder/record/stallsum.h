@@ -34,6 +34,7 @@ struct stallsum {
 /* stallsum__init() - over map @fd (-1: off). Allocates nothing yet. */
 void stallsum__init(struct stallsum *ss, int fd);
 void stallsum__fini(struct stallsum *ss);
+const struct stallsum_stats *stallsum__stats(const struct stallsum *ss);
 
 /*
  * stallsum__tick() - read the map; stage into @d, stamped @now, what grew
