@@ -252,10 +252,8 @@ int cmd_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 'T' },
+		FR_FILTER_WHO_OPTIONS,
+		FR_FILTER_WHEN_OPTIONS,
 		{ "type", required_argument, NULL, 't' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
@@ -273,18 +271,9 @@ int cmd_events(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case 'g':
-			if (filter__parse(&flt, "cgroup", optarg))
-				return cli_usage_error("events", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
-						       optarg);
-			break;
-		case 'p':
-		case 'f':
-		case 'T':
-			if (filter__parse(&flt, c == 'p' ? "pid" : c == 'f' ? "from" : "to", optarg))
-				return cli_usage_error("events", "bad --%s '%s'; accepted: %s",
-						       c == 'p' ? "pid" : c == 'f' ? "from" : "to", optarg,
-						       c == 'p' ? "PID[,PID...]" : "seconds from the trigger, e.g. -5");
+		FR_FILTER_CASES:
+			if (filter__option(&flt, "events", c, optarg))
+				return FR_EXIT_USAGE;
 			break;
 		case 't':
 			type = type_of(optarg);

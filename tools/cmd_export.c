@@ -69,10 +69,8 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
 		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "from", required_argument, NULL, 'F' },
-		{ "to", required_argument, NULL, 'T' },
+		FR_FILTER_WHO_OPTIONS,
+		FR_FILTER_WHEN_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -96,21 +94,12 @@ static int parse_args(int argc, char **argv, struct export_args *a)
 				return cli_usage_error("export", "empty -o FILE");
 			a->output = optarg;
 			break;
-		case 'g':
-			if (filter__parse(&a->flt, "cgroup", optarg))
-				return cli_usage_error("export", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
-						       optarg);
-			break;
-		case 'p':
-		case 'F':
-		case 'T':
-			if (filter__parse(&a->flt, c == 'p' ? "pid" : c == 'F' ? "from" : "to", optarg))
-				return cli_usage_error("export", "bad --%s '%s'; accepted: %s",
-						       c == 'p' ? "pid" : c == 'F' ? "from" : "to", optarg,
-						       c == 'p' ? "PID[,PID...]" : "seconds from the trigger, e.g. -5");
-			if (c == 'F')
+		FR_FILTER_CASES:
+			if (filter__option(&a->flt, "export", c, optarg))
+				return FR_EXIT_USAGE;
+			if (c == FR_OPT_FROM)
 				a->from = optarg;
-			else if (c == 'T')
+			else if (c == FR_OPT_TO)
 				a->to = optarg;
 			break;
 		default:

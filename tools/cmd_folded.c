@@ -128,11 +128,11 @@ out:
 int cmd_folded(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "pid", optional_argument, NULL, 'p' },
+		/* --pid takes no PID here too: a frame per process (see usage). */
+		{ "pid", optional_argument, NULL, FR_OPT_PID },
 		{ "offcpu", no_argument, NULL, 'o' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 'T' },
+		{ "cgroup", required_argument, NULL, FR_OPT_CGROUP },
+		FR_FILTER_WHEN_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -146,24 +146,13 @@ int cmd_folded(int argc, char **argv)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
 		switch (c) {
-		case 'g':
-			if (filter__parse(&flt, "cgroup", optarg))
-				return cli_usage_error("folded", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
-						       optarg);
-			break;
 		case 'o':
 			offcpu = true;
 			break;
-		case 'p':
-			pid = true;
-			if (optarg && filter__parse(&flt, "pid", optarg))
-				return cli_usage_error("folded", "bad --pid '%s'; accepted: PID[,PID...]", optarg);
-			break;
-		case 'f':
-		case 'T':
-			if (filter__parse(&flt, c == 'f' ? "from" : "to", optarg))
-				return cli_usage_error("folded", "bad --%s '%s'; accepted: seconds from the trigger, e.g. -5",
-						       c == 'f' ? "from" : "to", optarg);
+		FR_FILTER_CASES:
+			pid |= c == FR_OPT_PID;
+			if ((c != FR_OPT_PID || optarg) && filter__option(&flt, "folded", c, optarg))
+				return FR_EXIT_USAGE;
 			break;
 		default:
 			return cli_common_option("folded", c, argv, usage);

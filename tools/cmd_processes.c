@@ -143,8 +143,7 @@ int cmd_processes(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
+		FR_FILTER_WHO_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -162,15 +161,9 @@ int cmd_processes(int argc, char **argv)
 		case 'j':
 			json = true;
 			break;
-		case 'g':
-			if (filter__parse(&flt, "cgroup", optarg))
-				return cli_usage_error("processes", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
-						       optarg);
-			break;
-		case 'p':
-			if (filter__parse(&flt, "pid", optarg))
-				return cli_usage_error("processes", "bad --pid '%s'; accepted: PID[,PID...]",
-						       optarg);
+		FR_FILTER_CASES:
+			if (filter__option(&flt, "processes", c, optarg))
+				return FR_EXIT_USAGE;
 			break;
 		default:
 			return cli_common_option("processes", c, argv, usage);

@@ -1201,10 +1201,8 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "output", required_argument, NULL, 'o' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 'T' },
+		FR_FILTER_WHO_OPTIONS,
+		FR_FILTER_WHEN_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -1223,20 +1221,9 @@ int cmd_report(int argc, char **argv)
 				return cli_usage_error("report", "--output needs a file name");
 			output = optarg;
 			break;
-		case 'g':
-			if (filter__parse(&flt, "cgroup", optarg))
-				return cli_usage_error("report", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
-						       optarg);
-			break;
-		case 'p':
-			if (filter__parse(&flt, "pid", optarg))
-				return cli_usage_error("report", "bad --pid '%s'; accepted: PID[,PID...]", optarg);
-			break;
-		case 'f':
-		case 'T':
-			if (filter__parse(&flt, c == 'f' ? "from" : "to", optarg))
-				return cli_usage_error("report", "bad --%s '%s'; accepted: seconds from the trigger, e.g. -5",
-						       c == 'f' ? "from" : "to", optarg);
+		FR_FILTER_CASES:
+			if (filter__option(&flt, "report", c, optarg))
+				return FR_EXIT_USAGE;
 			break;
 		default:
 			return cli_common_option("report", c, argv, usage);

@@ -209,10 +209,8 @@ int cmd_stalls(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "kind", required_argument, NULL, 'k' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "cgroup", required_argument, NULL, 'g' },
-		{ "from", required_argument, NULL, 'f' },
-		{ "to", required_argument, NULL, 'T' },
+		FR_FILTER_WHO_OPTIONS,
+		FR_FILTER_WHEN_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -244,18 +242,9 @@ int cmd_stalls(int argc, char **argv)
 				return cli_usage_error("stalls", "unknown --kind '%s'; accepted: reclaim, memcg, "
 						       "compaction, throttle, blocked, sleep", optarg);
 			break;
-		case 'g':
-			if (filter__parse(&flt, "cgroup", optarg))
-				return cli_usage_error("stalls", "bad --cgroup '%s'; accepted: an absolute cgroup path, e.g. /system.slice",
-						       optarg);
-			break;
-		case 'p':
-		case 'f':
-		case 'T':
-			if (filter__parse(&flt, c == 'p' ? "pid" : c == 'f' ? "from" : "to", optarg))
-				return cli_usage_error("stalls", "bad --%s '%s'; accepted: %s",
-						       c == 'p' ? "pid" : c == 'f' ? "from" : "to", optarg,
-						       c == 'p' ? "PID[,PID...]" : "seconds from the trigger, e.g. -5");
+		FR_FILTER_CASES:
+			if (filter__option(&flt, "stalls", c, optarg))
+				return FR_EXIT_USAGE;
 			break;
 		default:
 			return cli_common_option("stalls", c, argv, usage);

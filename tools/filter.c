@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "filter.h"
+#include "util.h"
 
 /* filter__origin() - time 0 of --from/--to: the first trigger, else the window end. */
 uint64_t filter__origin(const struct fr_dump *d)
@@ -66,6 +67,32 @@ int filter__parse(struct filter *f, const char *opt, const char *arg)
 		return err;
 	}
 	return -EINVAL;
+}
+
+/*
+ * filter__option() - take filter option @code (FR_OPT_*) of command @cmd
+ * with @arg. Returns 0, or -EINVAL after saying on stderr what is accepted
+ * (the command then exits with FR_EXIT_USAGE).
+ */
+int filter__option(struct filter *f, const char *cmd, int code, const char *arg)
+{
+	static const char *const name[] = { "pid", "cgroup", "from", "to" };
+	static const char *const accepted[] = {
+		"PID[,PID...]", "an absolute cgroup path, e.g. /system.slice",
+		"seconds from the trigger, e.g. -5", "seconds from the trigger, e.g. -5",
+	};
+	unsigned i = (unsigned)(code - FR_OPT_PID);
+
+	if (i >= FR_ARRAY_SIZE(name)) {
+		cli_usage_error(cmd, "unknown filter option %d", code);
+		return -EINVAL;
+	}
+	if (filter__parse(f, name[i], arg)) {
+		cli_usage_error(cmd, "bad --%s '%s'; accepted: %s", name[i], arg ? arg : "",
+				accepted[i]);
+		return -EINVAL;
+	}
+	return 0;
 }
 
 bool filter__active(const struct filter *f)

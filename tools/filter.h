@@ -39,6 +39,29 @@ bool filter__proc(const struct filter *f, const struct fr_dump *d, uint32_t proc
 bool filter__active(const struct filter *f);
 uint64_t filter__origin(const struct fr_dump *d);
 
+/*
+ * The filters' options, one spelling for every command: their getopt codes
+ * lie past any letter a command uses for its own. A command lists the
+ * options it takes in its struct option array and hands their codes to
+ * filter__option() (FR_FILTER_CASES).
+ */
+enum {
+	FR_OPT_PID = 0x1000,
+	FR_OPT_CGROUP,
+	FR_OPT_FROM,
+	FR_OPT_TO,
+};
+#define FR_FILTER_WHO_OPTIONS \
+	{ "pid", required_argument, NULL, FR_OPT_PID }, \
+	{ "cgroup", required_argument, NULL, FR_OPT_CGROUP }
+#define FR_FILTER_WHEN_OPTIONS \
+	{ "from", required_argument, NULL, FR_OPT_FROM }, \
+	{ "to", required_argument, NULL, FR_OPT_TO }
+#define FR_FILTER_CASES \
+	case FR_OPT_PID: case FR_OPT_CGROUP: case FR_OPT_FROM: case FR_OPT_TO
+
+int filter__option(struct filter *f, const char *cmd, int code, const char *arg);
+
 #define FR_FILTER_HELP \
 	"  --pid=PID[,PID]    only events of these PIDs (all their incarnations)\n" \
 	"  --cgroup=PATH      only events of processes in cgroup PATH or below it\n" \
