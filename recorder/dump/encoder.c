@@ -13,6 +13,8 @@
 #include "contract.h"
 #include "encoder.h"
 #include "hashmap.h"
+#include "kallsyms.h"
+#include "perfmap.h"
 #include "procinfo.h"
 #include "snapshot.h"
 #include "symbols.h"

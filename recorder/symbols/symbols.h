@@ -22,80 +22,9 @@
 #include <sys/stat.h>
 
 #include "debuginfo.h"
+#include "procmaps.h"
 #include "srcline.h"
 
-/* One mapping line of /proc/PID/maps. */
-struct fr_mapping {
-	uint64_t start, end, pgoff;
-	uint64_t dev;		/* makedev(major, minor) */
-	uint64_t inode;
-	uint32_t prot;		/* PROT_READ/WRITE/EXEC bits */
-	char *path;		/* NULL for anonymous; "[vdso]", "[heap]" kept */
-	bool deleted;		/* " (deleted)" was stripped from path */
-	bool path_shared;	/* path is the previous mapping's */
-};
-
-struct procmaps {
-	size_t n;
-	struct fr_mapping *m;	/* sorted by start */
-	uint64_t dropped;	/* mappings the bounds left out */
-	uint64_t bytes;		/* what the table holds on the heap */
-};
-
-/*
- * What a process image keeps of its maps: its executable mappings only
- * (what frames are in), and at most so many of them and of their paths,
- * whatever a process maps (64k mappings, or long names).
- */
-struct procmaps_bounds {
-	bool exec_only;
-	size_t max_maps;
-	size_t max_path_bytes;
-};
-
-#define FR_IMAGE_MAPS_MAX	4096
-#define FR_IMAGE_PATH_BYTES	(256U << 10)
-
-/*
- * procmaps__read_bounded() - procmaps__read_at() within @b (NULL: none);
- * what the bounds left out is counted in ->dropped.
- */
-struct procmaps *procmaps__read_bounded(const char *procdir, const struct procmaps_bounds *b);
-
-/*
- * procmaps__read_image() - what frames can be in: the executable mappings
- * of the process at @procdir, within FR_IMAGE_MAPS_MAX and
- * FR_IMAGE_PATH_BYTES.
- */
-struct procmaps *procmaps__read_image(const char *procdir);
-
-/*
- * procmaps__read() - read /proc/@pid/maps.
- * Returns a new table, or NULL with errno set (ENOENT: no such process).
- */
-struct procmaps *procmaps__read(int pid);
-
-/*
- * procmaps__read_at() - the same from "@procdir/maps", where @procdir is
- * "/proc/PID" or "/proc/PID/task/TID" (the thread view works when the
- * thread-group leader has exited and its own maps read empty).
- */
-struct procmaps *procmaps__read_at(const char *procdir);
-
-/*
- * procmaps__parse() - parse text in the /proc/PID/maps format from @f.
- * Lines that do not parse are skipped. Returns a new table sorted by start,
- * or NULL with errno set.
- */
-struct procmaps *procmaps__parse(FILE *f);
-
-/*
- * procmaps__find() - the mapping with start <= @addr < end, or NULL.
- */
-const struct fr_mapping *procmaps__find(const struct procmaps *pm,
-					uint64_t addr);
-
-void procmaps__free(struct procmaps *pm);
 
 /*
  * Symbols of one ELF binary: STT_FUNC and STT_GNU_IFUNC entries of .symtab
@@ -251,63 +180,6 @@ void elfsyms__free(struct elfsyms *s);
  */
 int elf_read_buildid(int fd, struct fr_buildid *out);
 
-/* Text symbols of /proc/kallsyms. */
-struct kallsyms;
-
-/*
- * kallsyms__load() - load the text symbols (types t, T, w, W) of a file in
- * the /proc/kallsyms format, keeping the [module] name. Symbols extend to
- * the next one; the last symbol of the kernel or of a module extends at
- * most FR_KSYM_TAIL bytes. Returns NULL with errno set; EPERM when every
- * address reads as zero (kptr_restrict or no privilege).
- */
-#define FR_KSYM_TAIL 0x10000
-struct kallsyms *kallsyms__load(const char *path);
-
-/*
- * kallsyms__lookup() - the text symbol containing @addr, or NULL. Stores the
- * offset into it in *@sym_off and its module name (NULL for the core
- * kernel) in *@module, each if not NULL.
- */
-const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
-			     uint64_t *sym_off, const char **module);
-
-/* kallsyms__count() - the number of text symbols loaded. */
-size_t kallsyms__count(const struct kallsyms *k);
-
-void kallsyms__free(struct kallsyms *k);
-
-/* A JIT perf map: /tmp/perf-PID.map, lines "START SIZE name" in hex. */
-struct perfmap;
-
-/*
- * perfmap__parse() - parse @len bytes of perf map text. Malformed lines
- * and zero sizes are ignored; when several entries start at one address
- * the last line wins. Returns NULL with errno set.
- */
-struct perfmap *perfmap__parse(const char *buf, size_t len);
-
-/*
- * perfmap__load_fd() - read the perf map open at @fd (at most
- * FR_PERFMAP_MAX_BYTES, until CLOCK_BOOTTIME @deadline_ns; 0: none) and
- * parse it. Returns NULL with errno set: EFBIG, ETIMEDOUT, ...
- */
-struct perfmap *perfmap__load_fd(int fd, uint64_t deadline_ns);
-
-/*
- * perfmap__load() - perfmap__load_fd() on @path, opened as an untrusted
- * file with no owner rule (see untrusted.h). Returns NULL with errno set.
- */
-struct perfmap *perfmap__load(const char *path);
-
-/*
- * perfmap__lookup() - the entry with start <= @addr < start + size, or
- * NULL; the offset into it goes to *@sym_off if not NULL.
- */
-const char *perfmap__lookup(const struct perfmap *p, uint64_t addr,
-			    uint64_t *sym_off);
-
-void perfmap__free(struct perfmap *p);
 
 /*
  * Shared cache of loaded binaries, keyed by the file's identity: device,

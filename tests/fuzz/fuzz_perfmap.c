@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "perfmap.h"
 #include "symbols.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

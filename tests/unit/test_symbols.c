@@ -16,6 +16,8 @@
 #endif
 #include "debuginfo.h"
 #include "demangle.h"
+#include "kallsyms.h"
+#include "perfmap.h"
 #include "symbols.h"
 #include "tap.h"
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/wait.h>
 
+#include "perfmap.h"
 #include "procinfo.h"
 #include "symbols.h"
 #include "tap.h"
