@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "evtype.h"
 #include "filter.h"
 #include "json.h"
 #include "view.h"
@@ -84,8 +85,7 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	json__u64(&j, "start", p->start);
 	json__str(&j, "comm", dump__str(d, e->comm));
 	json__u64(&j, "cpu", e->cpu);
-	switch (e->type) {
-	case FR_DEV_SAMPLE:
+	if (e->type == FR_DEV_SAMPLE) {
 		json__arr(&j, "stack");
 		if (e->stack) {
 			const struct fr_dump_stack *s = &d->stack[e->stack - 1];
@@ -97,8 +97,7 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		json__u64(&j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
 		json__u64(&j, "flags", e->flags);
 		json__str(&j, "user_stack_end", dump__uend_name(dump__uend(e)));
-		break;
-	default:
+	} else {
 		view_event_json(&j, d, e);
 		/* Aliases without the unit: flightrec(1) has always listed them. */
 		if (e->type == FR_DEV_EXIT) {
@@ -107,7 +106,6 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		} else if (e->type == FR_DEV_FORK) {
 			json__u64(&j, "child_start", d->proc[e->child].start);
 		}
-		break;
 	}
 	json__end_obj(&j);
 	putchar('\n');
@@ -179,7 +177,8 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	       e->ts / 1000000000, e->ts % 1000000000, dump__event_type_name(e->type),
 	       p->pid, e->tid, p->start / 1000000000, p->start % 1000000000,
 	       view_str(d, e->comm, comm, sizeof(comm)), e->cpu);
-	switch (e->type) {
+	/* No default: a type added to enum fr_dump_event_type must be printed. */
+	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_SAMPLE:
 		if (!e->stack) {
 			printf(" (no stack)");
@@ -236,6 +235,11 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		       e->ssum.ns_short / 1e6, e->ssum.n_lost, e->ssum.ns_lost / 1e6, e->ssum.n_all,
 		       e->ssum.ns_all / 1e6);
 		break;
+	case FR_DEV_PRESSURE:
+	case FR_DEV_MEMSYS:
+	case FR_DEV_MEMCG:
+	case FR_DEV_NTYPES:
+		break;	/* no process: printed above */
 	}
 	putchar('\n');
 }

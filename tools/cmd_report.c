@@ -24,10 +24,11 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "evtype.h"
 #include "filter.h"
 #include "json.h"
-#include "report_html.h"
 #include "memview.h"
+#include "report_html.h"
 #include "stallview.h"
 #include "view.h"
 
@@ -1073,14 +1074,7 @@ static int report__json(FILE *f, struct report *r, const char *path)
 	json__u64(&j, "events", r->d->nev);
 	json__u64(&j, "processes", r->d->nproc);
 	json__u64(&j, "stacks", r->d->nstack);
-	json__u64(&j, "samples", by_type[FR_DEV_SAMPLE]);
-	json__u64(&j, "exits", by_type[FR_DEV_EXIT]);
-	json__u64(&j, "forks", by_type[FR_DEV_FORK]);
-	json__u64(&j, "execs", by_type[FR_DEV_EXEC]);
-	json__u64(&j, "ooms", by_type[FR_DEV_OOM]);
-	json__u64(&j, "pressure", by_type[FR_DEV_PRESSURE]);
-	json__u64(&j, "stalls", by_type[FR_DEV_STALL]);
-	json__u64(&j, "offcpu", by_type[FR_DEV_OFFCPU]);
+	evtype__json_counts(&j, by_type);
 	json__end_obj(&j);
 	json_procs(&j, r);
 	json_stacks(&j, r);

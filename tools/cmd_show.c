@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "evtype.h"
 #include "json.h"
 #include "memview.h"
 #include "stallview.h"
@@ -326,7 +327,7 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 		      uint32_t ntop)
 {
 	uint32_t tp[256], ts[256], np, ns, live = 0, exited = 0;
-	char t0[64], t1[64], comm[80], detail[2048];
+	char t0[64], t1[64], comm[80], detail[2048], counts[512];
 	struct memview mv;
 	struct stallview sv;
 	static char exe[FR_VIEW_TEXT_MAX];
@@ -353,10 +354,8 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 	}
 	printf("window:    %.3f s, %s .. %s\n", (d->win.end - d->win.start) / 1e9,
 	       view_time(d, d->win.start, t0, sizeof(t0)), view_time(d, d->win.end, t1, sizeof(t1)));
-	printf("events:    %u: %" PRIu64 " samples, %" PRIu64 " exits, %" PRIu64 " forks, %" PRIu64
-	       " execs, %" PRIu64 " OOM kills\n", d->nev, v->by_type[FR_DEV_SAMPLE],
-	       v->by_type[FR_DEV_EXIT], v->by_type[FR_DEV_FORK], v->by_type[FR_DEV_EXEC],
-	       v->by_type[FR_DEV_OOM]);
+	evtype__text_counts(counts, sizeof(counts), v->by_type);
+	printf("events:    %u: %s\n", d->nev, counts);
 	printf("processes: %u incarnations: %u live at the snapshot, %u exited in the window\n",
 	       d->nproc, live, exited);
 	text_losses(d);
@@ -489,12 +488,7 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 	json__end_obj(&j);
 	json__obj(&j, "counts");
 	json__u64(&j, "events", d->nev);
-	json__u64(&j, "samples", v->by_type[FR_DEV_SAMPLE]);
-	json__u64(&j, "exits", v->by_type[FR_DEV_EXIT]);
-	json__u64(&j, "forks", v->by_type[FR_DEV_FORK]);
-	json__u64(&j, "execs", v->by_type[FR_DEV_EXEC]);
-	json__u64(&j, "ooms", v->by_type[FR_DEV_OOM]);
-	json__u64(&j, "pressure", v->by_type[FR_DEV_PRESSURE]);
+	evtype__json_counts(&j, v->by_type);
 	json__u64(&j, "processes", d->nproc);
 	json__u64(&j, "stacks", d->nstack);
 	json__u64(&j, "frames", d->nframe);

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evtype.h"
 #include "export.h"
 #include "json.h"
 #include "view.h"
@@ -289,7 +290,8 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 	char name[600], status[64];
 	struct json j;
 
-	switch (e->type) {
+	snprintf(name, sizeof(name), "%s", dump__event_type_name(e->type));
+	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_EXIT:
 		snprintf(name, sizeof(name), "exit: %s", view_status(e->exit.code, status, sizeof(status)));
 		break;
@@ -302,9 +304,19 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 	case FR_DEV_OOMADJ:
 		snprintf(name, sizeof(name), "oom_score_adj: %d", e->oomadj.value);
 		break;
-	default:
+	case FR_DEV_OOM:
 		snprintf(name, sizeof(name), "oom kill: pid %u", d->proc[e->proc].pid);
 		break;
+	case FR_DEV_SAMPLE:
+	case FR_DEV_PRESSURE:
+	case FR_DEV_RSS:
+	case FR_DEV_MEMSYS:
+	case FR_DEV_MEMCG:
+	case FR_DEV_STALL:
+	case FR_DEV_OFFCPU:
+	case FR_DEV_STALLSUM:
+	case FR_DEV_NTYPES:
+		break;	/* not an instant: written as slices or counters, or not at all */
 	}
 	begin_event(c, "i", "t", name, track_pid(e->proc), e->tid, e->ts);
 	add_cat(c, "process");

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "evtype.h"
 #include "filter.h"
 #include "util.h"
 

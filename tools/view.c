@@ -173,7 +173,8 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 {
 	char buf[64];
 
-	switch (e->type) {
+	/* No default: a type added to enum fr_dump_event_type must be shown. */
+	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_EXIT:
 		json__i64(j, "code", e->exit.code);
 		json__str(j, "status", view_status(e->exit.code, buf, sizeof(buf)));
@@ -269,6 +270,12 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 		json__u64(j, "all_count", e->ssum.n_all);
 		json__u64(j, "all_ns", e->ssum.ns_all);
 		break;
+	case FR_DEV_SAMPLE:
+	case FR_DEV_PRESSURE:
+	case FR_DEV_MEMSYS:
+	case FR_DEV_MEMCG:
+	case FR_DEV_NTYPES:
+		break;	/* views of their own (see above) */
 	}
 }
 

@@ -10,11 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "status.h"
 #include "attacher.h"
+#include "evtype.h"
+#include "json.h"
+#include "status.h"
 #include "symbols.h"
 #include "tables.h"
-#include "json.h"
 #include "text.h"
 #include "util.h"
 
@@ -282,11 +283,11 @@ static void text(struct daemon *dm, FILE *f)
 	const struct trigger *tr[64];
 	const struct drain_stats *ds = drain__stats(dm->drain);
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	const struct recent_dump *rd;
 	uint64_t now = fr_boottime_ns();
 	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
-	const struct recent_dump *rd;
 	struct fill fl;
-	char st[96], reason[4 * FR_TRIGGER_TEXT + 1];
+	char st[96], reason[4 * FR_TRIGGER_TEXT + 1], counts[512];
 
 	window_fill(dm, &fl);
 	fprintf(f, "flightrecd %s, pid %d, up %.0f s, host %s\n", FR_VERSION, getpid(),
@@ -299,11 +300,8 @@ static void text(struct daemon *dm, FILE *f)
 		" blocks, processes %" PRIu64 "/%" PRIu64 "\n", fl.events, fl.span_ns / 1e9,
 		fl.events, fl.capacity, fl.stacks.blocks_used, fl.stacks.blocks_total,
 		fl.strs.blocks_used, fl.strs.blocks_total, fl.procs.live, fl.procs.capacity);
-	fprintf(f, "rates: %.1f records/s; totals: %" PRIu64 " samples, %" PRIu64 " exits, %"
-		PRIu64 " forks, %" PRIu64 " execs, %" PRIu64 " OOM kills, %" PRIu64
-		" RSS ledger entries\n", history__rate(&dm->history),
-		ds->by_type[FR_EV_SAMPLE], ds->by_type[FR_EV_EXIT], ds->by_type[FR_EV_FORK],
-		ds->by_type[FR_EV_EXEC], ds->by_type[FR_EV_OOM], ds->by_type[FR_EV_RSS]);
+	evtype__text_counts(counts, sizeof(counts), ds->by_type);
+	fprintf(f, "rates: %.1f records/s; totals: %s\n", history__rate(&dm->history), counts);
 	fprintf(f, "losses: bpf reserve failed %" PRIu64 ", window evicted for space %" PRIu64
 		", drain dropped %" PRIu64 ", late %" PRIu64 "\n", cpu_sum(dm, FR_CNT_RESERVE),
 		ws->evicted_space, ds->dropped, ds->late);
@@ -344,8 +342,8 @@ static void json(struct daemon *dm, FILE *f)
 {
 	const struct trigger *tr[64];
 	const struct drain_stats *ds = drain__stats(dm->drain);
-	const struct recent_dump *rd;
 	const struct window_stats *ws = window__stats(drain__tables(dm->drain)->win);
+	const struct recent_dump *rd;
 	uint64_t now = fr_boottime_ns();
 	size_t nt = triggers(dm, tr, FR_ARRAY_SIZE(tr));
 	struct fill fl;
@@ -379,15 +377,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__end_obj(&j);
 	json__obj(&j, "rates");
 	json__f64(&j, "records_per_s", history__rate(&dm->history));
-	json__u64(&j, "samples", ds->by_type[FR_EV_SAMPLE]);
-	json__u64(&j, "exits", ds->by_type[FR_EV_EXIT]);
-	json__u64(&j, "forks", ds->by_type[FR_EV_FORK]);
-	json__u64(&j, "execs", ds->by_type[FR_EV_EXEC]);
-	json__u64(&j, "ooms", ds->by_type[FR_EV_OOM]);
-	json__u64(&j, "rss", ds->by_type[FR_EV_RSS]);
-	json__u64(&j, "oom_score_adj", ds->by_type[FR_EV_OOMADJ]);
-	json__u64(&j, "memory_readings", ds->by_type[FR_EV_MEMSYS]);
-	json__u64(&j, "memcg_readings", ds->by_type[FR_EV_MEMCG]);
+	evtype__json_counts(&j, ds->by_type);
 	json__u64(&j, "rss_unowned", cpu_sum(dm, FR_CNT_RSS_UNOWNED));
 	json__end_obj(&j);
 	json__obj(&j, "stalls");

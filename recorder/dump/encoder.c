@@ -12,6 +12,7 @@
 
 #include "contract.h"
 #include "encoder.h"
+#include "evtype.h"
 #include "hashmap.h"
 #include "kallsyms.h"
 #include "perfmap.h"
@@ -573,13 +574,14 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	err = proc_of(e, ev->proc, &idx);
 	if (!err)
 		err = str_of(e, ev->comm, &tmp);
-	/* An OOM's tid field holds its stack; another process's RSS change names that process. */
-	if (!err && ev->tid && ev->type != FR_EV_OOM &&
+	/* Where the table says tid is a thread; another process's RSS change names that process. */
+	if (!err && ev->tid && fr_evtype(ev->type)->tid == FR_EVREF_THREAD &&
 	    !(ev->type == FR_EV_RSS && (ev->flags & FR_EVRSS_OTHER)))
 		err = add_thread(e, idx, ev->tid, e->d->str[tmp]);
 	if (err)
 		return err;
-	switch (ev->type) {
+	/* No default: a type added to enum fr_event_type must be collected. */
+	switch ((enum fr_event_type)ev->type) {
 	case FR_EV_SAMPLE:
 		e->st.uend[(ev->flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT]++;
 		return ev->ref ? stack_of(e, ev->ref, ev->ts, true, &tmp) : 0;
@@ -605,9 +607,16 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 		return collect_stall(e, ev);
 	case FR_EV_OFFCPU:
 		return ev->arg ? stack_of(e, ev->arg, ev->ts, false, &tmp) : 0;
-	default:
-		return 0;
+	case FR_EV_RSS:
+	case FR_EV_OOMADJ:
+	case FR_EV_STALLSUM:
+		return 0;	/* values and blobs, read when translated */
+	case FR_EV_PRESSURE:
+	case FR_EV_MEMSYS:
+	case FR_EV_MEMCG:
+		return 0;	/* no process: returned above */
 	}
+	return 0;
 }
 
 /* Pass 1: learn what the frozen events reference. */
@@ -1454,17 +1463,19 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	out->flags = ev->flags;
 	if (ev->comm && !id_get(&e->str_of_id, ev->comm, &out->comm))
 		return -ENOENT;
-	if (ev->type == FR_EV_MEMSYS) {
+	if (dump__event_has_proc(ev->type) && !id_get(&e->proc_of_slot, ev->proc, &out->proc))
+		return -ENOENT;
+	/* No default: a type added to enum fr_event_type must be translated. */
+	switch ((enum fr_event_type)ev->type) {
+	case FR_EV_MEMSYS:
 		intern__copy(e->in.t->strs, ev->ref, &out->msys, sizeof(out->msys));
 		out->cpu = 0;
 		return 0;
-	}
-	if (ev->type == FR_EV_MEMCG) {
+	case FR_EV_MEMCG:
 		intern__copy(e->in.t->strs, ev->ref, &out->mcg, sizeof(out->mcg));
 		out->cpu = 0;
 		return 0;
-	}
-	if (ev->type == FR_EV_PRESSURE) {
+	case FR_EV_PRESSURE: {
 		struct fr_pressure_info p = {};
 
 		intern__copy(e->in.t->strs, ev->ref, &p, sizeof(p));
@@ -1478,9 +1489,6 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 		};
 		return 0;
 	}
-	if (!id_get(&e->proc_of_slot, ev->proc, &out->proc))
-		return -ENOENT;
-	switch (ev->type) {
 	case FR_EV_SAMPLE:
 		if (ev->ref) {
 			if (!id_get(&e->stack_of_id, ev->ref, &out->stack))
@@ -1539,9 +1547,8 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 		};
 		return 0;
 	}
-	default:
-		return -ENOENT;
 	}
+	return -ENOENT;	/* not a type the window holds */
 }
 
 /*

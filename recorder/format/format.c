@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "lz4read.h"
+#include "evtype.h"
 #include "format.h"
 #include "util.h"
 
@@ -208,19 +209,6 @@ uint64_t dump__meta_u64(const struct fr_dump *d, const char *key)
 	const struct fr_kv *kv = kvlist__find(&d->meta, key);
 
 	return kv && kv->type == FR_KV_UINT ? kv->u : 0;
-}
-
-const char *dump__event_type_name(unsigned type)
-{
-	static const char *const names[FR_DEV_NTYPES] = {
-		[FR_DEV_SAMPLE] = "sample", [FR_DEV_EXIT] = "exit", [FR_DEV_FORK] = "fork",
-		[FR_DEV_EXEC] = "exec", [FR_DEV_OOM] = "oom", [FR_DEV_PRESSURE] = "pressure",
-		[FR_DEV_RSS] = "rss", [FR_DEV_OOMADJ] = "oom_score_adj",
-		[FR_DEV_MEMSYS] = "memory", [FR_DEV_MEMCG] = "memcg",
-		[FR_DEV_STALL] = "stall", [FR_DEV_OFFCPU] = "offcpu", [FR_DEV_STALLSUM] = "stallsum",
-	};
-
-	return type < FR_ARRAY_SIZE(names) && names[type] ? names[type] : "unknown";
 }
 
 const char *dump__rss_member_name(unsigned m)
@@ -636,7 +624,8 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 	put_varint(w, b, e->cpu);
 	put_varint(w, b, e->comm);
 	put_bytes(w, b, &e->flags, 1);
-	switch (e->type) {
+	/* No default: a type added to enum fr_dump_event_type must be written. */
+	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_SAMPLE:
 		put_varint(w, b, e->stack);
 		break;
@@ -738,6 +727,8 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 		put_varint(w, b, e->psi.full_avg300);
 		put_varint(w, b, e->psi.full_total);
 		break;
+	case FR_DEV_NTYPES:
+		break;	/* not a type */
 	}
 	item_end(w);
 }
@@ -1227,7 +1218,16 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 	e->cpu = get_u32v(r);
 	e->comm = get_u32v(r);
 	e->flags = get_u8(r);
-	switch (e->type) {
+	if (!e->type)
+		return -EBADMSG;
+	if (!fr_evtype(e->type)) {
+		/* A type from a newer minor version: its length is known, skip it. */
+		ps->d->nev--;
+		ps->skipped++;
+		return 0;
+	}
+	/* No default: a type added to enum fr_dump_event_type must be read. */
+	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_SAMPLE:
 		e->stack = get_u32v(r);
 		break;
@@ -1363,13 +1363,8 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		if (e->psi.resource > 2)
 			return -EBADMSG;
 		break;
-	case 0:
-		return -EBADMSG;
-	default:
-		/* A type from a newer minor version: its length is known, skip it. */
-		ps->d->nev--;
-		ps->skipped++;
-		return 0;
+	case FR_DEV_NTYPES:
+		break;	/* not a type: fr_evtype() knows none past the last */
 	}
 	return r->bad ? -EBADMSG : 0;
 }

@@ -336,11 +336,6 @@ enum fr_dump_event_type {
 	FR_DEV_NTYPES		/* one past the last type this version knows */
 };
 
-/* dump__event_has_proc() - whether events of @type belong to a process. */
-static inline int dump__event_has_proc(unsigned type)
-{
-	return type != FR_DEV_PRESSURE && type != FR_DEV_MEMSYS && type != FR_DEV_MEMCG;
-}
 
 /*
  * Sample flags (fr_dump_event.flags of FR_DEV_SAMPLE, and of FR_DEV_STALL
@@ -444,7 +439,6 @@ void dump__free(struct fr_dump *d);
 const char *dump__str(const struct fr_dump *d, uint32_t idx);
 const char *dump__meta_str(const struct fr_dump *d, const char *key);
 uint64_t dump__meta_u64(const struct fr_dump *d, const char *key);
-const char *dump__event_type_name(unsigned type);
 /* dump__rss_member_name() - "file", "anon", "swap", "shmem"; "?" if unknown. */
 const char *dump__rss_member_name(unsigned m);
 /* dump__rss_why_name() - "step", "age", "first", "exit"; "?" if unknown. */

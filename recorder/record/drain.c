@@ -13,6 +13,7 @@
 
 #include "contract.h"
 #include "drain.h"
+#include "evtype.h"
 #include "idpool.h"
 #include "util.h"
 
@@ -132,37 +133,38 @@ void drain__free(struct drain *d)
 	free(d);
 }
 
-/* Drop every reference an event holds. */
-static void put_refs(struct drain *d, const struct fr_event *ev)
+/* Drop the reference of one field of an event, by its kind (evtype.h). */
+static void put_ref(struct drain *d, uint8_t kind, uint32_t id)
 {
-	proctable__unref(d->t.procs, ev->proc);
-	intern__unref(d->t.strs, ev->comm);
-	switch (ev->type) {
-	case FR_EV_SAMPLE:
-		intern__unref(d->t.stacks, ev->ref);
+	switch ((enum fr_evref)kind) {
+	case FR_EVREF_VALUE:
+	case FR_EVREF_THREAD:
 		break;
-	case FR_EV_FORK:
-		proctable__unref(d->t.procs, ev->ref);
+	case FR_EVREF_STACK:
+		intern__unref(d->t.stacks, id);
 		break;
-	case FR_EV_OOM:
-		intern__unref(d->t.strs, ev->ref);
-		proctable__unref(d->t.procs, ev->arg);
-		intern__unref(d->t.stacks, ev->tid);
+	case FR_EVREF_STR:
+		intern__unref(d->t.strs, id);
 		break;
-	case FR_EV_RSS:
-	case FR_EV_OOMADJ:
-		break;	/* values, not references */
-	case FR_EV_STALL:
-		intern__unref(d->t.strs, ev->ref);
-		intern__unref(d->t.stacks, ev->arg);
-		break;
-	case FR_EV_OFFCPU:
-		intern__unref(d->t.stacks, ev->arg);	/* ref is the length */
-		break;
-	default:
-		intern__unref(d->t.strs, ev->ref);
+	case FR_EVREF_PROC:
+		proctable__unref(d->t.procs, id);
 		break;
 	}
+}
+
+/* Drop every reference an event holds: its process, comm, and what the
+ * event table says its ref, arg and tid fields reference. */
+static void put_refs(struct drain *d, const struct fr_event *ev)
+{
+	const struct fr_evtype *t = fr_evtype(ev->type);
+
+	proctable__unref(d->t.procs, ev->proc);
+	intern__unref(d->t.strs, ev->comm);
+	if (!t)
+		return;	/* the drain makes no event of a type the table lacks */
+	put_ref(d, t->ref, ev->ref);
+	put_ref(d, t->arg, ev->arg);
+	put_ref(d, t->tid, ev->tid);
 }
 
 static void on_evict(void *ctx, const struct fr_event *ev)
@@ -579,7 +581,7 @@ static void apply(struct drain *d, const struct fr_event *ev)
 {
 	struct fr_proc p;
 
-	switch (ev->type) {
+	switch ((enum fr_event_type)ev->type) {
 	case FR_EV_EXIT:
 		if (!proctable__read(d->t.procs, ev->proc, &p) &&
 		    (p.flags & FR_PROC_EXITED)) {
@@ -599,8 +601,17 @@ static void apply(struct drain *d, const struct fr_event *ev)
 		proctable__mark_exec(d->t.procs, ev->proc, comm);
 		break;
 	}
-	default:
-		break;
+	case FR_EV_SAMPLE:
+	case FR_EV_OOM:
+	case FR_EV_PRESSURE:
+	case FR_EV_RSS:
+	case FR_EV_OOMADJ:
+	case FR_EV_MEMSYS:
+	case FR_EV_MEMCG:
+	case FR_EV_STALL:
+	case FR_EV_OFFCPU:
+	case FR_EV_STALLSUM:
+		break;	/* no change to the process's life */
 	}
 }
 
@@ -698,7 +709,8 @@ int drain__record(struct drain *d, const void *data, size_t len)
 			drain__release(d, UINT64_MAX);
 		}
 	}
-	switch (h->type) {
+	err = -EBADMSG;	/* a type no case below names */
+	switch ((enum fr_rec_type)h->type) {
 	case FR_REC_SAMPLE:
 		err = make_sample(d, data, len, &ev);
 		break;
@@ -726,9 +738,8 @@ int drain__record(struct drain *d, const void *data, size_t len)
 	case FR_REC_OFFCPU:
 		err = make_offcpu(d, data, len, &ev);
 		break;
-	default:
-		err = -EBADMSG;
-		break;
+	case FR_REC_TASK:
+		break;	/* the task iterator's, never on the ring */
 	}
 	if (err == -EBADMSG)
 		d->st.bad++;

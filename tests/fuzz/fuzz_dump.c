@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "lz4read.h"
+#include "evtype.h"
 #include "format.h"
 
 #define FR_FUZZ_MAX_OUT		(64u << 20)

@@ -9,10 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "evtype.h"
+#include "format.h"
 #include "lz4out.h"
 #include "lz4read.h"
 #include "util.h"
-#include "format.h"
 
 /* A type this version does not know: a newer minor version's. */
 #define FR_FUTURE_TYPE	FR_DEV_NTYPES
@@ -830,8 +831,44 @@ static void test_file(void)
 	dump__free(&in);
 }
 
+/* The event table (evtype.h): a complete row for each type, and nothing past them. */
+static void test_evtypes(void)
+{
+	unsigned missing = 0, dup = 0, bad_tid = 0;
+
+	for (unsigned t = 1; t < FR_DEV_NTYPES; t++) {
+		const struct fr_evtype *r = fr_evtype(t);
+
+		if (!r || !r->name || !r->count || !r->label) {
+			tap_diag("event type %u has no complete row in evtype.c", t);
+			missing++;
+			continue;
+		}
+		for (unsigned u = 1; u < t; u++)
+			if (fr_evtype(u) && (!strcmp(fr_evtype(u)->name, r->name) ||
+					     !strcmp(fr_evtype(u)->count, r->count)))
+				dup++;
+		/* Without a process there is no thread, nor a process of another field. */
+		if (!r->has_proc && (r->tid != FR_EVREF_VALUE || r->arg == FR_EVREF_THREAD ||
+				     r->ref == FR_EVREF_THREAD))
+			bad_tid++;
+	}
+	is_int(missing, 0, "every event type below FR_DEV_NTYPES has a name, a count key and a label");
+	is_int(dup, 0, "no two types share a name or a count key");
+	is_int(bad_tid, 0, "only the tid field of a process's event names a thread");
+	ok(!fr_evtype(0) && !fr_evtype(FR_DEV_NTYPES) && !fr_evtype(255),
+	   "type 0 and the types past the last have no row");
+	ok(!strcmp(dump__event_type_name(FR_DEV_OFFCPU), "offcpu") &&
+	   !strcmp(dump__event_type_name(FR_DEV_NTYPES), "unknown"),
+	   "the names come from the table, 'unknown' past it");
+	ok(dump__event_has_proc(FR_DEV_SAMPLE) && !dump__event_has_proc(FR_DEV_PRESSURE) &&
+	   !dump__event_has_proc(FR_DEV_MEMSYS) && !dump__event_has_proc(FR_DEV_MEMCG),
+	   "pressure, memory and memcg readings belong to no process");
+}
+
 int main(void)
 {
+	test_evtypes();
 	test_round_trip();
 	test_memory_types();
 	test_stall_types();
