@@ -21,10 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kvlist.h"
+
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
 #define FR_DUMP_MINOR		5
 #define FR_DUMP_HDR_SIZE	32
+#define FR_MAX_STR		(1u << 20)	/* longest string a dump may hold */
 #define FR_SECTION_HDR_SIZE	16
 #define FR_DUMP_SUFFIX		".frd"
 #define FR_DUMP_MAX_BYTES	(4ULL << 30)	/* reader's cap on decompressed size */
@@ -46,29 +49,6 @@ enum fr_section {
 	FR_SEC_THRD	= FR_TAG('T', 'H', 'R', 'D'),	/* threads: tid -> name (1.1) */
 	FR_SEC_EVNT	= FR_TAG('E', 'V', 'N', 'T'),	/* events, time ordered */
 	FR_SEC_END	= FR_TAG('E', 'N', 'D', '.'),	/* totals; marks completeness */
-};
-
-enum fr_kv_type {
-	FR_KV_UINT	= 0,
-	FR_KV_SINT	= 1,
-	FR_KV_STR	= 2,
-	FR_KV_UARRAY	= 3,
-};
-
-struct fr_kv {
-	char *key;
-	uint8_t type;		/* enum fr_kv_type */
-	uint32_t n;		/* FR_KV_UARRAY: number of values */
-	uint64_t u;		/* FR_KV_UINT */
-	int64_t i;		/* FR_KV_SINT */
-	char *s;		/* FR_KV_STR */
-	uint64_t *arr;		/* FR_KV_UARRAY */
-};
-
-struct fr_kvlist {
-	struct fr_kv *kv;
-	uint32_t n;
-	uint32_t cap;
 };
 
 struct fr_dump_trigger {
@@ -425,13 +405,6 @@ struct fr_dump {
 	void *arena;		/* reader: owns the decompressed bytes */
 };
 
-/* Key/value lists (META, LOSS). */
-int kvlist__add_u64(struct fr_kvlist *l, const char *key, uint64_t v);
-int kvlist__add_s64(struct fr_kvlist *l, const char *key, int64_t v);
-int kvlist__add_str(struct fr_kvlist *l, const char *key, const char *s);
-int kvlist__add_array(struct fr_kvlist *l, const char *key, const uint64_t *v, uint32_t n);
-const struct fr_kv *kvlist__find(const struct fr_kvlist *l, const char *key);
-void kvlist__free(struct fr_kvlist *l);
 
 /* Model helpers. */
 void dump__init(struct fr_dump *d);

@@ -67,7 +67,8 @@ flags="-g -O1 -fsanitize=address,undefined -fno-sanitize-recover=all
 	-Irecorder/common -Irecorder/format -Irecorder/record -Irecorder/symbols -Irecorder/proc
 	-Irecorder/dump -Irecorder/unwind -Ibpf -Iconf"
 libs="-llz4 -luring -linih -ldw -lelf -llzma -liberty -lpthread -lm"
-dump_src="recorder/format/format.c recorder/format/evtype.c recorder/format/lz4read.c recorder/format/json.c
+dump_src="recorder/format/format.c recorder/format/format_write.c recorder/format/format_read.c
+	recorder/format/crc32c.c recorder/format/kvlist.c recorder/format/evtype.c recorder/format/lz4read.c recorder/format/json.c
 	recorder/format/text.c recorder/common/hashmap.c"
 write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 # The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
