@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "drain.h"
+#include "encstate.h"
 #include "format.h"
 #include "sampler.h"
 #include "symbols.h"
@@ -26,38 +27,6 @@ struct symbolizer *symbolizer__new(struct symcache *cache);
 void symbolizer__free(struct symbolizer *s);
 void symbolizer__warm(struct symbolizer *s);
 
-struct encode_in {
-	const struct drain_tables *t;
-	struct sampler *sampler;	/* task iterator for the snapshot */
-	struct symbolizer *sym;
-	uint64_t first;			/* frozen window: indexes [first, last) */
-	uint64_t last;
-	unsigned meta_what;		/* FR_META_* flags for /proc reads */
-	uint64_t resolve_timeout_ns;	/* per-process reads stop this long after start; 0: never */
-	const uint32_t *victim_pid;	/* per model trigger: OOM victim, 0: none */
-	const uint64_t *victim_start;
-};
-
-struct encoder_stats {
-	uint64_t stale;			/* events recycled before they were written */
-	uint64_t user_frames;		/* distinct (space, address) looked up */
-	uint64_t user_resolved;
-	uint64_t kernel_frames;		/* distinct kernel addresses looked up */
-	uint64_t kernel_resolved;
-	uint64_t cached_frames;		/* stack entries answered without a lookup */
-	uint64_t snapshot_procs;
-	uint64_t snapshot_gone;
-	uint64_t maps_reread;		/* live processes re-read for unknown addresses */
-	uint64_t resolve_skipped;	/* per-process reads skipped: past the deadline */
-	uint64_t perfmaps_refused;	/* perf maps refused by the untrusted-file rules */
-	uint64_t user_no_symbols;	/* user addresses in a file whose symbols are unknown */
-	uint64_t user_evicted;		/* ... because the cache gave them back for its budget */
-	uint64_t user_bogus;		/* return addresses in no mapping (0x0 among them): dropped */
-	uint64_t lines_resolved;	/* user frames given a source position (DWARF) */
-	uint64_t lines_failed;		/* lookups of one that failed (unreadable DWARF, a bound) */
-	uint64_t lines_skipped;		/* not looked up: past the deadline */
-	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
-};
 
 struct encoder;
 
