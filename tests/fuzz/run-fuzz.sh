@@ -73,7 +73,7 @@ dump_src="recorder/format/format.c recorder/format/format_write.c recorder/forma
 write_src="recorder/dump/lz4out.c recorder/dump/writer.c"
 # The sources each fuzzer is built from, besides tests/fuzz/NAME.c.
 src_fuzz_dump=$dump_src
-src_fuzz_config="conf/config.c"
+src_fuzz_config="conf/config.c conf/schema.c"
 sym_src="recorder/symbols/symbols.c recorder/symbols/strpool.c recorder/symbols/procmaps.c
 	recorder/symbols/kallsyms.c recorder/symbols/perfmap.c recorder/symbols/debuginfo.c recorder/symbols/demangle.c
 	recorder/symbols/srcline.c recorder/symbols/untrusted.c recorder/common/hashmap.c"
