@@ -206,6 +206,30 @@ static inline int fr_is_c1(const unsigned char *s)
 #define FR_STOP_WAIT_NS		(2 * FR_NSEC_PER_SEC)
 
 /*
+ * fr_upper_bound() - in @n items of @size bytes at @base, sorted by the
+ * uint64_t at byte @off of each, how many have a key <= @key: the item whose
+ * range may hold @key is the one before that count (none when it is 0). The
+ * symbol tables, perf maps, process maps and DWARF ranges all look up so.
+ */
+static inline size_t fr_upper_bound(const void *base, size_t n, size_t size, size_t off,
+				    uint64_t key)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t k;
+
+		memcpy(&k, (const char *)base + mid * size + off, sizeof(k));
+		if (k <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
  * fr_join_bounded() - pthread_join(@t) for at most @ns. Returns 0, or
  * -ETIMEDOUT when it still runs (it is then neither joined nor detached:
  * the caller leaves it and whatever it uses alone).

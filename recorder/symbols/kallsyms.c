@@ -223,19 +223,11 @@ const char *kallsyms__lookup(const struct kallsyms *k, uint64_t addr,
 			     uint64_t *sym_off, const char **module)
 {
 	const struct fr_ksym *s;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!k)
 		return NULL;
-	hi = k->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->syms[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fr_upper_bound(k->syms, k->n, sizeof(*k->syms), offsetof(struct fr_ksym, start), addr);
 	if (!lo)
 		return NULL;
 	s = &k->syms[lo - 1];

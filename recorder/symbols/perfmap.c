@@ -179,19 +179,11 @@ const char *perfmap__lookup(const struct perfmap *p, uint64_t addr,
 			    uint64_t *sym_off)
 {
 	const struct fr_pentry *e;
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!p)
 		return NULL;
-	hi = p->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->e[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fr_upper_bound(p->e, p->n, sizeof(*p->e), offsetof(struct fr_pentry, start), addr);
 	if (!lo)
 		return NULL;
 	e = &p->e[lo - 1];

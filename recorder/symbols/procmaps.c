@@ -208,19 +208,11 @@ struct procmaps *procmaps__read_bounded(const char *procdir, const struct procma
 const struct fr_mapping *procmaps__find(const struct procmaps *pm,
 					uint64_t addr)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 
 	if (!pm)
 		return NULL;
-	hi = pm->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (pm->m[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fr_upper_bound(pm->m, pm->n, sizeof(*pm->m), offsetof(struct fr_mapping, start), addr);
 	if (!lo || addr >= pm->m[lo - 1].end)
 		return NULL;
 	return &pm->m[lo - 1];

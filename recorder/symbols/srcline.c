@@ -440,7 +440,7 @@ static int build_ranges(struct srclines *s)
  */
 static int find_unit(struct srclines *s, uint64_t pc, Dwarf_Die *cudie)
 {
-	size_t lo = 0, hi;
+	size_t lo;
 	int r;
 
 	if (dwarf_addrdie(s->dw, pc, cudie))
@@ -450,15 +450,8 @@ static int find_unit(struct srclines *s, uint64_t pc, Dwarf_Die *cudie)
 		if (r)
 			return r;
 	}
-	hi = s->nranges;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->ranges[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fr_upper_bound(s->ranges, s->nranges, sizeof(*s->ranges),
+			    offsetof(struct fr_curange, lo), pc);
 	/* Ranges rarely overlap: look back a few for one that holds @pc. */
 	for (size_t i = lo, k = 0; i-- > 0 && k < 16; k++) {
 		if (pc < s->ranges[i].hi) {
@@ -661,7 +654,7 @@ static int unit_function(struct srclines *s, Dwarf_Die *cudie, uint64_t pc, Dwar
 	uint64_t key = dwarf_dieoffset(cudie);
 	const uint32_t *idx = fr_hashmap__find(&s->units, &key);
 	const struct fr_unitfns *u;
-	size_t lo = 0, hi;
+	size_t lo;
 	int r;
 
 	if (!idx) {
@@ -688,15 +681,7 @@ static int unit_function(struct srclines *s, Dwarf_Die *cudie, uint64_t pc, Dwar
 	}
 	if (u->bad)
 		return -E2BIG;
-	hi = u->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (u->r[mid].lo <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fr_upper_bound(u->r, u->n, sizeof(*u->r), offsetof(struct fr_fnrange, lo), pc);
 	for (size_t i = lo, k = 0; i-- > 0 && k < 16; k++)
 		if (pc < u->r[i].hi)
 			return dwarf_offdie(s->dw, u->r[i].off, out) ? 0 : 1;

@@ -603,7 +603,7 @@ const char *elfsyms__lookup_full(const struct elfsyms *es, uint64_t file_off,
 	const struct fr_symtab *s = elfsyms__tab(es);
 	const struct fr_load *l;
 	const struct fr_sym *sym;
-	size_t lo = 0, hi;
+	size_t lo;
 	uint64_t vaddr;
 
 	if (mangled)
@@ -614,15 +614,8 @@ const char *elfsyms__lookup_full(const struct elfsyms *es, uint64_t file_off,
 	if (!l)
 		return NULL;
 	vaddr = file_off - l->offset + l->vaddr;
-	hi = s->nsyms;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->syms[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = fr_upper_bound(s->syms, s->nsyms, sizeof(*s->syms),
+			    offsetof(struct fr_sym, start), vaddr);
 	if (!lo)
 		return NULL;
 	sym = &s->syms[lo - 1];
