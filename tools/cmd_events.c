@@ -252,6 +252,17 @@ static int type_of(const char *name)
 	return -1;
 }
 
+/* The names of the event types, from the table, ", "-separated into @buf. */
+static const char *type_names(char *buf, size_t len)
+{
+	size_t n = 0;
+
+	buf[0] = 0;
+	for (unsigned t = FR_DEV_SAMPLE; t < FR_DEV_NTYPES && n < len; t++)
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", dump__event_type_name(t));
+	return buf;
+}
+
 int cmd_events(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -266,6 +277,7 @@ int cmd_events(int argc, char **argv)
 	struct filter flt = {};
 	bool json = false;
 	int c, rc, type = 0;
+	char names[256];
 	struct fr_dump d;
 
 	optind = 1;
@@ -282,9 +294,8 @@ int cmd_events(int argc, char **argv)
 		case 't':
 			type = type_of(optarg);
 			if (type < 0)
-				return cli_usage_error("events", "unknown --type '%s'; accepted: sample, exit, fork, exec, oom, "
-						       "pressure, rss, oom_score_adj, memory, memcg, stall, offcpu, stallsum",
-						       optarg);
+				return cli_usage_error("events", "unknown --type '%s'; accepted: %s", optarg,
+						       type_names(names, sizeof(names)));
 			break;
 		default:
 			return cli_common_option("events", c, argv, usage);
