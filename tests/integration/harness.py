@@ -286,3 +286,22 @@ def notify_socket(dirpath):
     s.bind(path)
     s.settimeout(30)
     return s, path
+
+
+def control(sock_path, request, timeout=30):
+    """Send @request ("status json", ...) on the daemon's control socket from
+    this process and return the reply. Unlike running `flightrec status`, this
+    starts no process: a new process is work the daemon samples, reads and
+    attaches unwind tables for, which a test measuring a quiet daemon must
+    not cause itself."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(timeout)
+        s.connect(sock_path)
+        s.sendall(request.encode() + b"\n")
+        chunks = []
+        while True:
+            b = s.recv(65536)
+            if not b:
+                break
+            chunks.append(b)
+    return b"".join(chunks).decode(errors="replace")
