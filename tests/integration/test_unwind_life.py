@@ -94,9 +94,12 @@ def test_dlswap(d):
     named_before = sum(user_frames(e)[:1] == ["fr_dl_spin"] for e in before)
     named_after = sum(user_frames(e)[:3] == ["fr_dl2_inner", "fr_dl2_middle", "fr_dl2_spin"]
                       for e in after)
+    meta = show(path).get("meta", {})
     tap.ok(named_before >= 0.9 * len(before),
            f"before: named with libfrdl.so's symbols in {named_before}/{len(before)} "
-           "(the image of their time, though libfrdl2.so now lives there)")
+           "(the image of their time, though libfrdl2.so now lives there)",
+           f"the /proc worker: {({k: v for k, v in meta.items() if k.startswith('procinfo_')})}; "
+           f"first sample {ss[0]['ts']}, swap {t_swap}")
     tap.ok(named_after >= 0.9 * len(after),
            f"after: named with libfrdl2.so's symbols in {named_after}/{len(after)}")
     loss = show(path).get("losses", {})
