@@ -458,14 +458,39 @@ static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
 	return err;
 }
 
+static bool code_changed(struct procinfo *pi, const struct req *r, const struct proc_meta *m,
+			 uint64_t now);
+
+/*
+ * A read that finds the code changed since the facts it replaces were read
+ * (a library swapped at one address) starts a new era first, whatever
+ * asked for the read: replaced in place, the old image's facts would name
+ * the samples taken before the change with the new image's symbols. A
+ * new stack's check does this itself; a plain re-read that comes first
+ * (1 s after the last) must too.
+ */
+static void era_before_read(struct procinfo *pi, const struct req *r)
+{
+	struct proc_meta *old;
+
+	if (!atomic_load(&pi->uw))
+		return;
+	old = proctable__meta(pi->pt, r->slot, r->pid, r->start);
+	if (old && old->img)
+		code_changed(pi, r, old, fr_boottime_ns());
+	proc_meta__put(old);
+}
+
 static void do_read(struct procinfo *pi, const struct req *r)
 {
 	uint64_t timeout = atomic_load(&pi->timeout_ns);
 	struct unwinder *uw = atomic_load(&pi->uw);
-	uint32_t ugen = uw ? unwinder__gen(uw, r->pid, NULL) : 0;
+	uint32_t ugen;
 	struct proc_meta *m;
 	int err;
 
+	era_before_read(pi, r);
+	ugen = uw ? unwinder__gen(uw, r->pid, NULL) : 0;
 	err = proc_meta__read(r->pid, r->start, pi->sc, FR_META_MAPS | atomic_load(&pi->what),
 			      timeout ? fr_boottime_ns() + timeout : 0, &m);
 	if (!err) {
