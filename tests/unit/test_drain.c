@@ -523,6 +523,61 @@ out:
 	drain__free(d);
 }
 
+/*
+ * Several eras in one window: frtool exec'd from python, read while ld.so
+ * still mapped its libraries (a code change, so a new era), then exec'd xz,
+ * read early again. The samples of each era keep that era's facts, however
+ * many came after; past the kept eras the oldest is unnamed, never renamed.
+ */
+static void test_eras(void)
+{
+	struct drain *d = drain__new(8 << 20, 10 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	struct proc_meta *m[6] = {}, *got;
+	uint64_t at[6] = { 0, 1 * SEC, 2 * SEC, 3 * SEC, 4 * SEC, 5 * SEC };
+	uint32_t slot = 0;
+	bool same = true;
+
+	sample(d, 500 * MS, 70, 100 * MS, "python3", 1, 4);
+	if (!ok(d && !proctable__lookup(t->procs, 70, 100 * MS, &slot), "a process with a slot"))
+		goto out;
+	proctable__set_meta_ops(t->procs, &proc_meta__ops);
+	for (int i = 0; i < 6; i++) {
+		m[i] = calloc(1, sizeof(*m[i]));
+		if (!m[i])
+			goto out;
+		atomic_init(&m[i]->refs, 1);
+		proc_meta__get(m[i]);	/* one for the table, one for the test */
+		if (i)
+			proctable__exec(t->procs, slot, at[i]);
+		proctable__set_meta(t->procs, slot, 70, 100 * MS, m[i], at[i] + 10 * MS);
+	}
+	for (int i = 0; i < 6; i++) {
+		got = proctable__meta_at(t->procs, slot, 70, 100 * MS, at[i] + 500 * MS);
+		same &= got == (i >= 2 ? m[i] : NULL);
+		proc_meta__put(got);
+	}
+	ok(same, "each of the 4 kept eras names its own samples; the 2 older ones are unnamed");
+	got = proctable__meta(t->procs, slot, 70, 100 * MS);
+	ok(got == m[5], "the current facts are the last era's");
+	proc_meta__put(got);
+	/* A read that began in an era before the current one fills it only if empty. */
+	proctable__exec(t->procs, slot, 6 * SEC);
+	proc_meta__get(m[0]);
+	if (proctable__set_meta(t->procs, slot, 70, 100 * MS, m[0], 5 * SEC + 1))
+		proc_meta__put(m[0]);
+	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 5 * SEC + 2);
+	ok(got == m[5], "a late read does not replace an earlier era's facts");
+	proc_meta__put(got);
+	got = proctable__meta(t->procs, slot, 70, 100 * MS);
+	ok(!got, "and the new era has none until its own read");
+	proc_meta__put(got);
+out:
+	drain__free(d);
+	for (int i = 0; i < 6; i++)
+		proc_meta__put(m[i]);
+}
+
 static void test_bad_records(void)
 {
 	struct drain *d = drain__new(8 << 20, 10 * SEC);
@@ -551,6 +606,7 @@ int main(void)
 	test_memory_records();
 	test_stall_records();
 	test_inherit_era();
+	test_eras();
 	test_bad_records();
 	return tap_done_testing();
 }
