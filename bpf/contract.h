@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	5
+#define FR_CONTRACT_VERSION	6
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -45,6 +45,8 @@ enum fr_rec_type {
 #define FR_SAMPLE_UERR		0x8	/* bpf_get_stack failed for the user stack */
 #define FR_SAMPLE_KTHREAD	0x10	/* sampled task is a kernel thread */
 #define FR_SAMPLE_IDLE		0x20	/* the idle task (pid 0) */
+#define FR_SAMPLE_UKTAB		0x40	/* user stack walked with a table the BPF side
+					 * built from the process's VMAs (FR_UPROC_KERNEL) */
 #define FR_SAMPLE_UEND_SHIFT	8	/* bits 8..10: how the user stack ended */
 #define FR_SAMPLE_UEND_MASK	(0x7 << FR_SAMPLE_UEND_SHIFT)
 
@@ -356,7 +358,49 @@ struct fr_uproc {
 	__u64 exec_vm;		/* pages */
 	__u32 gen;
 	__u32 n;
+	__u32 flags;		/* FR_UPROC_* */
+	__u32 pad;
 	struct fr_umap maps[FR_UMAPS_MAX];
+};
+
+/*
+ * Built by the BPF side, at an exec or an mmap unlock of a process without
+ * a current table, from its VMAs and the uinodes map: rows from the first
+ * sample for the files the daemon has rows for. The daemon replaces it
+ * with its own.
+ */
+#define FR_UPROC_KERNEL		0x1
+#define FR_UPROC_MISSING	0x2	/* a file mapped had no rows: frame pointers there */
+#define FR_UPROC_PARTIAL	0x4	/* VMAs locked at the build were left out */
+
+/*
+ * A file's identity as the BPF side reads it off a mapping (the uinodes
+ * key): the device as userspace encodes it (makedev() of the major and
+ * minor /proc/PID/maps shows), the inode, and its change time in ns. All
+ * three 0: the vDSO.
+ */
+struct fr_uinode_key {
+	__u64 dev;
+	__u64 ino;
+	__u64 ctime;
+};
+
+#define FR_ULOADS		4	/* executable PT_LOADs a uinodes value holds */
+
+/* One PT_LOAD: a mapping at file offset pgoff of it has bias start - pgoff + offset - vaddr. */
+struct fr_uload {
+	__u64 offset;
+	__u64 vaddr;
+	__u64 filesz;
+};
+
+/* A file with rows, for a table built in the kernel (the uinodes value). */
+struct fr_uinode {
+	__u32 file;		/* slot in the file table */
+	__u32 file_gen;
+	__u32 nload;
+	__u32 pad;
+	struct fr_uload load[FR_ULOADS];
 };
 
 /*
@@ -378,6 +422,8 @@ enum fr_counter {
 	FR_CNT_UNWIND_ROWS,	/* user frames found with unwind rows */
 	FR_CNT_UNWIND_FP,	/* user frames found by frame pointer in a process with rows */
 	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
+	FR_CNT_UNWIND_KBUILT,	/* tables the BPF side built from a process's VMAs */
+	FR_CNT_UNWIND_KBUSY,	/* builds not done: the mmap lock was taken, or too many VMAs */
 	FR_CNT_RSS_UNOWNED,	/* changes to an mm with no live owner (an exit's or exec's teardown) */
 	FR_CNT_RSS_FULL,	/* mms not tracked: the ledger's map was full (a loss) */
 	FR_CNT_STALL_UNTRACKED,	/* stalls not timed: no room for the thread's state, or a stale one (a loss) */
@@ -408,7 +454,9 @@ _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
 _Static_assert(sizeof(struct fr_ugen) == 24, "fr_ugen size");
 _Static_assert(sizeof(struct fr_umap) == 32, "fr_umap size");
-_Static_assert(sizeof(struct fr_uproc) == 24 + 32 * FR_UMAPS_MAX, "fr_uproc size");
+_Static_assert(sizeof(struct fr_uproc) == 32 + 32 * FR_UMAPS_MAX, "fr_uproc size");
+_Static_assert(sizeof(struct fr_uinode_key) == 24, "fr_uinode_key size");
+_Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS, "fr_uinode size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
 

@@ -98,6 +98,24 @@ static __always_inline __u64 leader_start(struct task_struct *t)
 
 #include "unwind.bpf.h"
 
+/*
+ * @t's current table; FR_SAMPLE_UKTAB into *@flags when the BPF side
+ * built it (uproc_build()), so that the drain asks the daemon for its
+ * own. NULL without unwinding, or without a current table.
+ */
+static __always_inline struct fr_uproc *uproc_for(struct task_struct *t, __u32 *flags)
+{
+	__u64 start = leader_start(t);
+	struct fr_uproc *p;
+
+	if (!unwind_on)
+		return NULL;
+	p = uproc_get(t, start);
+	if (p && (p->flags & FR_UPROC_KERNEL))
+		*flags |= FR_SAMPLE_UKTAB;
+	return p;
+}
+
 static __always_inline void fill_hdr(struct fr_rec_hdr *h, struct task_struct *t,
 				     __u16 type, __u32 size)
 {
@@ -133,7 +151,7 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 	struct fr_uproc *p;
 	long ub;
 
-	p = unwind_on ? uproc_get(t, leader_start(t)) : NULL;
+	p = uproc_for(t, flags);
 	if (p) {
 		n = unwind_user_task(t, p, w, &uend);
 	} else {
@@ -188,7 +206,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	un = 0;
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD) {
 		flags |= FR_SAMPLE_KTHREAD;
-	} else if ((p = unwind_on ? uproc_get(t, leader_start(t)) : NULL)) {
+	} else if ((p = uproc_for(t, &flags))) {
 		un = unwind_user(ctx, t, p, s, kn, &uend);
 		if (uend == FR_UEND_DEPTH)
 			flags |= FR_SAMPLE_UTRUNC;
@@ -305,9 +323,10 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 {
 	struct fr_rec_exec *x;
 
-	if (unwind_on)
-		/* a new image: the old rows no longer apply */
+	if (unwind_on) {	/* a new image: the old rows no longer apply */
 		ugen_bump(p->tgid, BPF_CORE_READ(p, mm, exec_vm));
+		uproc_build(p, leader_start(p));	/* the binary, ld.so and the vDSO */
+	}
 	if (rss_on)
 		led_exec(p);
 	x = bpf_ringbuf_reserve(&events, sizeof(*x), 0);
@@ -411,6 +430,8 @@ int BPF_PROG(on_mmap_unlock, struct mm_struct *mm, bool write)
 	if (mm != t->mm)
 		return 0;	/* another process's lock (a /proc reader) */
 	unwind_check_code(t->tgid, mm);
+	if (unwind_on && write)
+		uproc_refresh(t, leader_start(t));
 	return 0;
 }
 

@@ -8,6 +8,8 @@
  *   urows   one pool of rows; each file owns a contiguous, sorted run
  *   ufiles  file slot -> its run in the pool (struct fr_ufile)
  *   uprocs  tgid -> the process's executable mappings (struct fr_uproc)
+ *   uinodes file identity -> its slot and PT_LOADs (struct fr_uinode), for
+ *           the tables built here
  * and one the BPF side owns:
  *   ugen    tgid -> maps generation, bumped on exec, and when the mm's
  *           exec_vm (pages of code mapped) moves from the value the entry
@@ -43,6 +45,7 @@
 #define FR_UNWIND_BPF_H
 
 const volatile __u32 unwind_on = 0;	/* the daemon loaded a row pool */
+const volatile __u32 ubuild_on = 0;	/* and the kernel has the VMA iterator: uproc_build() */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -74,6 +77,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct fr_ugen);
 } ugen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1);		/* sized by the daemon before load */
+	__type(key, struct fr_uinode_key);
+	__type(value, struct fr_uinode);
+} uinodes SEC(".maps");
+
+/* A table being built (uproc_build()): too big for the stack. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fr_uproc);
+} ubuild SEC(".maps");
 
 /* x86-64 struct sigcontext inside the ucontext at rsp in __restore_rt. */
 #define FR_UC_MCONTEXT	40
@@ -121,6 +139,176 @@ static __always_inline void ugen_bump(__u32 tgid, __u64 exec_vm)
 	}
 }
 
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __weak __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
+
+/* The inode's change time before 6.6 and in 6.6-6.10 (CO-RE flavors). */
+struct inode___pre66 {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+struct inode___v66 {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+#define FR_UBUILD_VMAS	2048	/* VMAs looked at per build, at most */
+#define FR_UBUILD_YOUNG_NS	(1000 * 1000 * 1000ULL)	/* tables made for new processes only */
+#define FR_VM_WRITE	0x2
+#define FR_VM_EXEC	0x4
+#define FR_VM_GROWSDOWN	0x100
+
+/* @ino's change time in ns, as stat() gives it; 0 if this kernel's layout is unknown. */
+static __always_inline __u64 inode_ctime(struct inode *ino)
+{
+	struct inode___pre66 *o = (void *)ino;
+	struct inode___v66 *m = (void *)ino;
+
+	/* Since 6.13 the top bit of the ns is a flag (multigrain timestamps' I_CTIME_QUERIED). */
+	if (bpf_core_field_exists(ino->i_ctime_sec))
+		return BPF_CORE_READ(ino, i_ctime_sec) * 1000000000ULL +
+		       (BPF_CORE_READ(ino, i_ctime_nsec) & 0x7fffffff);
+	if (bpf_core_field_exists(m->__i_ctime))
+		return BPF_CORE_READ(m, __i_ctime.tv_sec) * 1000000000ULL +
+		       BPF_CORE_READ(m, __i_ctime.tv_nsec);
+	if (bpf_core_field_exists(o->i_ctime))
+		return BPF_CORE_READ(o, i_ctime.tv_sec) * 1000000000ULL +
+		       BPF_CORE_READ(o, i_ctime.tv_nsec);
+	return 0;
+}
+
+/* The kernel's dev_t (major << 20 | minor) as userspace encodes it (glibc makedev()). */
+static __always_inline __u64 user_dev(__u32 kdev)
+{
+	__u64 maj = kdev >> 20, min = kdev & 0xfffff;
+
+	return (min & 0xff) | ((maj & 0xfff) << 8) | ((min & ~0xffULL) << 12) |
+	       ((maj & ~0xfffULL) << 32);
+}
+
+/*
+ * Fill @um for the executable VMA @vma of an mm whose vDSO is at @vdso:
+ * its file's rows if the daemon has some (uinodes), else frame pointers.
+ * Returns false for a file without rows.
+ */
+static __always_inline bool umap_fill(struct fr_umap *um, struct vm_area_struct *vma, __u64 vdso)
+{
+	struct fr_uinode_key k = {};
+	struct file *file = BPF_CORE_READ(vma, vm_file);
+	struct fr_uinode *f;
+	__u64 pgoff;
+
+	um->begin = BPF_CORE_READ(vma, vm_start);
+	um->end = BPF_CORE_READ(vma, vm_end);
+	um->bias = 0;
+	um->file = FR_UFILE_NONE;
+	um->file_gen = 0;
+	if (file) {
+		struct inode *ino = BPF_CORE_READ(file, f_inode);
+
+		k.dev = user_dev(BPF_CORE_READ(ino, i_sb, s_dev));
+		k.ino = BPF_CORE_READ(ino, i_ino);
+		k.ctime = inode_ctime(ino);
+	} else if (um->begin != vdso) {
+		return true;	/* anonymous code (a JIT): frame pointers, as the daemon does */
+	}
+	f = bpf_map_lookup_elem(&uinodes, &k);
+	if (!f)
+		return false;
+	pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+	for (int i = 0; i < FR_ULOADS; i++) {
+		const struct fr_uload *l = &f->load[i];
+
+		if (i >= f->nload)
+			break;
+		if (pgoff >= (l->offset & ~0xfffULL) && pgoff < l->offset + (l->filesz ?: 1)) {
+			um->bias = um->begin - pgoff + l->offset - l->vaddr;
+			um->file = f->file;
+			um->file_gen = f->file_gen;
+			return true;
+		}
+	}
+	return true;	/* not code of the file's rows: frame pointers, as the daemon does */
+}
+
+/*
+ * A table for @t's process, built here from its VMAs, so that a process
+ * whose files the daemon has rows for (libc, ld.so, a build's compilers)
+ * is walked with them from its first samples: the daemon's own table
+ * comes only after it has drained the exec, read /proc and installed
+ * one, which a process of 20-50 ms often outlives. Process context only
+ * (@t is current): the VMA iterator refuses irqs-disabled callers, so a
+ * sample cannot build (FIELD-NOTES). The iterator takes each VMA's own
+ * lock and passes over those write-locked now, which at an mmap unlock
+ * are the VMAs just changed: a table whose code pages do not add up to
+ * the mm's exec_vm is FR_UPROC_PARTIAL, and built again at the next
+ * unlock. The counters live in the map value rather than in registers,
+ * so that the verifier sees unknown scalars at each step and the loop
+ * converges instead of being walked FR_UBUILD_VMAS times. Published in
+ * uprocs; the daemon replaces it with its own.
+ */
+static __noinline int uproc_build(struct task_struct *t, __u64 start)
+{
+	struct mm_struct *mm = t->mm;
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	__u32 zero = 0, tgid = t->tgid;
+	struct fr_uproc *v;
+	__u64 vdso = 0;
+	bool ok = true;
+
+	if (!ubuild_on || !mm)
+		return 0;
+	v = bpf_map_lookup_elem(&ubuild, &zero);
+	if (!v)
+		return 0;
+#ifdef __TARGET_ARCH_x86
+	vdso = (__u64)BPF_CORE_READ(mm, context.vdso);
+#endif
+	v->n = 0;
+	v->pad = 0;		/* VMAs seen */
+	v->exec_vm = 0;		/* code pages seen */
+	v->flags = FR_UPROC_KERNEL;
+	if (bpf_iter_task_vma_new(&it, t, 0)) {
+		bpf_iter_task_vma_destroy(&it);
+		count(FR_CNT_UNWIND_KBUSY);
+		return 0;
+	}
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		__u64 fl = BPF_CORE_READ(vma, vm_flags);
+		__u32 n = v->n;
+
+		if (v->pad++ >= FR_UBUILD_VMAS) {
+			ok = false;
+			break;
+		}
+		if (!(fl & FR_VM_EXEC))
+			continue;
+		if (!(fl & (FR_VM_WRITE | FR_VM_GROWSDOWN)))
+			v->exec_vm += (BPF_CORE_READ(vma, vm_end) - BPF_CORE_READ(vma, vm_start)) >> 12;
+		if (n >= FR_UMAPS_MAX)
+			continue;
+		if (!umap_fill(&v->maps[n], vma, vdso))
+			v->flags |= FR_UPROC_MISSING;
+		v->n = n + 1;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	if (!ok || !v->n) {
+		count(FR_CNT_UNWIND_KBUSY);
+		return 0;
+	}
+	if (v->exec_vm != BPF_CORE_READ(mm, exec_vm))
+		v->flags |= FR_UPROC_PARTIAL;
+	v->exec_vm = BPF_CORE_READ(mm, exec_vm);
+	v->pad = 0;
+	v->start = start;
+	v->gen = ugen_of(tgid);
+	if (bpf_map_update_elem(&uprocs, &tgid, v, BPF_ANY))
+		return 0;
+	count(FR_CNT_UNWIND_KBUILT);
+	return 1;
+}
+
 /* @t's table, if it is current for its incarnation and its code. */
 static __always_inline struct fr_uproc *uproc_get(struct task_struct *t, __u64 start)
 {
@@ -138,6 +326,24 @@ static __always_inline struct fr_uproc *uproc_get(struct task_struct *t, __u64 s
 		return NULL;
 	}
 	return p;
+}
+
+/*
+ * In @t's process context: build it a table if its own is missing
+ * (while it is young: an old process that was never sampled needs
+ * none) or stale, or was built here with code missing.
+ */
+static __always_inline void uproc_refresh(struct task_struct *t, __u64 start)
+{
+	__u32 tgid = t->tgid;
+	struct fr_uproc *p = bpf_map_lookup_elem(&uprocs, &tgid);
+
+	if (p && p->start == start && p->gen == ugen_of(tgid) &&
+	    p->exec_vm == BPF_CORE_READ(t, mm, exec_vm) && !(p->flags & FR_UPROC_PARTIAL))
+		return;
+	if (!p && bpf_ktime_get_boot_ns() - start > FR_UBUILD_YOUNG_NS)
+		return;
+	uproc_build(t, start);
 }
 
 /*

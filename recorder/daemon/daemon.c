@@ -426,6 +426,9 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("%s", err);
 		return e;
 	}
+	if (so.unwind_rows && !sampler__kernel_tables(dm->sampler))
+		fr_info("the kernel has no VMA iterator (6.7+): a new process waits for the "
+			"daemon's unwind table, ignoring");
 	e = sampler__stall_sums(dm->sampler);
 	stallsum__init(&dm->stallsum, e < 0 ? -1 : e);
 	dm->symcache = symcache__new();

@@ -16,6 +16,18 @@
 #include "tables.h"
 #include "util.h"
 
+/* Per-CPU BPF counters as an array value. */
+static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *key,
+			   enum fr_counter which)
+{
+	uint64_t vals[4096];
+	int n = sampler__counters(dm->sampler, which, vals, FR_ARRAY_SIZE(vals));
+
+	if (n < 0)
+		n = 0;
+	return kvlist__add_array(l, key, vals, n);
+}
+
 /* The unwind tables as they stand: how many files, and their memory. */
 static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 {
@@ -31,6 +43,7 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "unwind_procs", us.procs);
 	err |= kvlist__add_u64(m, "unwind_files_built", us.built);
 	err |= kvlist__add_u64(m, "unwind_build_ns", us.build_ns);
+	err |= add_cpu_counter(dm, m, "unwind_kernel_tables", FR_CNT_UNWIND_KBUILT);
 	return err;
 }
 
@@ -164,18 +177,6 @@ static int add_meta(struct daemon *dm, struct fr_kvlist *m)
 	return err ? -ENOMEM : 0;
 }
 
-/* Per-CPU BPF counters as an array value. */
-static int add_cpu_counter(struct daemon *dm, struct fr_kvlist *l, const char *key,
-			   enum fr_counter which)
-{
-	uint64_t vals[4096];
-	int n = sampler__counters(dm->sampler, which, vals, FR_ARRAY_SIZE(vals));
-
-	if (n < 0)
-		n = 0;
-	return kvlist__add_array(l, key, vals, n);
-}
-
 /* What the unwind tables could not cover (LOSS). */
 static int add_unwind_losses(struct daemon *dm, struct fr_kvlist *l)
 {
@@ -185,6 +186,7 @@ static int add_unwind_losses(struct daemon *dm, struct fr_kvlist *l)
 	if (dm->unwinder)
 		unwinder__stats(dm->unwinder, &us);
 	err |= add_cpu_counter(dm, l, "unwind_stale_samples", FR_CNT_UNWIND_STALE);
+	err |= add_cpu_counter(dm, l, "unwind_kernel_busy", FR_CNT_UNWIND_KBUSY);
 	err |= kvlist__add_u64(l, "unwind_files_full", us.full);
 	err |= kvlist__add_u64(l, "unwind_files_failed", us.failed);
 	err |= kvlist__add_u64(l, "unwind_files_no_cfi", us.no_cfi);

@@ -106,8 +106,10 @@ static void text_unwind(struct daemon *dm, FILE *f)
 	}
 	unwinder__stats(dm->unwinder, &us);
 	attacher__stats(dm->attacher, &as);
-	fprintf(f, "unwind: first tables %" PRIu64 " (requests dropped %" PRIu64
-		", yielded to a hotter process %" PRIu64 "); ", as.attached, as.dropped, as.yielded);
+	fprintf(f, "unwind: tables built in the kernel %" PRIu64 " (busy %" PRIu64 "); "
+		"first tables %" PRIu64 " (requests dropped %" PRIu64
+		", yielded to a hotter process %" PRIu64 "); ", cpu_sum(dm, FR_CNT_UNWIND_KBUILT),
+		cpu_sum(dm, FR_CNT_UNWIND_KBUSY), as.attached, as.dropped, as.yielded);
 	fprintf(f, "%" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
 		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
 		", failed %" PRIu64 ", unopened %" PRIu64 ", stale %" PRIu64 "\n", us.files, us.idle,
@@ -250,6 +252,8 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "files_no_cfi", us.no_cfi);
 	json__u64(j, "maps_over", us.maps_over);
 	json__u64(j, "stale_samples", cpu_sum(dm, FR_CNT_UNWIND_STALE));
+	json__u64(j, "kernel_tables", cpu_sum(dm, FR_CNT_UNWIND_KBUILT));
+	json__u64(j, "kernel_busy", cpu_sum(dm, FR_CNT_UNWIND_KBUSY));
 	if (dm->attacher) {
 		struct attacher_stats as;
 

@@ -220,6 +220,17 @@ static int get_proc(struct drain *d, uint32_t pid, uint64_t start,
 	return err;
 }
 
+/*
+ * Does a stack with these FR_SAMPLE_* flags ask for the daemon's unwind
+ * table? One walked without any, or with the one the BPF side built from
+ * the process's VMAs (rows only for files known then; no file references).
+ */
+static bool wants_table(uint32_t flags)
+{
+	return (flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT == FR_UEND_NO_TABLE ||
+	       (flags & FR_SAMPLE_UKTAB);
+}
+
 /* Fill the fields every event has: time, incarnation, thread, comm. */
 static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *ev)
 {
@@ -268,8 +279,7 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 		put_refs(d, ev);
 		return err;
 	}
-	if (s->un && d->hooks.no_table &&
-	    (s->flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT == FR_UEND_NO_TABLE)
+	if (s->un && d->hooks.no_table && wants_table(s->flags))
 		d->hooks.no_table(d->hooks.ctx, s->h.tgid, s->h.start);
 	if (s->un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, ev->proc, s->h.tgid, s->h.start,
@@ -469,8 +479,7 @@ static int stall_stack(struct drain *d, const struct fr_rec_hdr *h, uint32_t pro
 	uint64_t inserted = intern__inserted(d->t.stacks);
 	int err = get_stack(d, kn, un, proc, ips, id);
 
-	if (!err && un && d->hooks.no_table &&
-	    (flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT == FR_UEND_NO_TABLE)
+	if (!err && un && d->hooks.no_table && wants_table(flags))
 		d->hooks.no_table(d->hooks.ctx, h->tgid, h->start);
 	if (!err && un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, proc, h->tgid, h->start, &ips[kn], un);

@@ -32,6 +32,7 @@ struct sampler {
 	bool hw;
 	size_t ring_bytes;
 	uint32_t unwind_rows, unwind_files;
+	bool kbuild;		/* process tables are built in the kernel too */
 	bool stalls;		/* stall_sum is written */
 	struct bpf_link *iter;
 };
@@ -111,6 +112,9 @@ static int size_unwind(struct sampler *s, const struct sampler_opts *o)
 	e = bpf_map__set_max_entries(s->skel->maps.urows, rows ? rows : 1);
 	if (!e)
 		e = bpf_map__set_max_entries(s->skel->maps.ufiles, s->unwind_files);
+	/* One identity per file with rows (tables.c indexes each under one key). */
+	if (!e)
+		e = bpf_map__set_max_entries(s->skel->maps.uinodes, s->unwind_files);
 	return e;
 }
 
@@ -186,38 +190,29 @@ static int attach_perf(struct sampler *s, uint32_t hz, char *err, size_t errlen)
 }
 
 /*
- * sampler__open() - load the BPF object with our settings, attach the
- * lifecycle tracepoints and sample every online CPU at o->frequency Hz.
- * On failure returns NULL, sets errno and describes the step in @err.
+ * Open the BPF object into s->skel, set it up from @o for @ncpus online
+ * CPUs (s->kbuild: with tables built in the kernel) and load it. Returns
+ * 0, or -errno with the step described in @err.
  */
-struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen)
+static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char *err,
+		size_t errlen)
 {
-	struct sampler *s = calloc(1, sizeof(*s));
-	int e, cpus[FR_MAX_CPUS];
+	int e;
 
-	if (!s)
-		return NULL;
-	e = fr_online_cpus(cpus, FR_MAX_CPUS);
-	if (e < 0) {
-		snprintf(err, errlen, "failed to read '/sys/devices/system/cpu/online': %s",
-			 strerror(-e));
-		goto fail;
-	}
-	s->nposs = libbpf_num_possible_cpus();
 	s->skel = flightrec_bpf__open();
 	if (!s->skel) {
 		e = -errno;
 		snprintf(err, errlen, "failed to open BPF object: %s", strerror(-e));
-		goto fail;
+		return e;
 	}
-	s->ring_bytes = o->ring_bytes ? o->ring_bytes : ring_size(o->frequency, e);
+	s->ring_bytes = o->ring_bytes ? o->ring_bytes : ring_size(o->frequency, ncpus);
 	s->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
 	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
 	e = bpf_map__set_max_entries(s->skel->maps.events, s->ring_bytes);
 	if (e) {
 		snprintf(err, errlen, "failed to size ring buffer to %zu bytes: %s",
 			 s->ring_bytes, strerror(-e));
-		goto fail;
+		return e;
 	}
 	s->skel->rodata->rss_on = o->rss_ledger;
 	s->skel->rodata->rss_step = o->rss_step;
@@ -229,20 +224,56 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 	if (e) {
 		snprintf(err, errlen, "failed to size unwind tables to %u rows: %s",
 			 o->unwind_rows, strerror(-e));
-		goto fail;
+		return e;
 	}
+	s->skel->rodata->ubuild_on = s->kbuild;
 	if (s->skel->rodata->contract_version != FR_CONTRACT_VERSION) {
-		e = -EPROTO;
 		snprintf(err, errlen, "BPF contract version %u, daemon expects %u",
 			 s->skel->rodata->contract_version, FR_CONTRACT_VERSION);
-		goto fail;
+		return -EPROTO;
 	}
 	e = flightrec_bpf__load(s->skel);
-	if (e) {
+	if (e)
 		snprintf(err, errlen, "failed to load BPF programs: %s (root and a kernel with BTF are needed)",
+			 strerror(-e));
+	return e;
+}
+
+/*
+ * sampler__open() - load the BPF object with our settings, attach the
+ * lifecycle tracepoints and sample every online CPU at o->frequency Hz.
+ * On failure returns NULL, sets errno and describes the step in @err.
+ */
+struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen)
+{
+	struct sampler *s = calloc(1, sizeof(*s));
+	int e, ncpus, cpus[FR_MAX_CPUS];
+
+	if (!s)
+		return NULL;
+	ncpus = e = fr_online_cpus(cpus, FR_MAX_CPUS);
+	if (e < 0) {
+		snprintf(err, errlen, "failed to read '/sys/devices/system/cpu/online': %s",
 			 strerror(-e));
 		goto fail;
 	}
+	s->nposs = libbpf_num_possible_cpus();
+	s->kbuild = o->unwind_rows > 0;
+	e = load(s, o, ncpus, err, errlen);
+	/*
+	 * The kernel's VMA iterator (6.7+) is a weak kfunc: without it the
+	 * object loads only with the code that calls it cut out (ubuild_on
+	 * 0). Rather than parse the kernel's BTF at each start (70 ms here)
+	 * to know beforehand, try, then do without.
+	 */
+	if (e && s->kbuild) {
+		flightrec_bpf__destroy(s->skel);
+		s->skel = NULL;
+		s->kbuild = false;
+		e = load(s, o, ncpus, err, errlen);
+	}
+	if (e)
+		goto fail;
 	e = flightrec_bpf__attach(s->skel);
 	if (e) {
 		snprintf(err, errlen, "failed to attach tracepoints: %s", strerror(-e));
@@ -281,6 +312,12 @@ void sampler__close(struct sampler *s)
 	free(s);
 }
 
+/* sampler__kernel_tables() - does the BPF side build process tables (uproc_build())? */
+bool sampler__kernel_tables(const struct sampler *s)
+{
+	return s->kbuild;
+}
+
 int sampler__ring_fd(const struct sampler *s)
 {
 	return bpf_map__fd(s->skel->maps.events);
@@ -310,6 +347,7 @@ int sampler__unwind_maps(const struct sampler *s, struct sampler_unwind_maps *ou
 	out->files = bpf_map__fd(s->skel->maps.ufiles);
 	out->procs = bpf_map__fd(s->skel->maps.uprocs);
 	out->gen = bpf_map__fd(s->skel->maps.ugen);
+	out->inodes = bpf_map__fd(s->skel->maps.uinodes);
 	out->nrows = s->unwind_rows;
 	out->nfiles = s->unwind_files;
 	return 0;

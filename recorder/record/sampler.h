@@ -31,7 +31,7 @@ struct sampler_opts {
 
 /* The BPF maps the unwinder (recorder/unwind/) writes; -1 when off. */
 struct sampler_unwind_maps {
-	int rows, files, procs, gen;
+	int rows, files, procs, gen, inodes;
 	uint32_t nrows, nfiles;
 };
 
@@ -41,6 +41,7 @@ struct sampler;
 struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen);
 void sampler__close(struct sampler *s);
 int sampler__ring_fd(const struct sampler *s);
+bool sampler__kernel_tables(const struct sampler *s);
 size_t sampler__ring_bytes(const struct sampler *s);
 const char *sampler__source(const struct sampler *s);
 int sampler__ncpus(const struct sampler *s);

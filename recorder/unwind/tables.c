@@ -67,7 +67,7 @@ struct extent {
 
 struct unwinder {
 	pthread_mutex_t lock;
-	int rows_fd, files_fd, procs_fd, gen_fd;
+	int rows_fd, files_fd, procs_fd, gen_fd, inodes_fd;
 	struct fr_urow *pool;		/* the mmap'd row array */
 	size_t pool_len;
 	uint32_t nrows, nfiles;
@@ -179,6 +179,7 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	u->files_fd = m->files;
 	u->procs_fd = m->procs;
 	u->gen_fd = m->gen;
+	u->inodes_fd = m->inodes;
 	u->nrows = m->nrows;
 	u->nfiles = m->nfiles;
 	u->pool_len = FR_ALIGN((size_t)m->nrows * sizeof(struct fr_urow),
@@ -282,9 +283,45 @@ uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed)
 	return gen_ts(u, pid, changed);
 }
 
+/* @k as the BPF side reads a mapping's identity (uinodes); false if it cannot. */
+static bool ukey_bpf(const struct ukey *k, struct fr_uinode_key *out)
+{
+	*out = (struct fr_uinode_key){ 0 };
+	if (k->w[0] == FR_UKEY_VDSO)
+		return true;
+	if (k->w[0] != FR_UKEY_FILE || (!k->w[1] && !k->w[2]))
+		return false;
+	*out = (struct fr_uinode_key){ .dev = k->w[1], .ino = k->w[2], .ctime = k->w[3] };
+	return true;
+}
+
+/*
+ * Under the lock: tell the BPF side that @f, known as @k, has rows, for
+ * the tables it builds from a process's VMAs before ours (uproc_build()).
+ * A file with more executable PT_LOADs than FR_ULOADS waits for ours.
+ * A failure is not one: those processes wait for our table, as before.
+ */
+static void inode_publish(struct unwinder *u, const struct ufile *f, const struct ukey *k)
+{
+	struct fr_uinode v = { .file = f->slot, .file_gen = f->gen, .nload = f->nload };
+	struct fr_uinode_key bk;
+
+	if (f->slot == FR_UFILE_NONE || f->nload > FR_ULOADS || !ukey_bpf(k, &bk))
+		return;
+	for (uint32_t i = 0; i < f->nload; i++)
+		v.load[i] = (struct fr_uload){ f->load[i].offset, f->load[i].vaddr,
+					       f->load[i].filesz };
+	bpf_map_update_elem(u->inodes_fd, &bk, &v, BPF_ANY);
+}
+
 /* Free @f now: its rows, its slot and its keys. */
 static void file_free(struct unwinder *u, struct ufile *f)
 {
+	struct fr_uinode_key bk;
+
+	for (uint32_t i = 0; i < f->nkeys; i++)
+		if (ukey_bpf(&f->keys[i], &bk))
+			bpf_map_delete_elem(u->inodes_fd, &bk);
 	if (f->slot != FR_UFILE_NONE) {
 		struct fr_ufile dead = { 0 };
 
@@ -453,6 +490,8 @@ static struct ufile *file_add(struct unwinder *u, const struct ukey *fk,
 	f->nload = r->nload;
 	u->st.built++;
 	err = file_publish(u, f, r);
+	if (!err)
+		inode_publish(u, f, fk);
 	if (err == -ENODATA)
 		u->st.no_cfi++;
 	else if (err)
@@ -747,6 +786,19 @@ out:
 	return err;
 }
 
+/*
+ * Under the lock: is @rec's table still the one the BPF side uses for
+ * @pid? Not when the BPF side has put one of its own in its place.
+ */
+static bool rec_live(struct unwinder *u, uint32_t pid, const struct uproc_rec *rec)
+{
+	struct fr_uproc *v = u->scratch;
+
+	return !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == rec->start &&
+	       v->gen == rec->gen && !(v->flags & FR_UPROC_KERNEL) &&
+	       rec->gen == gen_locked(u, pid);
+}
+
 bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 {
 	struct uproc_rec **r;
@@ -755,18 +807,9 @@ bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 	pthread_mutex_lock(&u->lock);
 	r = fr_hashmap__find(&u->procs, &pid);
 	if (r && (*r)->start == start)
-		cur = (*r)->gen == gen_locked(u, pid);
+		cur = rec_live(u, pid, *r);
 	pthread_mutex_unlock(&u->lock);
 	return cur;
-}
-
-/* Under the lock: is @rec's table still the one the BPF side uses for @pid? */
-static bool rec_live(struct unwinder *u, uint32_t pid, const struct uproc_rec *rec)
-{
-	struct fr_uproc *v = u->scratch;
-
-	return !bpf_map_lookup_elem(u->procs_fd, &pid, v) && v->start == rec->start &&
-	       v->gen == rec->gen && rec->gen == gen_locked(u, pid);
 }
 
 unsigned unwinder__gc(struct unwinder *u)

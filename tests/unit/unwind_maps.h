@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * unwind_maps.h - the unwinder's four BPF maps, shaped as bpf/unwind.bpf.h
+ * unwind_maps.h - the unwinder's five BPF maps, shaped as bpf/unwind.bpf.h
  * declares them, for tests that drive recorder/unwind/ without the
  * sampler's BPF object. Needs root.
  */
@@ -28,9 +28,12 @@ static inline bool unwind_maps__create(struct sampler_unwind_maps *m, uint32_t n
 	m->procs = bpf_map_create(BPF_MAP_TYPE_HASH, "t_uprocs", 4, sizeof(struct fr_uproc),
 				  64, &np);
 	m->gen = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ugen", 4, sizeof(struct fr_ugen), 64, &np);
+	m->inodes = bpf_map_create(BPF_MAP_TYPE_HASH, "t_uinodes", sizeof(struct fr_uinode_key),
+				   sizeof(struct fr_uinode), nfiles, NULL);
 	m->nrows = nrows;
 	m->nfiles = nfiles;
-	return m->rows >= 0 && m->files >= 0 && m->procs >= 0 && m->gen >= 0;
+	return m->rows >= 0 && m->files >= 0 && m->procs >= 0 && m->gen >= 0 &&
+	       m->inodes >= 0;
 }
 
 static inline void unwind_maps__close(struct sampler_unwind_maps *m)
@@ -39,6 +42,7 @@ static inline void unwind_maps__close(struct sampler_unwind_maps *m)
 	close(m->files);
 	close(m->procs);
 	close(m->gen);
+	close(m->inodes);
 }
 
 #endif /* FR_TEST_UNWIND_MAPS_H */
