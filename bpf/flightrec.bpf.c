@@ -91,6 +91,23 @@ static __always_inline __u64 wakeup_flag(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
+/*
+ * An exec wakes the drain (at most once per FR_EXEC_WAKE_NS), so that the
+ * daemon reads the new image's /proc facts while the process lives: with
+ * the drain's 100 ms tick alone, a process of 20-50 ms was gone before
+ * its exec was seen, and its frames, though walked, had no names.
+ */
+#define FR_EXEC_WAKE_NS	(1000 * 1000ULL)
+__u64 exec_woken = 0;
+
+static __always_inline __u64 exec_wakeup(__u64 now)
+{
+	if (now - exec_woken < FR_EXEC_WAKE_NS)
+		return wakeup_flag();
+	exec_woken = now;
+	return BPF_RB_FORCE_WAKEUP;
+}
+
 static __always_inline __u64 leader_start(struct task_struct *t)
 {
 	return BPF_CORE_READ(t, group_leader, start_boottime);
@@ -341,7 +358,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 				      BPF_CORE_READ(bprm, filename)) < 0)
 		x->filename[0] = 0;
 	x->h.ts = bpf_ktime_get_boot_ns();
-	bpf_ringbuf_submit(x, wakeup_flag());
+	bpf_ringbuf_submit(x, exec_wakeup(x->h.ts));
 	return 0;
 }
 
