@@ -17,6 +17,7 @@
 
 #include "cgroup.h"
 #include "procinfo.h"
+#include "procstat.h"
 #include "tables.h"
 #include "util.h"
 #include "worker.h"
@@ -30,85 +31,8 @@
 
 /* ------------------------------------------------------------- /proc reads */
 
-/* fr_ticks_of() - a start time in ns as /proc/PID/stat field 22 shows it. */
-uint64_t fr_ticks_of(uint64_t start_ns)
-{
-	static long hz;
-
-	if (!hz)
-		hz = sysconf(_SC_CLK_TCK);
-	return start_ns / (FR_NSEC_PER_SEC / (uint64_t)hz);
-}
-
-/* Read a whole small file at @path into @buf (NUL-terminated); bytes or -errno. */
-static ssize_t read_file(const char *path, char *buf, size_t cap)
-{
-	ssize_t n, got = 0;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
-		return -errno;
-	while ((size_t)got < cap - 1) {
-		n = read(fd, buf + got, cap - 1 - got);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (!n)
-			break;
-		got += n;
-	}
-	close(fd);
-	buf[got] = 0;
-	return got;
-}
-
 /* The kernel's PF_KTHREAD in /proc/PID/stat's flags (field 9). */
 #define FR_PROC_PF_KTHREAD	0x00200000u
-
-struct stat_fields {
-	char state;
-	uint32_t ppid;
-	uint32_t flags;
-	uint64_t start_ticks;
-	uint64_t rss_pages;
-};
-
-/* Parse /proc/PID/stat; the comm may hold spaces and ')'. */
-static int read_stat(uint32_t pid, struct stat_fields *f)
-{
-	char path[64], buf[1024], *p;
-	unsigned long long v[21];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
-	n = read_file(path, buf, sizeof(buf));
-	if (n < 0)
-		return (int)n;
-	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ' || !p[2])
-		return -EBADMSG;
-	f->state = p[2];
-	p += 3;
-	/* Fields 4 .. 24 follow the state. */
-	for (int i = 0; i < 21; i++) {
-		char *end;
-
-		v[i] = strtoull(p, &end, 10);
-		if (end == p)
-			return -EBADMSG;
-		p = end;
-	}
-	f->ppid = (uint32_t)v[0];
-	f->flags = (uint32_t)v[9 - 4];
-	f->start_ticks = v[22 - 4];
-	f->rss_pages = v[24 - 4];
-	return 0;
-}
 
 static char *read_exe(const char *view)
 {
@@ -129,7 +53,7 @@ static char *read_cmdline(const char *view)
 	ssize_t n;
 
 	snprintf(path, sizeof(path), "%s/cmdline", view);
-	n = read_file(path, buf, sizeof(buf));
+	n = fr_read_small(path, buf, sizeof(buf));
 	if (n <= 0)
 		return NULL;
 	while (n > 0 && !buf[n - 1])
@@ -153,7 +77,7 @@ static void read_cgroup(const char *view, struct proc_meta *m)
 	struct stat st;
 
 	snprintf(path, sizeof(path), "%s/cgroup", view);
-	if (read_file(path, buf, sizeof(buf)) <= 0 || cgroup__parse(buf, &c))
+	if (fr_read_small(path, buf, sizeof(buf)) <= 0 || cgroup__parse(buf, &c))
 		return;
 	if (c.v2) {
 		m->cgroup = c.v2;
@@ -181,7 +105,7 @@ static uint32_t read_nspid(const char *view, uint32_t pid)
 	uint32_t last = 0;
 
 	snprintf(path, sizeof(path), "%s/status", view);
-	if (read_file(path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nNSpid:")))
+	if (fr_read_small(path, buf, sizeof(buf)) <= 0 || !(p = strstr(buf, "\nNSpid:")))
 		return 0;
 	for (p += 8; *p && *p != '\n'; p = end) {
 		unsigned long v = strtoul(p, &end, 10);
@@ -226,7 +150,7 @@ static int read_threads(uint32_t pid, struct proc_meta *m)
 		t = &m->threads[m->nthreads++];
 		t->tid = tid;
 		snprintf(path, sizeof(path), "/proc/%u/task/%lu/comm", pid, tid);
-		if (read_file(path, name, sizeof(name)) < 0)
+		if (fr_read_small(path, name, sizeof(name)) < 0)
 			name[0] = 0;
 		name[strcspn(name, "\n")] = 0;
 		fr_strlcpy(t->name, name, sizeof(t->name));
@@ -307,7 +231,7 @@ static void pick_view(uint32_t pid, char state, char *view, size_t len)
 		if (*end || !tid || tid == pid)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%u/task/%lu/stat", pid, tid);
-		if (read_file(path, buf, sizeof(buf)) <= 0)
+		if (fr_read_small(path, buf, sizeof(buf)) <= 0)
 			continue;
 		p = strrchr(buf, ')');
 		if (p && p[1] == ' ' && p[2] && p[2] != 'Z' && p[2] != 'X') {
@@ -322,7 +246,7 @@ static void pick_view(uint32_t pid, char state, char *view, size_t len)
 static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 		     unsigned what, uint64_t deadline_ns, struct proc_meta *m)
 {
-	struct stat_fields f;
+	struct fr_procstat f;
 	struct stat st;
 	char view[96];
 	int pidfd, err;
@@ -331,7 +255,7 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	pidfd = fr_pidfd_open(pid);
 	if (pidfd < 0)
 		return -errno;
-	err = read_stat(pid, &f);
+	err = fr_procstat__read(pid, &f);
 	if (err || f.start_ticks != fr_ticks_of(start)) {
 		close(pidfd);
 		return err ? err : -ESTALE;
@@ -350,7 +274,7 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 		m->img = read_image(view, sc, deadline_ns);
 	/* Still the same process? Then every read above was about it. */
 	if (!err)
-		err = pidfd_alive(pidfd) ? read_stat(pid, &f) : -ESRCH;
+		err = pidfd_alive(pidfd) ? fr_procstat__read(pid, &f) : -ESRCH;
 	close(pidfd);
 	if (!err && f.start_ticks != fr_ticks_of(start))
 		err = -ESTALE;

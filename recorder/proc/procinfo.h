@@ -35,7 +35,6 @@ struct unwinder;
 
 int proc_meta__read(uint32_t pid, uint64_t start, struct symcache *sc,
 		    unsigned what, uint64_t deadline_ns, struct proc_meta **out);
-uint64_t fr_ticks_of(uint64_t start_ns);
 
 enum procinfo_kind {
 	FR_INFO_READ	= 1,	/* running incarnation or exec: read everything, first */
