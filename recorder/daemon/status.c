@@ -251,6 +251,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "mappings_unopened", us.unopened);
 	json__u64(j, "files_no_cfi", us.no_cfi);
 	json__u64(j, "maps_over", us.maps_over);
+	json__u64(j, "tables_exited", us.exited);
 	json__u64(j, "stale_samples", cpu_sum(dm, FR_CNT_UNWIND_STALE));
 	json__u64(j, "kernel_tables", cpu_sum(dm, FR_CNT_UNWIND_KBUILT));
 	json__u64(j, "kernel_busy", cpu_sum(dm, FR_CNT_UNWIND_KBUSY));

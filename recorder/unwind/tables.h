@@ -43,6 +43,7 @@ struct unwinder_stats {
 	uint64_t full;		/* files left out: the pool or file table was full */
 	uint64_t maps_over;	/* executable mappings beyond FR_UMAPS_MAX, left out */
 	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */
+	uint64_t exited;	/* tables not installed: the process exited while they were built */
 };
 
 struct unwinder;

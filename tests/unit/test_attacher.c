@@ -25,26 +25,6 @@
 #define PATIENCE	(5000 * MS)
 #define POLL_NS		(100 * 1000L)
 
-/* A child asleep until killed: a real process with maps to attach. */
-static pid_t sleeper(void)
-{
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		for (;;)
-			pause();
-	}
-	return pid;
-}
-
-static void reap(pid_t pid)
-{
-	if (pid > 0) {
-		kill(pid, SIGKILL);
-		waitpid(pid, NULL, 0);
-	}
-}
-
 /* When (CLOCK_BOOTTIME ns) (@pid, @start) had a table, polled; 0 if not within PATIENCE. */
 static uint64_t when_current(struct unwinder *u, pid_t pid, uint64_t start, uint64_t from)
 {
@@ -61,15 +41,15 @@ static uint64_t when_current(struct unwinder *u, pid_t pid, uint64_t start, uint
 /* An exec's request: served, but not before its delay (the loader maps libraries first). */
 static void test_exec_waits(struct unwinder *u, struct attacher *a)
 {
-	pid_t c = sleeper();
+	pid_t c = unwind_sleeper();
 	uint64_t t0 = fr_boottime_ns(), t;
 
-	attacher__request_exec(a, (uint32_t)c, 1);
-	t = when_current(u, c, 1, t0);
+	attacher__request_exec(a, (uint32_t)c, unwind_start_of(c));
+	t = when_current(u, c, unwind_start_of(c), t0);
 	ok(t, "an exec's request is served");
 	ok(t && t - t0 >= EXEC_DELAY, "no sooner than 10 ms after it (%.3f ms)",
 	   t ? (double)(t - t0) / MS : -1.0);
-	reap(c);
+	unwind_reap(c);
 }
 
 /*
@@ -80,20 +60,22 @@ static void test_exec_waits(struct unwinder *u, struct attacher *a)
  */
 static void test_demand_first(struct unwinder *u, struct attacher *a)
 {
-	pid_t idle = sleeper(), busy = sleeper();
+	pid_t idle = unwind_sleeper(), busy = unwind_sleeper();
 	uint64_t t0 = fr_boottime_ns(), t_idle, t_busy;
 
-	attacher__request_exec(a, (uint32_t)idle, 2);
-	attacher__request_exec(a, (uint32_t)busy, 3);
-	attacher__request(a, (uint32_t)busy, 3);
-	t_busy = when_current(u, busy, 3, t0);
-	t_idle = when_current(u, idle, 2, t0);
+	uint64_t s_idle = unwind_start_of(idle), s_busy = unwind_start_of(busy);
+
+	attacher__request_exec(a, (uint32_t)idle, s_idle);
+	attacher__request_exec(a, (uint32_t)busy, s_busy);
+	attacher__request(a, (uint32_t)busy, s_busy);
+	t_busy = when_current(u, busy, s_busy, t0);
+	t_idle = when_current(u, idle, s_idle, t0);
 	ok(t_busy && t_idle, "both are served");
 	ok(t_busy && t_idle && t_busy < t_idle,
 	   "the one with a sample waiting first (%.3f ms, the other %.3f ms)",
 	   (double)(t_busy - t0) / MS, (double)(t_idle - t0) / MS);
-	reap(idle);
-	reap(busy);
+	unwind_reap(idle);
+	unwind_reap(busy);
 }
 
 /*
@@ -105,16 +87,16 @@ static void test_demand_first(struct unwinder *u, struct attacher *a)
 static void test_exec_storm(struct unwinder *u, struct attacher *a)
 {
 	struct attacher_stats st0, st;
-	pid_t c = sleeper();
+	pid_t c = unwind_sleeper();
 	uint64_t t0, t, asked;
 
 	attacher__stats(a, &st0);
 	t0 = fr_boottime_ns();
 	for (uint32_t i = 0; i < 300; i++)
 		attacher__request_exec(a, 4000000 + i, 9);
-	attacher__request(a, (uint32_t)c, 4);
+	attacher__request(a, (uint32_t)c, unwind_start_of(c));
 	asked = fr_boottime_ns() - t0;
-	t = when_current(u, c, 4, t0);
+	t = when_current(u, c, unwind_start_of(c), t0);
 	attacher__stats(a, &st);
 	ok(t, "a process whose samples ask is served after an exec storm filled the queue");
 	tap_diag("storm: %" PRIu64 " requests, %" PRIu64 " dropped, %" PRIu64 " failed",
@@ -127,7 +109,7 @@ static void test_exec_storm(struct unwinder *u, struct attacher *a)
 		ok(st.dropped - st0.dropped <= 45, "at most 45 dropped (asking took %.1f ms: some "
 		   "were served meanwhile)", (double)asked / MS);
 	is_int(st.requests - st0.requests, 301, "every request counted");
-	reap(c);
+	unwind_reap(c);
 }
 
 int main(void)

@@ -32,6 +32,15 @@ struct maps {
 	struct sampler_unwind_maps m;
 };
 
+/*
+ * Tables are installed only for incarnations that live: ours, and
+ * children asleep, each with its real start.
+ */
+#define NKIDS	5
+static uint64_t self_start;
+static pid_t kid[NKIDS];
+static uint64_t kid_start[NKIDS];
+
 /* The four maps, as the BPF object declares them; false if BPF is refused. */
 static bool maps__create(struct maps *mp, uint32_t nrows, uint32_t nfiles)
 {
@@ -69,13 +78,13 @@ static void test_attach(struct unwinder *u, const struct maps *mp, const struct 
 	uint32_t nexec = 0;
 
 	ok(lm && lm->path, "getpid is in a file mapping (%s)", lm && lm->path ? lm->path : "?");
-	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm, NULL), 0, "attach our own maps");
-	ok(unwinder__current(u, pid, 12345), "the table is current");
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", pm, NULL), 0, "attach our own maps");
+	ok(unwinder__current(u, pid, self_start), "the table is current");
 	ok(!unwinder__current(u, pid, 999), "not for another incarnation of the pid");
 	is_int(bpf_map_lookup_elem(mp->m.procs, &pid, v), 0, "the BPF map has our entry");
 	for (size_t i = 0; i < pm->n; i++)
 		nexec += (pm->m[i].prot & PROT_EXEC) && !(pm->m[i].path && !strcmp(pm->m[i].path, "[vsyscall]"));
-	ok(v->start == 12345 && v->gen == 0 && v->n == FR_MIN(nexec, (uint32_t)FR_UMAPS_MAX),
+	ok(v->start == self_start && v->gen == 0 && v->n == FR_MIN(nexec, (uint32_t)FR_UMAPS_MAX),
 	   "start, gen and %u executable mappings (got %u)", nexec, v->n);
 	for (uint32_t i = 0; i < v->n; i++) {
 		if (i && v->maps[i].begin < v->maps[i - 1].end)
@@ -136,7 +145,8 @@ static void test_sharing(struct unwinder *u, const struct procmaps *pm)
 	struct unwinder_stats a, b;
 
 	unwinder__stats(u, &a);
-	is_int(unwinder__attach(u, 777777, 1, 0, "/proc/self", pm, NULL), 0, "attach a second pid");
+	is_int(unwinder__attach(u, kid[0], kid_start[0], 0, "/proc/self", pm, NULL), 0,
+	       "attach a second pid");
 	unwinder__stats(u, &b);
 	is_int(b.built, a.built, "no file built twice (%llu built)", (unsigned long long)a.built);
 	is_int(b.rows_used, a.rows_used, "no rows added");
@@ -147,19 +157,21 @@ static void test_sharing(struct unwinder *u, const struct procmaps *pm)
 static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const struct procmaps *pm)
 {
 	struct fr_ugen gen = { .gen = 1, .ts = 4242 };
-	uint32_t pid = 777777;
+	uint32_t pid = kid[0];
+	uint64_t start = kid_start[0];
 	struct unwinder_stats st;
 	uint64_t changed = 0;
 
 	bpf_map_update_elem(mp->m.gen, &pid, &gen, BPF_ANY);
 	ok(unwinder__gen(u, pid, &changed) == 1 && changed == 4242,
 	   "the generation and when it moved are read");
-	ok(!unwinder__current(u, pid, 1), "a bumped generation: stale");
-	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", pm, NULL), -ESTALE,
+	ok(!unwinder__current(u, pid, start), "a bumped generation: stale");
+	is_int(unwinder__attach(u, pid, start, 0, "/proc/self", pm, NULL), -ESTALE,
 	       "attaching maps read under the old generation is refused");
 	is_int(unwinder__gc(u), 1, "gc drops the stale table");
-	is_int(unwinder__attach(u, pid, 1, 1, "/proc/self", pm, NULL), 0, "maps read under gen 1 attach");
-	ok(unwinder__current(u, pid, 1), "and are current");
+	is_int(unwinder__attach(u, pid, start, 1, "/proc/self", pm, NULL), 0,
+	       "maps read under gen 1 attach");
+	ok(unwinder__current(u, pid, start), "and are current");
 	bpf_map_delete_elem(mp->m.procs, &pid);	/* what the exit program does */
 	is_int(unwinder__gc(u), 1, "gc drops the table of an exited process");
 	unwinder__stats(u, &st);
@@ -172,7 +184,7 @@ static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const s
 	unwinder__stats(u, &st);
 	ok(st.procs == 0 && st.idle == st.files && st.files > 0,
 	   "no table left: the %llu files are idle, kept for reuse", (unsigned long long)st.files);
-	is_int(unwinder__attach(u, pid, 12345, 0, "/proc/self", pm, NULL), 0, "attach again");
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", pm, NULL), 0, "attach again");
 	{
 		struct unwinder_stats again;
 
@@ -215,7 +227,7 @@ static void test_yield(const struct procmaps *pm)
 		return;
 	}
 	y.u = unwinder__new(&mp.m);
-	is_int(unwinder__attach(y.u, 4242, 1, 0, "/proc/self", pm, &yield), -EAGAIN,
+	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &yield), -EAGAIN,
 	       "a yield at the second build stops the attach");
 	unwinder__stats(y.u, &st);
 	ok(st.procs == 0, "no table written");
@@ -224,13 +236,14 @@ static void test_yield(const struct procmaps *pm)
 	   "(built %llu, seen from the yield %llu)", (unsigned long long)(st.built + st.failed),
 	   (unsigned long long)y.built_seen);
 	ok(st.idle == st.files, "its rows are kept, idle, for the next attach");
-	is_int(unwinder__attach(y.u, 4242, 1, 0, "/proc/self", pm, NULL), 0, "attach without a yield");
+	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, NULL), 0,
+	       "attach without a yield");
 	unwinder__stats(y.u, &all);
 	ok(all.procs == 1 && all.built + all.failed > 1, "the table is there, %llu files built",
 	   (unsigned long long)(all.built + all.failed));
 	y.calls = 0;
 	y.stop_at = 1;
-	is_int(unwinder__attach(y.u, 4243, 1, 0, "/proc/self", pm, &yield), 0,
+	is_int(unwinder__attach(y.u, kid[2], kid_start[2], 0, "/proc/self", pm, &yield), 0,
 	       "a second process of the same files: built already, the yield is not asked");
 	is_int(y.calls, 0, "no yield asked");
 	unwinder__free(y.u);
@@ -241,6 +254,7 @@ struct racer {
 	struct unwinder *u;
 	const struct procmaps *pm;
 	uint32_t pid;
+	uint64_t start;
 	int err;
 };
 
@@ -248,7 +262,7 @@ static void *race_attach(void *arg)
 {
 	struct racer *r = arg;
 
-	r->err = unwinder__attach(r->u, r->pid, 1, 0, "/proc/self", r->pm, NULL);
+	r->err = unwinder__attach(r->u, r->pid, r->start, 0, "/proc/self", r->pm, NULL);
 	return NULL;
 }
 
@@ -267,12 +281,12 @@ static void test_concurrent(const struct procmaps *pm)
 	}
 	/* How many files one attach builds, alone. */
 	u1 = unwinder__new(&mp1.m);
-	unwinder__attach(u1, 1, 1, 0, "/proc/self", pm, NULL);
+	unwinder__attach(u1, getpid(), self_start, 0, "/proc/self", pm, NULL);
 	unwinder__stats(u1, &one);
 	unwinder__free(u1);
 	maps__close(&mp1);
-	r[0] = (struct racer){ unwinder__new(&mp.m), pm, 5001, -1 };
-	r[1] = (struct racer){ r[0].u, pm, 5002, -1 };
+	r[0] = (struct racer){ unwinder__new(&mp.m), pm, kid[3], kid_start[3], -1 };
+	r[1] = (struct racer){ r[0].u, pm, kid[4], kid_start[4], -1 };
 	for (int i = 0; i < 2; i++)
 		pthread_create(&t[i], NULL, race_attach, &r[i]);
 	for (int i = 0; i < 2; i++)
@@ -305,7 +319,8 @@ static void test_evict(const struct procmaps *pm)
 	}
 	u = unwinder__new(&mp.m);
 	lib[0] = *lc;
-	is_int(unwinder__attach(u, pid, 1, 0, "/proc/self", &one, NULL), 0, "libc alone fits 40000 rows");
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
+	       "libc alone fits 40000 rows");
 	unwinder__stats(u, &st);
 	ok(st.files == 1 && st.rows_used > 20000, "one file, %llu rows", (unsigned long long)st.rows_used);
 	bpf_map_delete_elem(mp.m.procs, &pid);
@@ -322,7 +337,7 @@ static void test_evict(const struct procmaps *pm)
 		ok(sm != NULL, "libstdc++ loaded and its code found");
 		if (sm) {
 			lib[0] = *sm;
-			is_int(unwinder__attach(u, pid, 2, 0, "/proc/self", &one, NULL), 0,
+			is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
 			       "attach libstdc++ into the full pool");
 			unwinder__stats(u, &st);
 			ok(st.freed == 1 && st.files == 1 && st.full == 0 && st.idle == 0,
@@ -332,7 +347,7 @@ static void test_evict(const struct procmaps *pm)
 			bpf_map_delete_elem(mp.m.procs, &pid);
 			unwinder__gc(u);
 			lib[0] = *lc;
-			is_int(unwinder__attach(u, pid, 3, 1 - 1, "/proc/self", &one, NULL), 0,
+			is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
 			       "attach libc again");
 			unwinder__stats(u, &st);
 			ok(st.freed == 2 && st.full == 0, "libstdc++ (idle) evicted for libc");
@@ -341,6 +356,50 @@ static void test_evict(const struct procmaps *pm)
 	}
 	unwinder__free(u);
 	maps__close(&mp);
+}
+
+/*
+ * A process that exited while its table was built: the BPF side had no
+ * table to drop at its exit, so the install must not leave one (after a
+ * fork storm, 2,814 entries stayed for 4 live processes). A zombie counts
+ * as exited: its mm is gone. A PID whose start is another's is refused too.
+ */
+static void test_exited(const struct procmaps *pm)
+{
+	struct unwinder_stats st;
+	struct maps mp;
+	struct unwinder *u;
+	struct fr_uproc *v = calloc(1, sizeof(*v));
+	pid_t z = fork();
+	uint64_t zs;
+	uint32_t key;
+
+	if (z == 0)
+		_exit(0);
+	if (!v || !maps__create(&mp, 1 << 20, 256)) {
+		ok(0, "maps for the exit test");
+		free(v);
+		return;
+	}
+	usleep(100 * 1000);	/* the child is a zombie: not reaped */
+	zs = unwind_start_of(z);
+	u = unwinder__new(&mp.m);
+	ok(zs, "a zombie child, start %" PRIu64, zs);
+	is_int(unwinder__attach(u, z, zs, 0, "/proc/self", pm, NULL), -ESRCH,
+	       "its table is refused: it has exited");
+	key = (uint32_t)z;
+	ok(bpf_map_lookup_elem(mp.m.procs, &key, v) && errno == ENOENT,
+	   "and the BPF map holds no entry for it");
+	waitpid(z, NULL, 0);
+	is_int(unwinder__attach(u, kid[0], kid_start[0] + 1000000000ULL, 0, "/proc/self", pm, NULL),
+	       -ESRCH, "a live PID with another start is another incarnation: refused");
+	is_int(unwinder__attach(u, kid[0], kid_start[0], 0, "/proc/self", pm, NULL), 0,
+	       "a live one is installed");
+	unwinder__stats(u, &st);
+	ok(st.procs == 1 && st.exited == 2, "one table; %" PRIu64 " refused as exited", st.exited);
+	unwinder__free(u);
+	maps__close(&mp);
+	free(v);
 }
 
 int main(void)
@@ -359,6 +418,11 @@ int main(void)
 		ok(0, "BPF maps created: %s", strerror(errno));
 		return tap_done_testing();
 	}
+	self_start = unwind_start_of(getpid());
+	for (int i = 0; i < NKIDS; i++) {
+		kid[i] = unwind_sleeper();
+		kid_start[i] = unwind_start_of(kid[i]);
+	}
 	u = unwinder__new(&mp.m);
 	ok(u != NULL, "unwinder over a 1M-row pool");
 	if (u) {
@@ -371,6 +435,9 @@ int main(void)
 	test_evict(pm);
 	test_yield(pm);
 	test_concurrent(pm);
+	test_exited(pm);
+	for (int i = 0; i < NKIDS; i++)
+		unwind_reap(kid[i]);
 	procmaps__free(pm);
 	return tap_done_testing();
 }

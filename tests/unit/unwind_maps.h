@@ -7,10 +7,13 @@
 #ifndef FR_TEST_UNWIND_MAPS_H
 #define FR_TEST_UNWIND_MAPS_H
 
+#include <signal.h>
 #include <stdbool.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 
+#include "procstat.h"
 #include "rows.h"
 #include "sampler.h"
 
@@ -43,6 +46,40 @@ static inline void unwind_maps__close(struct sampler_unwind_maps *m)
 	close(m->procs);
 	close(m->gen);
 	close(m->inodes);
+}
+
+/*
+ * The start of live process @pid in ns since boot, as the BPF side stamps
+ * it, at the clock tick's resolution /proc gives: a table is installed
+ * only for an incarnation that has not exited. 0 if it is gone.
+ */
+static inline uint64_t unwind_start_of(pid_t pid)
+{
+	struct fr_procstat f;
+
+	if (fr_procstat__read((uint32_t)pid, &f))
+		return 0;
+	return f.start_ticks * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+}
+
+/* A child asleep until killed: a real process with maps to attach. */
+static inline pid_t unwind_sleeper(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static inline void unwind_reap(pid_t pid)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+	}
 }
 
 #endif /* FR_TEST_UNWIND_MAPS_H */
