@@ -130,17 +130,18 @@ def our_frame(s, maps):
 
 
 class Sample:
-    __slots__ = ("ts", "tid", "frames", "end")
+    __slots__ = ("ts", "tid", "frames", "end", "comm")
 
-    def __init__(self, ts, tid, frames, end):
-        self.ts, self.tid, self.frames, self.end = ts, tid, frames, end
+    def __init__(self, ts, tid, frames, end, comm=None):
+        self.ts, self.tid, self.frames, self.end, self.comm = ts, tid, frames, end, comm
 
 
 PERF_HEAD = re.compile(r"\s(\d+)/(\d+)\s+(\d+)\.(\d+):\s*$")
 PERF_FRAME = re.compile(r"^\s+([0-9a-f]+) (.*) \(([^()]*)\)$")
 
 
-def perf_samples(data, pid):
+def perf_samples(data, pid, comms=None):
+    """perf's samples of @pid (None: any), or of the processes named in @comms."""
     p = subprocess.run(["perf", "script", "-i", data, "--no-inline", "-F", "comm,pid,tid,time,ip,sym,dso"],
                        capture_output=True, text=True)
     if p.returncode:
@@ -153,9 +154,10 @@ def perf_samples(data, pid):
         if not line[0].isspace():
             m = PERF_HEAD.search(line)
             cur = None
-            if m and int(m.group(1)) == pid:
+            comm = line[:m.start()].strip() if m else None
+            if m and (pid is None or int(m.group(1)) == pid) and (comms is None or comm in comms):
                 ns = int(m.group(3)) * 10**9 + int(m.group(4).ljust(9, "0")[:9])
-                cur = Sample(ns, int(m.group(2)), [], None)
+                cur = Sample(ns, int(m.group(2)), [], None, comm)
                 out.append(cur)
             continue
         if cur is None:
