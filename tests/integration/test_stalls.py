@@ -64,21 +64,18 @@ MIB = 1 << 20
 VFORK_MS = 300
 LOCK_MS = 300
 TOL = 0.05
-# The workloads pause this long first: the daemon reads what a new process is
-# (its maps, which name the user frames) and gives it an unwind table while it
-# lives; a process that blocks within its first milliseconds is walked by
-# frame pointers (a vfork parent's caller then drops out: its return address
-# is in rdi, not on the stack) and, exiting within the drain's 100 ms tick,
-# may keep unnamed frames (docs/RELIABILITY.md). Under ASan the daemon is
-# slower to get there: with the daemon settled but another test running
-# beside it, 2 of 30 frstall processes that blocked 400 ms after their
-# exec still had no table (and no names), none of 30 after 1500 ms; and in
-# 18 runs of this test alone, 2 lost one of the two cases this way.
-PAUSE_MS = 1500 if daemon_asan() else 400
-# Python sleeps this long before its fsync: its unwind table is built alongside
-# those of the perf recording it (54 files; under ASan python3's first table
-# came 0.9-1.5 s after its exec, 0.4 s with python alone), and its /proc facts,
-# which name its frames, are read after perf's.
+# The frstall workloads block at once, without pausing first: a new process
+# has an unwind table from its exec (the BPF side builds it from its VMAs
+# with the rows the daemon has for its files), and the exec wakes the
+# drain, so that its /proc facts are read while it blocks. Before that,
+# they paused 400 ms (1.5 s under ASan) for the daemon to get there.
+PAUSE_MS = 0
+# Python sleeps this long before its fsync: not for its table, which it has
+# from its exec, but for the rows of /usr/bin/python3.11, new to this
+# daemon, which builds them alongside those of the perf recording it (54
+# files; under ASan python3's rows came 0.9-1.5 s after its exec). Without
+# the pause its first fsync was walked by frame pointers from python3.11 on.
+# Rows built from a copy of the stack, later, would end this wait (not done).
 PY_PAUSE_S = 2.5 if daemon_asan() else 0.6
 KILLABLE = 0x100        # TASK_WAKEKILL in the task state
 
