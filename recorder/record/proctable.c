@@ -13,30 +13,18 @@
 #include "util.h"
 
 #define FR_NIL	UINT32_MAX
-
-/*
- * An incarnation's code eras: each exec, and each change of code without
- * one (proctable__new_era()), starts one, and the samples of an era are
- * named with the facts read in it. A process that execs twice, or whose
- * first read came while ld.so was still mapping its libraries, has several
- * in one window; the oldest is dropped past FR_PROC_ERAS, and its samples
- * are then unnamed rather than named with a later image.
- */
-#define FR_PROC_ERAS	4
-
-struct proc_era {
-	struct proc_meta *meta;	/* /proc facts, set by the procinfo worker */
-	uint64_t since;		/* CLOCK_BOOTTIME ns; the first era's is 0 */
-};
+#define FR_LOADER_NS	(1000 * 1000 * 1000ULL)	/* an image's first second: ld.so's */
 
 struct proc_slot {
 	struct fr_proc p;
-	struct proc_era era[FR_PROC_ERAS];	/* oldest first; [neras - 1] is current */
+	struct proc_meta *meta;	/* /proc facts, set by the procinfo worker */
+	struct proc_meta *prev_meta;	/* facts of the image before the last exec */
+	uint64_t exec_ts;	/* that exec, CLOCK_BOOTTIME ns; 0: none seen */
+	uint64_t begun;		/* when the read of meta began */
 	uint32_t refs;
 	uint32_t chain;		/* bucket chain */
 	uint8_t used;
 	uint8_t queued;		/* on the deferred-free list */
-	uint8_t neras;		/* 1..FR_PROC_ERAS while used */
 };
 
 struct proctable {
@@ -82,21 +70,6 @@ static void meta_put(const struct proctable *pt, struct proc_meta *m)
 void proctable__set_meta_ops(struct proctable *pt, const struct proctable_meta_ops *ops)
 {
 	pt->ops = ops;
-}
-
-/* A used slot's current era. */
-static inline struct proc_era *current(struct proc_slot *ps)
-{
-	return &ps->era[ps->neras ? ps->neras - 1 : 0];
-}
-
-/* The era @ts falls in, or NULL when it is before the oldest kept. */
-static struct proc_era *era_at(struct proc_slot *ps, uint64_t ts)
-{
-	for (unsigned i = ps->neras; i-- > 0;)
-		if (ts >= ps->era[i].since)
-			return &ps->era[i];
-	return NULL;
 }
 
 static size_t nbuckets(size_t n)
@@ -167,9 +140,10 @@ void proctable__free(struct proctable *pt)
 {
 	if (!pt)
 		return;
-	for (uint32_t s = 1; s < pt->ids.hi; s++)
-		for (unsigned i = 0; i < FR_PROC_ERAS; i++)
-			meta_put(pt, pt->slots[s].era[i].meta);
+	for (uint32_t s = 1; s < pt->ids.hi; s++) {
+		meta_put(pt, pt->slots[s].meta);
+		meta_put(pt, pt->slots[s].prev_meta);
+	}
 	pthread_mutex_destroy(&pt->lock);
 	munmap(pt->map, pt->map_len);
 	free(pt);
@@ -244,8 +218,9 @@ int proctable__get(struct proctable *pt, uint32_t pid, uint64_t start,
 	ps->refs = 1;
 	ps->used = 1;
 	ps->queued = 0;
-	memset(ps->era, 0, sizeof(ps->era));
-	ps->neras = 1;
+	ps->meta = NULL;
+	ps->prev_meta = NULL;
+	ps->exec_ts = 0;
 	ps->chain = pt->buckets[b];
 	pt->buckets[b] = s;
 	pthread_mutex_unlock(&pt->lock);
@@ -265,7 +240,7 @@ static void release_slot(struct proctable *pt, uint32_t s)
 {
 	struct proc_slot *ps = &pt->slots[s];
 	uint32_t *pp = &pt->buckets[bucket_of(pt, ps->p.pid, ps->p.start)];
-	struct proc_era eras[FR_PROC_ERAS];
+	struct proc_meta *meta, *prev;
 
 	while (*pp != s)
 		pp = &pt->slots[*pp].chain;
@@ -273,12 +248,12 @@ static void release_slot(struct proctable *pt, uint32_t s)
 	*pp = ps->chain;
 	ps->used = 0;
 	idpool__free(&pt->ids, s);
-	memcpy(eras, ps->era, sizeof(eras));
-	memset(ps->era, 0, sizeof(ps->era));
-	ps->neras = 0;
+	meta = ps->meta;
+	prev = ps->prev_meta;
+	ps->meta = ps->prev_meta = NULL;
 	pthread_mutex_unlock(&pt->lock);
-	for (unsigned i = 0; i < FR_PROC_ERAS; i++)
-		meta_put(pt, eras[i].meta);
+	meta_put(pt, meta);
+	meta_put(pt, prev);
 	pt->st.live--;
 	pt->st.freed++;
 }
@@ -440,7 +415,7 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 		return NULL;
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(&pt->slots[slot], pid, start)) {
-		m = current(&pt->slots[slot])->meta;
+		m = pt->slots[slot].meta;
 		meta_get(pt, m);
 	}
 	pthread_mutex_unlock(&pt->lock);
@@ -453,9 +428,9 @@ static void each_meta(struct proctable *pt, bool live_only,
 {
 	pthread_mutex_lock(&pt->lock);
 	for (uint32_t i = 1; i < pt->ids.hi && i <= pt->max; i++)
-		if (pt->slots[i].refs && current(&pt->slots[i])->meta &&
+		if (pt->slots[i].refs && pt->slots[i].meta &&
 		    !(live_only && (pt->slots[i].p.flags & FR_PROC_EXITED)))
-			fn(ctx, current(&pt->slots[i])->meta);
+			fn(ctx, pt->slots[i].meta);
 	pthread_mutex_unlock(&pt->lock);
 }
 
@@ -484,10 +459,9 @@ void proctable__each_live_meta(struct proctable *pt,
 
 /*
  * proctable__set_meta() - hang @m (its reference passes to the table) on
- * @slot; its read began at @begun. Facts whose read began in an earlier era
- * (before an exec or a change of code) describe that era's image: they
- * become its facts if it has none yet, else they are dropped, as they are
- * for an era already dropped. Any thread. Returns 0, or -ESTALE when the slot no longer holds
+ * @slot; its read began at @begun. Facts whose read began before the last exec describe the image
+ * before it: they become the previous era's (if it has none yet) or are
+ * dropped. Any thread. Returns 0, or -ESTALE when the slot no longer holds
  * (@pid, @start), -EINVAL before proctable__set_meta_ops(): the caller
  * keeps its reference.
  */
@@ -505,15 +479,15 @@ int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(ps, pid, start)) {
-		struct proc_era *e = era_at(ps, begun);
-
-		if (e == current(ps)) {
-			old = e->meta;
-			e->meta = m;
-		} else if (e && !e->meta) {
-			e->meta = m;
+		if (ps->exec_ts && begun < ps->exec_ts) {
+			if (!ps->prev_meta)
+				ps->prev_meta = m;
+			else
+				old = m;
 		} else {
-			old = m;
+			old = ps->meta;
+			ps->meta = m;
+			ps->begun = begun;
 		}
 		err = 0;
 	}
@@ -523,27 +497,21 @@ int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 }
 
 /*
- * proctable__exec() - incarnation in @slot exec'd at @ts: a new era starts,
- * with no facts until its image is read; what is known stays its era's.
- * Past FR_PROC_ERAS the oldest era is dropped. A @ts before the current
- * era's start (records out of order) starts none.
+ * proctable__exec() - incarnation in @slot exec'd at @ts: what is known
+ * of its image becomes the previous era's, read again for the new one.
  */
 void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
 {
 	struct proc_slot *ps = &pt->slots[slot];
-	struct proc_meta *old = NULL;
+	struct proc_meta *old;
 
 	if (!slot || slot > pt->max)
 		return;
 	pthread_mutex_lock(&pt->lock);
-	if (ps->used && ts >= current(ps)->since) {
-		if (ps->neras == FR_PROC_ERAS) {
-			old = ps->era[0].meta;
-			memmove(&ps->era[0], &ps->era[1], sizeof(ps->era[0]) * (FR_PROC_ERAS - 1));
-			ps->neras--;
-		}
-		ps->era[ps->neras++] = (struct proc_era){ .meta = NULL, .since = ts };
-	}
+	old = ps->prev_meta;
+	ps->prev_meta = ps->meta;
+	ps->meta = NULL;
+	ps->exec_ts = ts;
 	pthread_mutex_unlock(&pt->lock);
 	meta_put(pt, old);
 }
@@ -553,28 +521,37 @@ void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
  * changed at @ts without an exec (a library unloaded, another loaded in
  * its place): what is known becomes the previous era's, as at an exec,
  * so that samples before @ts keep the names of the code they ran.
+ * Not when what is known was read in the image's first FR_LOADER_NS
+ * (-EALREADY: read again in place): that change is ld.so still mapping
+ * libraries, which adds code and replaces none, and an era for it took
+ * the place of the image before the exec, so that frtool's samples
+ * before it exec'd xz were named with xz's (unwind_life, CI, ASan).
  * Returns 0, or -ESTALE when the slot no longer holds the incarnation.
  */
 int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
 		       uint64_t ts)
 {
-	bool held;
+	struct proc_slot *ps;
+	bool held, loading;
 
 	if (!slot || slot > pt->max)
 		return -ESTALE;
+	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
-	held = is_incarnation(&pt->slots[slot], pid, start);
+	held = is_incarnation(ps, pid, start);
+	loading = ps->meta && ps->begun - (ps->exec_ts ? ps->exec_ts : start) < FR_LOADER_NS;
 	pthread_mutex_unlock(&pt->lock);
 	if (!held)
 		return -ESTALE;
+	if (loading)
+		return -EALREADY;
 	proctable__exec(pt, slot, ts);
 	return 0;
 }
 
 /*
- * proctable__meta_at() - the facts that describe @slot's image at @ts: those
- * of the era @ts falls in. Reference for the caller, or NULL (none read, or
- * the era was dropped).
+ * proctable__meta_at() - the facts that describe @slot's image at @ts:
+ * before its last exec, the previous era's. Reference for the caller, or NULL.
  */
 struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
 				     uint64_t start, uint64_t ts)
@@ -587,9 +564,7 @@ struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32
 	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(ps, pid, start)) {
-		const struct proc_era *e = era_at(ps, ts);
-
-		m = e ? e->meta : NULL;
+		m = ps->exec_ts && ts < ps->exec_ts ? ps->prev_meta : ps->meta;
 		meta_get(pt, m);
 	}
 	pthread_mutex_unlock(&pt->lock);

@@ -160,10 +160,14 @@ def test_exec(d):
     t_exec = xs[0]["ts"]
     later = [e for e in xs if e["ts"] > t_exec + SETTLE_S * 1e9]
     pre = [e for e in ss if e["ts"] < t_exec and e["ts"] > t0]
-    tap.ok(any("fr_preexec_spin" in user_frames(e) for e in pre),
-           f"before the exec, frtool's frames ({len(pre)} samples)",
-           [(e["ts"] - t_exec, e["comm"], user_frames(e)[:4], e.get("user_stack_end"))
-            for e in pre[::max(1, len(pre) // 8)]])
+    if not tap.ok(any("fr_preexec_spin" in user_frames(e) for e in pre),
+                  f"before the exec, frtool's frames ({len(pre)} samples)",
+                  [(e["ts"] - t_exec, e["comm"], user_frames(e)[:4], e.get("user_stack_end"))
+                   for e in pre[::max(1, len(pre) // 8)]]):
+        meta = show(path).get("meta", {})
+        tap.diag({k: v for k, v in meta.items() if k.startswith(("procinfo", "dump_user"))})
+        tap.diag([(e["type"], e["ts"] - t_exec, e.get("filename")) for e in events(path)
+                  if e.get("pid") == p.pid and e["type"] in ("exec", "fork", "exit")])
     leak = sum(1 for e in later if any(f.startswith("fr_") or f in ("exec_after", "dlswap")
                                        for f in user_frames(e)))
     tap.ok(leak == 0, f"after the exec, no frame of frtool's image ({leak} of {len(later)})")
