@@ -20,7 +20,6 @@ struct proc_slot {
 	struct proc_meta *meta;	/* /proc facts, set by the procinfo worker */
 	struct proc_meta *prev_meta;	/* facts of the image before the last exec */
 	uint64_t exec_ts;	/* that exec, CLOCK_BOOTTIME ns; 0: none seen */
-	uint64_t begun;		/* when the read of meta began */
 	uint32_t refs;
 	uint32_t chain;		/* bucket chain */
 	uint8_t used;
@@ -487,7 +486,6 @@ int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 		} else {
 			old = ps->meta;
 			ps->meta = m;
-			ps->begun = begun;
 		}
 		err = 0;
 	}
@@ -521,9 +519,9 @@ void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
  * changed at @ts without an exec (a library unloaded, another loaded in
  * its place): what is known becomes the previous era's, as at an exec,
  * so that samples before @ts keep the names of the code they ran.
- * Not when what is known was read in the image's first FR_LOADER_NS
- * (-EALREADY: read again in place): that change is ld.so still mapping
- * libraries, which adds code and replaces none, and an era for it took
+ * Not for a change in the image's first FR_LOADER_NS (-EALREADY: read
+ * again in place): that is ld.so still mapping libraries, which adds
+ * code and replaces none (or a dlopen as early), and an era for it took
  * the place of the image before the exec, so that frtool's samples
  * before it exec'd xz were named with xz's (unwind_life, CI, ASan).
  * Returns 0, or -ESTALE when the slot no longer holds the incarnation.
@@ -539,7 +537,7 @@ int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64
 	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
 	held = is_incarnation(ps, pid, start);
-	loading = ps->meta && ps->begun - (ps->exec_ts ? ps->exec_ts : start) < FR_LOADER_NS;
+	loading = ts - (ps->exec_ts ? ps->exec_ts : start) < FR_LOADER_NS;
 	pthread_mutex_unlock(&pt->lock);
 	if (!held)
 		return -ESTALE;

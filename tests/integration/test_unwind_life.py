@@ -83,7 +83,9 @@ def test_dlswap(d):
     good_before = sum(through(e, 1) for e in before)
     good_after = sum(through(e, 3) for e in after)
     tap.ok(good_before >= 0.9 * len(before),
-           f"before: 1 library frame, dlswap, main, outermost in {good_before}/{len(before)}")
+           f"before: 1 library frame, dlswap, main, outermost in {good_before}/{len(before)}",
+           [((e["ts"] - ss[0]["ts"]) / 1e9, user_frames(e)[:6], e.get("user_stack_end"))
+            for e in before if not through(e, 1)][::20][:12])
     bad = [user_frames(e)[:6] + [e.get("user_stack_end")] for e in after if not through(e, 3)]
     if not tap.ok(good_after >= 0.9 * len(after),
                   f"after: frdl2's 3 frames, dlswap, main, outermost in {good_after}/{len(after)}"):

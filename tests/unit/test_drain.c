@@ -564,7 +564,7 @@ static void test_loader_era(void)
 	proc_meta__put(got);
 	ok(same, "the samples before the exec keep the image before it; those after, the re-read");
 	is_int(proctable__new_era(t->procs, slot, 70, 100 * MS, 3 * SEC), 0,
-	       "a change after the read 1.1 s into the image starts an era");
+	       "a change 2 s into the image starts an era");
 	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 2 * SEC + 500 * MS);
 	same = got == m[2];
 	proc_meta__put(got);
