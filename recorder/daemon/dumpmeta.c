@@ -128,6 +128,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
 	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
 	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);
+	err |= kvlist__add_u64(m, "procinfo_loader_rereads", is.loader_rereads);
 	err |= add_unwind_meta(dm, m);
 	err |= add_lines_meta(m);
 	err |= add_cache_meta(dm, m);

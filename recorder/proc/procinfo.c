@@ -24,6 +24,7 @@
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
+#define FR_LOADER_REREAD_NS	(10 * 1000 * 1000ULL)	/* ... while ld.so maps: 100/s */
 #define FR_INFO_SLACK_NS	(5 * 1000 * 1000ULL)	/* deferred reads due this close: one wakeup */
 #define FR_INFO_KICK_LEN	64	/* wake the worker without waiting for a kick */
 #define FR_INFO_LATE_NS		(100 * 1000 * 1000ULL)	/* a due re-read waits no longer */
@@ -472,19 +473,33 @@ static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
  * a new era starts at the change, so that samples before it keep the old
  * image's names, and the caller reads the new one. At most once per
  * FR_REREAD_NS: a process whose code keeps changing keeps its era.
+ * A change in the image's first second (ld.so mapping the libraries after
+ * a read that came too early: an exec's first sample asks at once) starts
+ * no era: the caller reads again in place, FR_LOADER_REREAD_NS after the
+ * last read at the earliest. Waiting the full second for it, dd in
+ * test_stalls had ended before its libc was known (CI, a loaded machine):
+ * its stacks were cut at the first frame outside the known mappings.
  */
 static bool code_changed(struct procinfo *pi, const struct req *r, const struct proc_meta *m,
 			 uint64_t now)
 {
 	uint64_t changed = 0;
+	int loading;
 
 	if (unwinder__gen(atomic_load(&pi->uw), r->pid, &changed) == m->ugen ||
-	    changed <= m->begun || now - m->stamp < FR_REREAD_NS)
+	    changed <= m->begun || now - m->stamp < FR_LOADER_REREAD_NS)
 		return false;
-	if (proctable__new_era(pi->pt, r->slot, r->pid, r->start, changed))
+	loading = proctable__loading(pi->pt, r->slot, r->pid, r->start, changed);
+	if (loading < 0)
+		return false;
+	if (!loading && (now - m->stamp < FR_REREAD_NS ||
+			 proctable__new_era(pi->pt, r->slot, r->pid, r->start, changed)))
 		return false;
 	worker__lock(&pi->w);
-	pi->st.code_eras++;
+	if (loading)
+		pi->st.loader_rereads++;
+	else
+		pi->st.code_eras++;
 	worker__unlock(&pi->w);
 	return true;
 }

@@ -67,6 +67,7 @@ struct procinfo_stats {
 	uint64_t unwind_attached;	/* unwind tables written */
 	uint64_t unwind_stale;	/* tables refused: the maps changed while read */
 	uint64_t code_eras;	/* images cut in two: code changed without an exec */
+	uint64_t loader_rereads;	/* read again in place: code added while ld.so maps */
 };
 
 struct procinfo;

@@ -515,32 +515,46 @@ void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts)
 }
 
 /*
- * proctable__new_era() - the code of incarnation (@pid, @start) in @slot
- * changed at @ts without an exec (a library unloaded, another loaded in
- * its place): what is known becomes the previous era's, as at an exec,
- * so that samples before @ts keep the names of the code they ran.
- * Not for a change in the image's first FR_LOADER_NS (-EALREADY: read
- * again in place): that is ld.so still mapping libraries, which adds
- * code and replaces none (or a dlopen as early), and an era for it took
- * the place of the image before the exec, so that frtool's samples
- * before it exec'd xz were named with xz's (unwind_life, CI, ASan).
- * Returns 0, or -ESTALE when the slot no longer holds the incarnation.
+ * proctable__loading() - is @ts in the first FR_LOADER_NS of the image
+ * that incarnation (@pid, @start) in @slot runs (since its exec, or its
+ * start)? That is ld.so still mapping libraries, which adds code and
+ * replaces none (or a dlopen as early). Returns 1, 0, or -ESTALE when the
+ * slot no longer holds the incarnation.
  */
-int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
+int proctable__loading(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
 		       uint64_t ts)
 {
 	struct proc_slot *ps;
-	bool held, loading;
+	int loading = -ESTALE;
 
 	if (!slot || slot > pt->max)
 		return -ESTALE;
 	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
-	held = is_incarnation(ps, pid, start);
-	loading = ts - (ps->exec_ts ? ps->exec_ts : start) < FR_LOADER_NS;
+	if (is_incarnation(ps, pid, start))
+		loading = ts - (ps->exec_ts ? ps->exec_ts : start) < FR_LOADER_NS;
 	pthread_mutex_unlock(&pt->lock);
-	if (!held)
-		return -ESTALE;
+	return loading;
+}
+
+/*
+ * proctable__new_era() - the code of incarnation (@pid, @start) in @slot
+ * changed at @ts without an exec (a library unloaded, another loaded in
+ * its place): what is known becomes the previous era's, as at an exec,
+ * so that samples before @ts keep the names of the code they ran.
+ * Not for a change while the image loads (proctable__loading(); -EALREADY:
+ * read again in place): an era for it took the place of the image before
+ * the exec, so that frtool's samples before it exec'd xz were named with
+ * xz's (unwind_life, CI, ASan).
+ * Returns 0, or -ESTALE when the slot no longer holds the incarnation.
+ */
+int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
+		       uint64_t ts)
+{
+	int loading = proctable__loading(pt, slot, pid, start, ts);
+
+	if (loading < 0)
+		return loading;
 	if (loading)
 		return -EALREADY;
 	proctable__exec(pt, slot, ts);

@@ -217,6 +217,27 @@ def dlopen_after_start(d):
     tap.ok(m.get("procinfo_rereads", 0) >= 1, "because its maps were re-read while it lived")
 
 
+def dlopen_young(d):
+    """A library dlopen'ed 0.3 s after the exec, by a process that lives 0.7 s:
+    its maps were read at the exec, before the library; the re-read that its
+    new stacks ask for comes at once (the image's first second is the
+    loader's), not after the 1 s rate limit, when it has exited."""
+    lib = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
+    p = subprocess.Popen([FRTOOL, "dlopen", lib, "0.4"])
+    p.wait()
+    path = d.dump()
+    samples = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "sample"] if path else []
+    named = [e for e in samples if "fr_dl_spin" in e["stack"]]
+    m = show(path)["meta"] if path else {}
+    tap.ok(p.returncode == 0 and len(named) >= 25 and len(named) >= 0.8 * len(samples),
+           f"a library dlopen'ed in a 0.7 s process's first second is named ({len(named)} of "
+           f"{len(samples)} samples)",
+           (samples[-2:], {k: v for k, v in m.items() if k.startswith("procinfo_")}))
+    tap.ok(m.get("procinfo_loader_rereads", 0) >= 1,
+           f"because its maps were read again at once (procinfo_loader_rereads "
+           f"{m.get('procinfo_loader_rereads')})")
+
+
 def jit_perf_map(d):
     p = subprocess.Popen([FRTOOL, "jit", "1.5"], stderr=subprocess.PIPE)
     time.sleep(1.0)
@@ -264,6 +285,7 @@ try:
     main_thread_exit(d)
     exec_eras(d)
     dlopen_after_start(d)
+    dlopen_young(d)
     jit_perf_map(d)
     oom_kill(d)
 finally:

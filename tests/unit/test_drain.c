@@ -553,6 +553,12 @@ static void test_loader_era(void)
 	proctable__set_meta(t->procs, slot, 70, 100 * MS, m[0], 200 * MS);	/* frtool */
 	proctable__exec(t->procs, slot, 1 * SEC);				/* exec xz */
 	proctable__set_meta(t->procs, slot, 70, 100 * MS, m[1], 1 * SEC + 10 * MS);
+	is_int(proctable__loading(t->procs, slot, 70, 100 * MS, 1 * SEC + 20 * MS), 1,
+	       "20 ms after the exec, the image is loading");
+	is_int(proctable__loading(t->procs, slot, 70, 100 * MS, 2 * SEC + 1), 0,
+	       "past its first second, it is not");
+	is_int(proctable__loading(t->procs, slot, 70, 99 * MS, 1 * SEC + 20 * MS), -ESTALE,
+	       "another incarnation's question is stale");
 	is_int(proctable__new_era(t->procs, slot, 70, 100 * MS, 1 * SEC + 20 * MS), -EALREADY,
 	       "a change of code in the image's first second starts no era (ld.so's)");
 	proctable__set_meta(t->procs, slot, 70, 100 * MS, m[2], 2 * SEC + 100 * MS);
