@@ -14,6 +14,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -36,6 +37,7 @@
 #define LIBC		"/lib/x86_64-linux-gnu/libc.so.6"
 #define LIBLZMA		"/usr/lib/x86_64-linux-gnu/liblzma.so.5"
 #define XZ		"/usr/bin/xz"
+#define LDSO		"/lib64/ld-linux-x86-64.so.2"
 #define LIBSTDCXX	"/usr/lib/x86_64-linux-gnu/libstdc++.so.6"
 
 static char tdir[] = "/tmp/fr_unwind.XXXXXX";
@@ -1548,6 +1550,106 @@ static void test_hand(void)
 	}
 }
 
+/* ------------------------------------------------ 5b. the entry point */
+
+/* Code after an entry point without CFI, as in ld.so's _start (RTLD_START). */
+static const char entry_src[] =
+	"#define FN(n) .globl n; .type n, @function; n:\n"
+	"\t.text\n"
+	"FN(f_a)\n"
+	"\t.cfi_startproc\n"
+	"\tpush %rbp\n"
+	"\t.cfi_def_cfa_offset 16\n"
+	"\tpop %rbp\n"
+	"\t.cfi_def_cfa_offset 8\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	"FN(e_near)\n"
+	"\tmov %rsp, %rdi\n"
+	"\tcall f_a\n"
+	"e_near_user:\n"
+	"\t.fill 40, 1, 0x90\n"
+	"FN(f_b)\n"
+	"\t.cfi_startproc\n"
+	"\tret\n"
+	"\t.cfi_endproc\n"
+	"FN(e_far)\n"
+	"\t.fill 1000, 1, 0x90\n"
+	"FN(f_c)\n"
+	"\t.cfi_startproc\n"
+	"\tret\n"
+	"\t.cfi_endproc\n";
+
+/* @path's row kind at symbol @sym + @delta; 0xff when there is none. */
+static uint8_t row_kind_at(const char *path, const struct urows *u, const char *sym, int delta)
+{
+	const struct fr_urow *r;
+	uint64_t v;
+
+	if (!elf_symbol(path, sym, &v))
+		return 0xfe;
+	r = urows__find(u, (uint32_t)(v + delta));
+	return r ? r->kind & FR_UROW_KIND_MASK : 0xff;
+}
+
+/*
+ * test_entry() - an entry point no FDE covers is the outermost frame: a
+ * stop row from it to the next FDE, 256 bytes at most; an entry with CFI,
+ * and a file's other gaps, keep theirs.
+ */
+static void test_entry(void)
+{
+	char near[PATH_MAX], far[PATH_MAX], cov[PATH_MAX];
+	struct urows u;
+
+	snprintf(near, sizeof(near), "%s/entry_near.so", tdir);
+	snprintf(far, sizeof(far), "%s/entry_far.so", tdir);
+	snprintf(cov, sizeof(cov), "%s/entry_cov.so", tdir);
+	if (!ok(build_src(entry_src, near, "-Wl,-e,e_near") && build_src(entry_src, far, "-Wl,-e,e_far") &&
+		build_src(entry_src, cov, "-Wl,-e,f_a"), "three .so files entered at e_near, e_far, f_a"))
+		return;
+	if (!is_int(build_path(near, &u), 0, "entry_near.so: rows"))
+		return;
+	ok(row_kind_at(near, &u, "f_a", 1) == FR_UROW_RSP && row_kind_at(near, &u, "e_near", -1) == FR_UROW_RSP,
+	   "entry_near.so: the FDE right before the entry keeps its rows to its last byte");
+	ok(row_kind_at(near, &u, "e_near", 0) == FR_UROW_STOP && row_kind_at(near, &u, "e_near_user", -1) ==
+	   FR_UROW_STOP && row_kind_at(near, &u, "f_b", -1) == FR_UROW_STOP,
+	   "entry_near.so: a stop row from the entry to the next FDE (a return address after its call)");
+	ok(row_kind_at(near, &u, "f_b", 0) == FR_UROW_RSP, "entry_near.so: the next FDE's own row");
+	urows__fini(&u);
+	if (is_int(build_path(far, &u), 0, "entry_far.so: rows")) {
+		ok(row_kind_at(far, &u, "e_far", 0) == FR_UROW_STOP && row_kind_at(far, &u, "e_far", 255) ==
+		   FR_UROW_STOP && row_kind_at(far, &u, "e_far", 256) == FR_UROW_NONE &&
+		   row_kind_at(far, &u, "f_c", -1) == FR_UROW_NONE,
+		   "entry_far.so: 256 bytes of stop row, then frame pointers up to the next FDE");
+		test_search(&u, "entry_far.so");
+		urows__fini(&u);
+	}
+	if (is_int(build_path(cov, &u), 0, "entry_cov.so: rows")) {
+		ok(row_kind_at(cov, &u, "f_a", 0) == FR_UROW_RSP && row_kind_at(cov, &u, "e_near", 0) ==
+		   FR_UROW_NONE && u.st.stop == 0,
+		   "entry_cov.so: an entry an FDE covers keeps its rows; the gaps stay frame pointers");
+		urows__fini(&u);
+	}
+	if (is_int(build_path(LDSO, &u), 0, "%s: rows", LDSO)) {
+		uint64_t entry = 0;
+		const struct fr_urow *r;
+		FILE *f = popen("readelf -h " LDSO, "r");
+		char line[256];
+
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, "Entry point address:"))
+				entry = strtoull(strchr(line, ':') + 1, NULL, 0);
+		if (f)
+			pclose(f);
+		r = entry ? urows__find(&u, (uint32_t)entry + 8) : NULL;
+		ok(r && (r->kind & FR_UROW_KIND_MASK) == FR_UROW_STOP,
+		   "%s: the return address of _start's call of _dl_start (entry %#" PRIx64 " + 9) "
+		   "is the outermost frame", LDSO, entry);
+		urows__fini(&u);
+	}
+}
+
 /* ------------------------------------------------ 6. replaced on disk */
 
 /*
@@ -2254,6 +2356,7 @@ int main(void)
 	test_plt(&libs[0]);
 	test_signal(&libs[0]);
 	test_hand();
+	test_entry();
 	test_replaced();
 	test_bias();
 	test_robust();
