@@ -139,7 +139,7 @@ def lock_case():
     return tuple(int(x) for x in out.split())
 
 
-def check_lock(evs, w):
+def check_lock(evs, w, dump):
     """The waiter blocked on the inode lock for as long as its write call took."""
     pid, tid, t0, t1 = w
     offs = [e for e in evs if e["type"] == "offcpu" and e["pid"] == pid and e["tid"] == tid and
@@ -148,6 +148,11 @@ def check_lock(evs, w):
     call = t1 - t0
     if not tap.ok(len(long) == 1, f"inode lock: one long block of the waiter {pid}/{tid} inside its "
                   f"write call (got {len(long)} of {len(offs)})", [e["duration_ns"] for e in offs]):
+        sh = show(dump)
+        tap.diag(f"inode lock: the call {t0}..{t1}; the process's events "
+                 f"{[(e['type'], e['tid'], e['ts'] - t0, e.get('duration_ns')) for e in evs if e['pid'] == pid]}; "
+                 f"losses { {k: v for k, v in sh.get('losses', {}).items() if v} }; stall sums "
+                 f"{[e for e in evs if e['type'] == 'stallsum' and e['pid'] == pid]}")
         return
     e = long[0]
     tap.diag(f"inode lock: blocked {e['duration_ns'] / MS:.3f} ms, the write call took "
@@ -467,7 +472,7 @@ try:
             w = lock_case()
             dump = d.dump() if w else None
             if w and tap.ok(dump is not None, "inode lock: a dump"):
-                check_lock(events(dump), w)
+                check_lock(events(dump), w, dump)
             stock_offcpu(d)
             stock_stall(d)
         d.cleanup()
