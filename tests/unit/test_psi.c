@@ -464,8 +464,14 @@ static void test_fire(void)
 		if (ret != FR_PSI_SPURIOUS)
 			break;
 		spurious++;
+		tap_diag("fire: a spurious event %.3f s after arming: some.total +%" PRIu64
+			 " us since the set-up", (boottime_ns() + 10 * FR_SEC - deadline) / 1e9,
+			 r.some.total - base.some.total);
 	}
 	tap_diag("fire: %d spurious event(s) before the real one", spurious);
+	if (ret != FR_PSI_FIRED && !psi_read_fd(sampler, &sample))
+		tap_diag("fire: no real event; some.total grew %" PRIu64 " us in all since the set-up",
+			 sample.some.total - base.some.total);
 	if (!is_int(ret, FR_PSI_FIRED, "fire: real CPU pressure gives FR_PSI_FIRED within 10 s"))
 		tap_skip(1, "did not fire");
 	else
