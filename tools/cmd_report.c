@@ -355,6 +355,7 @@ static void json_user_stacks(struct json *j, const struct fr_dump *d)
 		json__str(j, "stopped_most_in", top ? dump__str(d, d->bin[top - 1].path) : "[no file]");
 		json__u64(j, "stopped_most_samples", v.stop_bin[top]);
 	}
+	view_no_table_json(j, &v, 5);
 	json__end_obj(j);
 	view__fini(&v);
 }

@@ -21,6 +21,7 @@
 #define FR_STACK_SHOWN	6	/* frames shown per top stack in text */
 
 #define FR_STOP_SHOWN	5	/* files listed where walks stopped short */
+#define FR_FP_SHOWN	3	/* processes listed with samples walked without a table */
 
 static void usage(FILE *f)
 {
@@ -93,6 +94,36 @@ static void text_losses(const struct fr_dump *d)
 	printf("%s\n", any ? "" : "none");
 }
 
+/*
+ * Per process, how its stacks were walked: the processes with samples
+ * walked by frame pointers because they had no unwind table yet, and how
+ * long after their exec the first walk with rows came.
+ */
+static void text_no_table(const struct fr_dump *d, const struct view *v)
+{
+	uint32_t top[FR_FP_SHOWN], nt = view_fp_top(v, top, FR_FP_SHOWN);
+	char comm[64];
+
+	if (!nt)
+		return;
+	printf("           no table yet, frame pointers: %" PRIu64 " samples of %u processes;",
+	       v->uend[FR_DUEND_NO_TABLE], v->fp_procs);
+	for (uint32_t i = 0; i < nt; i++) {
+		const struct fr_dump_proc *p = &d->proc[top[i]];
+		int64_t after = view_rows_after(v, top[i]);
+
+		printf("%s %s-%u (start %.6f) %" PRIu64 " of %" PRIu64 ", ", i ? "," : " most:",
+		       view_str(d, p->comm, comm, sizeof(comm)), p->pid, p->start / 1e9,
+		       v->proc_fp[top[i]], v->proc_samples[top[i]]);
+		if (after < 0)
+			printf("never with rows");
+		else
+			printf("rows %.1f ms after its %s", after / 1e6,
+			       v->proc_since[top[i]] != p->start ? "exec" : "start");
+	}
+	printf("\n");
+}
+
 /* How complete the user stacks are, and where walks stopped short. */
 static void text_completeness(const struct fr_dump *d, const struct view *v)
 {
@@ -112,16 +143,18 @@ static void text_completeness(const struct fr_dump *d, const struct view *v)
 			printf(", %s %" PRIu64, dump__uend_name(k), v->uend[k]);
 	printf("\n");
 	nt = view_stop_top(v, top, FR_STOP_SHOWN);
-	if (!nt)
-		return;
-	printf("           stopped short in:");
-	for (uint32_t i = 0; i < nt; i++) {
-		const char *path = top[i] ? dump__str(d, d->bin[top[i] - 1].path) : "[no file]";
+	if (nt) {
+		printf("           stopped short in:");
+		for (uint32_t i = 0; i < nt; i++) {
+			const char *path = top[i] ? dump__str(d, d->bin[top[i] - 1].path) :
+						    "[no file]";
 
-		printf("%s %s (%" PRIu64 ")", i ? "," : "", view_text(path, name, sizeof(name)),
-		       v->stop_bin[top[i]]);
+			printf("%s %s (%" PRIu64 ")", i ? "," : "",
+			       view_text(path, name, sizeof(name)), v->stop_bin[top[i]]);
+		}
+		printf("\n");
 	}
-	printf("\n");
+	text_no_table(d, v);
 }
 
 static void text_stack(const struct fr_dump *d, uint32_t s)
@@ -437,6 +470,7 @@ static void json_completeness(struct json *j, const struct fr_dump *d, const str
 		json__end_obj(j);
 	}
 	json__end_arr(j);
+	view_no_table_json(j, v, FR_FP_SHOWN);
 	json__end_obj(j);
 }
 

@@ -67,6 +67,47 @@ uint32_t view_stop_top(const struct view *v, uint32_t *out, uint32_t n)
 	return got;
 }
 
+uint32_t view_fp_top(const struct view *v, uint32_t *out, uint32_t n)
+{
+	uint32_t got = 0;
+
+	for (uint32_t p = 0; p < v->d->nproc; p++) {
+		uint32_t at;
+
+		if (!v->proc_fp[p])
+			continue;
+		for (at = got; at > 0 && v->proc_fp[out[at - 1]] < v->proc_fp[p]; at--)
+			if (at < n)
+				out[at] = out[at - 1];
+		if (at < n) {
+			out[at] = p;
+			got += got < n;
+		}
+	}
+	return got;
+}
+
+int64_t view_rows_after(const struct view *v, uint32_t p)
+{
+	if (p >= v->d->nproc || !v->proc_rows_ts[p])
+		return -1;
+	return v->proc_rows_ts[p] > v->proc_since[p] ?
+	       (int64_t)(v->proc_rows_ts[p] - v->proc_since[p]) : 0;
+}
+
+/* Sample @e of process @p: walked by frame pointers for want of a table, or with rows? */
+static void view_walk(struct view *v, const struct fr_dump_event *e)
+{
+	unsigned uend = dump__uend(e);
+
+	if (uend == FR_DUEND_NO_TABLE) {
+		v->fp_procs += !v->proc_fp[e->proc]++;
+	} else if (uend != FR_DUEND_NONE && e->ts >= v->proc_since[e->proc] &&
+		   (!v->proc_rows_ts[e->proc] || e->ts < v->proc_rows_ts[e->proc])) {
+		v->proc_rows_ts[e->proc] = e->ts;
+	}
+}
+
 int view__init(struct view *v, const struct fr_dump *d)
 {
 	memset(v, 0, sizeof(*v));
@@ -74,10 +115,20 @@ int view__init(struct view *v, const struct fr_dump *d)
 	v->proc_samples = calloc(d->nproc + 1, sizeof(uint64_t));
 	v->stack_samples = calloc(d->nstack + 1, sizeof(uint64_t));
 	v->stop_bin = calloc(d->nbin + 1, sizeof(uint64_t));
-	if (!v->proc_samples || !v->stack_samples || !v->stop_bin) {
+	v->proc_fp = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->proc_rows_ts = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->proc_since = calloc(d->nproc + 1, sizeof(uint64_t));
+	if (!v->proc_samples || !v->stack_samples || !v->stop_bin || !v->proc_fp ||
+	    !v->proc_rows_ts || !v->proc_since) {
 		view__fini(v);
 		return -ENOMEM;
 	}
+	for (uint32_t p = 0; p < d->nproc; p++)
+		v->proc_since[p] = d->proc[p].start;
+	for (uint32_t i = 0; i < d->nev; i++)
+		if (d->ev[i].type == FR_DEV_EXEC && d->ev[i].proc < d->nproc &&
+		    d->ev[i].ts > v->proc_since[d->ev[i].proc])
+			v->proc_since[d->ev[i].proc] = d->ev[i].ts;
 	for (uint32_t i = 0; i < d->nev; i++) {
 		const struct fr_dump_event *e = &d->ev[i];
 
@@ -92,6 +143,8 @@ int view__init(struct view *v, const struct fr_dump *d)
 		v->uend[dump__uend(e)]++;
 		if (view_uend_stopped(dump__uend(e)))
 			v->stop_bin[stop_bin_of(d, e)]++;
+		if (e->proc < d->nproc)
+			view_walk(v, e);
 	}
 	return 0;
 }
@@ -101,7 +154,11 @@ void view__fini(struct view *v)
 	free(v->proc_samples);
 	free(v->stack_samples);
 	free(v->stop_bin);
+	free(v->proc_fp);
+	free(v->proc_rows_ts);
+	free(v->proc_since);
 	v->proc_samples = v->stack_samples = v->stop_bin = NULL;
+	v->proc_fp = v->proc_rows_ts = v->proc_since = NULL;
 }
 
 /* view_text() - fr_text_escape(): @s as text safe for a terminal. */
@@ -445,4 +502,35 @@ void view_sparklines(const struct fr_dump *d, FILE *f)
 		fprintf(f, "| peak %u.%02u%%, +%.3f s\n", max / 100, max % 100,
 			(last_total - first_total) / 1e6);
 	}
+}
+
+/*
+ * view_no_table_json() - "no_table": the samples walked by frame pointers
+ * for want of a table, the processes they came from, and the @n with the
+ * most, each with how long after its exec its first walk with rows came
+ * (-1: none did).
+ */
+void view_no_table_json(struct json *j, const struct view *v, uint32_t n)
+{
+	uint32_t top[16], nt = view_fp_top(v, top, FR_MIN(n, (uint32_t)FR_ARRAY_SIZE(top)));
+
+	json__obj(j, "no_table");
+	json__u64(j, "samples", v->uend[FR_DUEND_NO_TABLE]);
+	json__u64(j, "processes", v->fp_procs);
+	json__arr(j, "most");
+	for (uint32_t i = 0; i < nt; i++) {
+		const struct fr_dump_proc *p = &v->d->proc[top[i]];
+		int64_t after = view_rows_after(v, top[i]);
+
+		json__obj(j, NULL);
+		json__u64(j, "pid", p->pid);
+		json__u64(j, "start", p->start);
+		json__str(j, "comm", dump__str(v->d, p->comm));
+		json__u64(j, "samples", v->proc_samples[top[i]]);
+		json__u64(j, "no_table", v->proc_fp[top[i]]);
+		json__i64(j, "rows_after_ns", after);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+	json__end_obj(j);
 }

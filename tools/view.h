@@ -21,6 +21,10 @@ struct view {
 	uint64_t samples;
 	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
 	uint64_t *stop_bin;		/* per binary index + 1 (0: no file): walks that stopped short there */
+	uint64_t *proc_fp;		/* per process: samples walked by frame pointers (no table) */
+	uint64_t *proc_rows_ts;		/* per process: its first sample walked with rows, 0: none */
+	uint64_t *proc_since;		/* per process: its last exec in the window, else its start */
+	uint32_t fp_procs;		/* processes with a sample walked by frame pointers */
 };
 
 /* view_user_stacks() - samples with a user stack (an end code), of format 1.3+. */
@@ -35,6 +39,20 @@ bool view_uend_stopped(unsigned uend);
  * how many.
  */
 uint32_t view_stop_top(const struct view *v, uint32_t *out, uint32_t n);
+
+/*
+ * view_fp_top() - the processes with the most samples walked by frame
+ * pointers because they had no unwind table yet (end no_table): up to @n
+ * process indexes into @out, most first. Returns how many.
+ */
+uint32_t view_fp_top(const struct view *v, uint32_t *out, uint32_t n);
+
+/*
+ * view_rows_after() - how long after process @p's exec (or its start, if
+ * the window holds no exec) its first sample walked with rows came, in ns;
+ * -1 when none did.
+ */
+int64_t view_rows_after(const struct view *v, uint32_t p);
 
 int view__init(struct view *v, const struct fr_dump *d);
 void view__fini(struct view *v);
@@ -56,6 +74,7 @@ const char *view_resource(unsigned r);
 bool view_is_loss(const char *key);
 struct json;
 void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e);
+void view_no_table_json(struct json *j, const struct view *v, uint32_t n);
 void view_stack_json(struct json *j, const struct fr_dump *d, const char *key, uint32_t stack);
 void view_reading_json(struct json *j, const struct fr_dump *d, const struct fr_dump_event *e);
 void view_sparklines(const struct fr_dump *d, FILE *f);

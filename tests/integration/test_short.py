@@ -47,7 +47,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Tap, daemon_asan, events, require_root_bpf  # noqa: E402
+from harness import Daemon, Tap, daemon_asan, events, require_root_bpf, show  # noqa: E402
 from stackcmp import perf_samples, reaches_entry  # noqa: E402
 
 FREQ = 499
@@ -102,6 +102,43 @@ def ours_by_command(evs, keep):
     return out
 
 
+def check_no_table_view(dump, evs):
+    """`flightrec show --json`'s user_stacks.no_table against the events: the
+    samples walked by frame pointers for want of a table, per process, and
+    how long after its exec (or start) its first walk with rows came."""
+    since, fp, total, rows = {}, collections.Counter(), collections.Counter(), {}
+    for e in evs:
+        key = (e["pid"], e["start"])
+        since.setdefault(key, e["start"])
+        if e["type"] == "exec":
+            since[key] = max(since[key], e["ts"])
+    for e in evs:
+        if e["type"] != "sample":
+            continue
+        key = (e["pid"], e["start"])
+        total[key] += 1
+        end = e.get("user_stack_end")
+        if end == "no_table":
+            fp[key] += 1
+        elif end not in (None, "none") and e["ts"] >= since[key]:
+            rows[key] = min(rows.get(key, e["ts"]), e["ts"])
+    nt = show(dump)["user_stacks"].get("no_table", {})
+    tap.ok(nt.get("samples") == sum(fp.values()) and nt.get("processes") == len(fp),
+           f"show --json: {nt.get('samples')} samples of {nt.get('processes')} processes walked "
+           f"without a table, as the events say ({sum(fp.values())} of {len(fp)})")
+    bad = []
+    for m in nt.get("most", []):
+        key = (m["pid"], m["start"])
+        want = rows[key] - since[key] if key in rows else -1
+        if (m["no_table"], m["samples"], m["rows_after_ns"]) != (fp[key], total[key], want):
+            bad.append((m, fp[key], total[key], want))
+    top = sorted(fp.values(), reverse=True)[:len(nt.get("most", []))]
+    tap.ok(not bad and [m["no_table"] for m in nt.get("most", [])] == top and
+           len(nt.get("most", [])) == min(3, len(fp)),
+           f"show --json: the processes with the most, each with its samples and when rows came "
+           f"({[(m['comm'], m['no_table'], m['rows_after_ns']) for m in nt.get('most', [])]})", bad)
+
+
 def test_short(d, tmp):
     paths = make_inputs(tmp)
     pdata = os.path.join(tmp, "perf.data")
@@ -126,6 +163,7 @@ def test_short(d, tmp):
     for s in theirs:
         by_cmd[s.comm].append(s)
     evs = events(dump)
+    check_no_table_view(dump, evs)
     cold = ours_by_command(evs, lambda e: t0 <= e["ts"] <= t1)
     warm = ours_by_command(evs, lambda e: t1 < e["ts"] <= t2)
     ours = ours_by_command(evs, lambda e: e["pid"] in pids)
