@@ -189,6 +189,7 @@ static int add_unwind_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= add_cpu_counter(dm, l, "unwind_stale_samples", FR_CNT_UNWIND_STALE);
 	err |= add_cpu_counter(dm, l, "unwind_kernel_busy", FR_CNT_UNWIND_KBUSY);
 	err |= kvlist__add_u64(l, "unwind_files_full", us.full);
+	err |= kvlist__add_u64(l, "unwind_files_over_share", us.over_share);
 	err |= kvlist__add_u64(l, "unwind_files_failed", us.failed);
 	err |= kvlist__add_u64(l, "unwind_files_no_cfi", us.no_cfi);
 	err |= kvlist__add_u64(l, "unwind_maps_over", us.maps_over);

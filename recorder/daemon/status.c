@@ -112,9 +112,10 @@ static void text_unwind(struct daemon *dm, FILE *f)
 		cpu_sum(dm, FR_CNT_UNWIND_KBUSY), as.attached, as.dropped, as.yielded);
 	fprintf(f, "%" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
 		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
-		", failed %" PRIu64 ", unopened %" PRIu64 ", stale %" PRIu64 "\n", us.files, us.idle,
-		us.rows_used, us.rows_cap, us.bytes / 1048576.0, us.procs, us.built,
-		us.build_ns / 1e6, us.full, us.failed, us.unopened, cpu_sum(dm, FR_CNT_UNWIND_STALE));
+		", over an owner's share %" PRIu64 ", failed %" PRIu64 ", unopened %" PRIu64
+		", stale %" PRIu64 "\n", us.files, us.idle, us.rows_used, us.rows_cap,
+		us.bytes / 1048576.0, us.procs, us.built, us.build_ns / 1e6, us.full, us.over_share,
+		us.failed, us.unopened, cpu_sum(dm, FR_CNT_UNWIND_STALE));
 }
 
 /* The tables' memory: resident against what their contents need. */
@@ -246,6 +247,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "files_built", us.built);
 	json__u64(j, "build_ns", us.build_ns);
 	json__u64(j, "files_full", us.full);
+	json__u64(j, "files_over_share", us.over_share);
 	json__u64(j, "files_failed", us.failed);
 	json__u64(j, "files_idle", us.idle);
 	json__u64(j, "mappings_unopened", us.unopened);

@@ -30,6 +30,7 @@
 
 #define FR_UNWIND_IDLE_NS	(60 * 1000000000ULL)	/* rows kept after their last user */
 #define FR_UNWIND_BUILDERS	8	/* builds in flight that others wait for */
+#define FR_UNWIND_OWNER_SHARE	4	/* a file owner but root: 1/4 of the pool at most */
 
 #define FR_UKEY_FILE	1
 #define FR_UKEY_VDSO	3
@@ -47,6 +48,7 @@ struct ukey {
 struct ufile {
 	uint32_t slot, gen;		/* FR_UFILE_NONE: walked by frame pointer */
 	uint32_t row_start, nrows;
+	uid_t owner;			/* the file's owner (the vDSO: root) */
 	uint32_t refs;			/* mappings of process tables naming it */
 	uint64_t idle_since;		/* refs 0 since then (CLOCK_MONOTONIC ns); kept a while */
 	uint32_t nkeys;
@@ -362,9 +364,22 @@ static void file_ref(struct unwinder *u, struct ufile *f)
 
 /*
  * Free idle files: those idle longer than @older_ns, or, with @need, the
- * oldest ones until @need rows are free in one run. Returns how many.
+ * oldest ones until @need rows are free in one run; with @owner other
+ * than FR_ANY_OWNER, only that owner's, until its use leaves @need rows
+ * of its share. Returns how many.
  */
-static unsigned evict_idle(struct unwinder *u, uint64_t older_ns, uint32_t need)
+#define FR_ANY_OWNER	((uid_t)-1)
+
+static uint64_t owner_rows(const struct unwinder *u, uid_t owner);
+
+static bool evicted_enough(const struct unwinder *u, uint32_t need, uid_t owner)
+{
+	if (owner != FR_ANY_OWNER)
+		return owner_rows(u, owner) + need <= u->nrows / FR_UNWIND_OWNER_SHARE;
+	return pool_fits(u, need) && u->nslot_free;
+}
+
+static unsigned evict_idle_of(struct unwinder *u, uint64_t older_ns, uint32_t need, uid_t owner)
 {
 	uint64_t now = now_ns();
 	unsigned freed = 0;
@@ -377,7 +392,9 @@ static unsigned evict_idle(struct unwinder *u, uint64_t older_ns, uint32_t need)
 			const void *k;
 
 			if (!fr_hashmap__at(&u->files, i, &k, (void **)&f) || (*f)->refs ||
-			    memcmp(k, &(*f)->keys[0], sizeof(struct ukey)))
+			    memcmp(k, &(*f)->keys[0], sizeof(struct ukey)) ||
+			    (owner != FR_ANY_OWNER && ((*f)->owner != owner ||
+							(*f)->slot == FR_UFILE_NONE)))
 				continue;
 			if (!need && now - (*f)->idle_since > older_ns) {
 				oldest = *f;
@@ -390,9 +407,48 @@ static unsigned evict_idle(struct unwinder *u, uint64_t older_ns, uint32_t need)
 			return freed;
 		file_free(u, oldest);
 		freed++;
-		if (need && pool_fits(u, need) && u->nslot_free)
+		if (need && evicted_enough(u, need, owner))
 			return freed;
 	}
+}
+
+static unsigned evict_idle(struct unwinder *u, uint64_t older_ns, uint32_t need)
+{
+	return evict_idle_of(u, older_ns, need, FR_ANY_OWNER);
+}
+
+/* Under the lock: the rows that files of @owner hold in the pool. */
+static uint64_t owner_rows(const struct unwinder *u, uid_t owner)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < u->files.cap; i++) {
+		struct ufile **f;
+		const void *k;
+
+		if (fr_hashmap__at(&u->files, i, &k, (void **)&f) && (*f)->owner == owner &&
+		    (*f)->slot != FR_UFILE_NONE && !memcmp(k, &(*f)->keys[0], sizeof(struct ukey)))
+			n += (*f)->nrows;
+	}
+	return n;
+}
+
+/*
+ * Under the lock: may @f's @n rows go in the pool? Files of an owner other
+ * than root (what a local user can write: copies of large binaries, each
+ * a distinct file) take FR_UNWIND_OWNER_SHARE of it at most, that owner's
+ * idle files going first, so that one user's mappings cannot leave the
+ * system's files, and other users', without rows: nobody filled the 40 MiB
+ * pool with a few processes mapping large files, and root's clang then
+ * reached its outermost frame in 0 % of its samples (issue 25). Root's
+ * files are the system's, shared by every user. -EDQUOT when over.
+ */
+static int owner_admit(struct unwinder *u, const struct ufile *f, uint32_t n)
+{
+	if (!f->owner || owner_rows(u, f->owner) + n <= u->nrows / FR_UNWIND_OWNER_SHARE)
+		return 0;
+	evict_idle_of(u, 0, n, f->owner);
+	return evicted_enough(u, n, f->owner) ? 0 : -EDQUOT;
 }
 
 static int file_index(struct unwinder *u, struct ufile *f, const struct ukey *k)
@@ -413,6 +469,8 @@ static int file_publish(struct unwinder *u, struct ufile *f, const struct urows 
 
 	if (!r->n)
 		return -ENODATA;
+	if (owner_admit(u, f, r->n))
+		return -EDQUOT;
 	if ((!u->nslot_free || !pool_fits(u, r->n)) && u->nidle)
 		evict_idle(u, 0, r->n);
 	if (!u->nslot_free)
@@ -469,13 +527,14 @@ static int rows_build(int fd, struct urows *r, uint64_t *ns)
  * without rows stays cached as FR_UFILE_NONE: walked by frame pointer,
  * not rebuilt while mapped. NULL on -ENOMEM.
  */
-static struct ufile *file_add(struct unwinder *u, const struct ukey *fk,
+static struct ufile *file_add(struct unwinder *u, const struct ukey *fk, uid_t owner,
 			      int err, const struct urows *r, uint64_t ns)
 {
 	struct ufile *f = calloc(1, sizeof(*f));
 
 	if (!f)
 		return NULL;
+	f->owner = owner;
 	if (file_index(u, f, fk)) {
 		free(f);
 		return NULL;
@@ -495,6 +554,8 @@ static struct ufile *file_add(struct unwinder *u, const struct ukey *fk,
 		inode_publish(u, f, fk);
 	if (err == -ENODATA)
 		u->st.no_cfi++;
+	else if (err == -EDQUOT)
+		u->st.over_share++;
 	else if (err)
 		u->st.full++;
 	return f;
@@ -562,7 +623,7 @@ static void unclaim(struct unwinder *u, const struct ukey *fk)
  * meanwhile (its entry is taken, ours dropped), and end the claim on
  * @fk. Returns the file, referenced, or NULL on -ENOMEM.
  */
-static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int fd)
+static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int fd, uid_t owner)
 {
 	struct urows r;
 	uint64_t ns;
@@ -572,7 +633,7 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int f
 	pthread_mutex_lock(&u->lock);
 	f = file_lookup(u, fk);
 	if (!f) {
-		f = file_add(u, fk, err, &r, ns);
+		f = file_add(u, fk, owner, err, &r, ns);
 	} else {
 		/* Built twice (no room to claim it): the work counts. */
 		u->st.build_ns += ns;
@@ -651,7 +712,7 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		pthread_mutex_lock(&u->lock);
 		goto unclaim;
 	}
-	f = file_build(u, &fk, fd);
+	f = file_build(u, &fk, fd, fd >= 0 ? st.st_uid : 0);
 	if (fd >= 0)
 		close(fd);
 	return f;

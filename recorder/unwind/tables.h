@@ -41,6 +41,7 @@ struct unwinder_stats {
 	uint64_t unopened;	/* mappings whose file could not be opened (often: the process exited) */
 	uint64_t idle;		/* files no table names now, kept FR_UNWIND_IDLE_NS for reuse */
 	uint64_t full;		/* files left out: the pool or file table was full */
+	uint64_t over_share;	/* files left out: their owner (not root) held its share of the pool */
 	uint64_t maps_over;	/* executable mappings beyond FR_UMAPS_MAX, left out */
 	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */
 	uint64_t exited;	/* tables not installed: the process exited while they were built */

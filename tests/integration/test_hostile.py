@@ -14,6 +14,7 @@ import os
 import pwd
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -304,6 +305,85 @@ def hostile_names(d):
            "names: the report shows the names as text")
 
 
+# Root's workload: stock perl (libperl, no frame pointers), which nothing
+# else on the machine runs, so that its rows are idle between its runs and
+# an attacker's files may take their place (python3.11 is the test
+# runner's own interpreter: always mapped, its rows never idle).
+POOL_PL = ("sub leaf { my $s = 0; $s += $_ * $_ for 1 .. 2000; $s } sub mid { leaf() + 1 } "
+           "my $end = time + 1.5; my $t = 0; while (time < $end) { $t += mid() }")
+
+
+def status_json(d):
+    rc, out, _ = flightrec("status", "--json", "--socket", d.socket)
+    return json.loads(out) if rc == 0 and out else {}
+
+
+def root_perl(d, what):
+    """Root's stock perl for 1-2 s: the share of its samples whose user
+    stack reached the outermost frame."""
+    p = subprocess.Popen(["/usr/bin/perl", "-e", POOL_PL])
+    p.wait()
+    path = d.dump()
+    evs = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "sample"] if path else []
+    whole = sum(1 for e in evs if e.get("user_stack_end") == "outermost")
+    tap.diag(f"pool: root's perl {what}: outermost in {whole} of {len(evs)} samples")
+    return whole / len(evs) if len(evs) >= 50 else 0.0
+
+
+def pool_attack():
+    """nobody runs 12 copies of /usr/bin/python3.11 (each a distinct file of
+    its own, 0.4 MB of CFI, tens of thousands of rows) to fill an 8 MiB row
+    pool; root's perl must keep its complete stacks during the attack
+    and after it (issue 25)."""
+    d = Daemon(tap, window="20s", recorder_extra="unwind_memory = 8M\n")
+    spinners = []
+    try:
+        if not tap.ok(d.ready(), "pool: a daemon with an 8 MiB (1048576-row) unwind pool"):
+            return
+        before = root_perl(d, "before the attack")
+        tap.ok(before >= 0.8, f"pool: before the attack, root's perl walks whole ({before:.0%})")
+        adir = tempfile.mkdtemp(prefix="pool-", dir=work)
+        os.chmod(adir, 0o777)
+        env = dict(os.environ, PYTHONHOME="/usr")
+        for i in range(12):
+            copy = os.path.join(adir, f"py{i}")
+            tap.eq(nobody_run("cp", "/usr/bin/python3.11", copy), 0, f"pool: nobody copies python3.11 ({i})")
+            spinners.append(subprocess.Popen([copy, "-I", "-c", "while True: pass"], env=env,
+                                             preexec_fn=as_nobody))
+        # The attack is in place once the daemon has tried to build the copies' rows.
+        end, u = time.monotonic() + 30, {}
+        while time.monotonic() < end:
+            u = status_json(d).get("unwind", {})
+            if u.get("files_over_share", 0) + u.get("files_full", 0) >= 6 or \
+               u.get("rows_used", 0) > 0.95 * u.get("rows_cap", 1):
+                break
+            time.sleep(0.5)
+        tap.diag(f"pool: under attack: {u.get('rows_used')} of {u.get('rows_cap')} rows used, "
+                 f"files over their owner's share {u.get('files_over_share')}, full {u.get('files_full')}")
+        tap.ok(u.get("files_over_share", 0) >= 6 and u.get("files_full", 0) == 0,
+               "pool: past a quarter of the pool, nobody's copies are refused (files_over_share >= 6), "
+               "and the pool is not full")
+        # Stopped, the copies stay mapped and their tables keep their rows;
+        # root's perl gets the CPUs.
+        for sp in spinners:
+            sp.send_signal(signal.SIGSTOP)
+        during = root_perl(d, "during the attack")
+        tap.ok(during >= 0.9 * before, f"pool: during the attack, root's perl keeps >= 90 % of its "
+               f"share ({during:.0%} against {before:.0%})")
+        for sp in spinners:
+            sp.kill()
+            sp.wait()
+        spinners = []
+        after = root_perl(d, "after the attack")
+        tap.ok(after >= 0.9 * before, f"pool: after the attack, root's perl keeps >= 90 % of its "
+               f"share ({after:.0%} against {before:.0%})")
+    finally:
+        for sp in spinners:
+            sp.kill()
+            sp.wait()
+        d.cleanup()
+
+
 d = Daemon(tap, window="20s")
 try:
     if tap.ok(d.ready(), "daemon ready"):
@@ -320,6 +400,8 @@ try:
             huge_perf_map(d)
             crafted_elfs(d)
             hostile_names(d)
+        d.cleanup()
+        pool_attack()
 finally:
     d.cleanup()
     shutil.rmtree(work, ignore_errors=True)

@@ -12,12 +12,14 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 
 #include "rows.h"
@@ -358,6 +360,97 @@ static void test_evict(const struct procmaps *pm)
 	maps__close(&mp);
 }
 
+/* A copy of @src at @dst owned by @uid, mapped executable here; NULL on failure. */
+static void *owned_copy(const char *src, const char *dst, uid_t uid, size_t *len)
+{
+	char cmd[2 * PATH_MAX + 64];
+	void *at = MAP_FAILED;
+	struct stat st;
+	int fd;
+
+	snprintf(cmd, sizeof(cmd), "cp '%s' '%s' && chown %u '%s'", src, dst, (unsigned)uid, dst);
+	if (system(cmd))
+		return NULL;
+	fd = open(dst, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && !fstat(fd, &st)) {
+		*len = (size_t)st.st_size;
+		at = mmap(NULL, *len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	}
+	if (fd >= 0)
+		close(fd);
+	return at == MAP_FAILED ? NULL : at;
+}
+
+/*
+ * One owner other than root holds a quarter of the pool at most: nobody's
+ * copy of libc (28k rows) fits in the quarter of 160000 rows, its copy of
+ * libstdc++ (34k) then does not, and is counted; root's libstdc++ still
+ * gets its rows beside them.
+ */
+static void test_owner_share(void)
+{
+	char dir[] = "/tmp/fr-share-XXXXXX", a[PATH_MAX], b[PATH_MAX];
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW), *ma = NULL, *mb = NULL;
+	const struct fr_mapping *m[3] = {};
+	struct fr_mapping lib[3];
+	struct procmaps one = { .n = 1, .m = lib }, *pm2 = NULL;
+	struct unwinder_stats st;
+	struct unwinder *u = NULL;
+	size_t la = 0, lb = 0;
+	uint32_t pid = getpid();
+	Dl_info di = { 0 }, ds = { 0 };
+	struct maps mp;
+
+	if (geteuid()) {
+		tap_skip(4, "owner share: needs root to chown the copies");
+		return;
+	}
+	if (!ok(h && mkdtemp(dir) && dladdr(dlsym(RTLD_DEFAULT, "getpid"), &di) &&
+		dladdr(dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv"), &ds) &&
+		maps__create(&mp, 160000, 16), "owner share: a pool of 160000 rows, libc, libstdc++"))
+		return;
+	snprintf(a, sizeof(a), "%s/libc-copy.so", dir);
+	snprintf(b, sizeof(b), "%s/libstdcxx-copy.so", dir);
+	ma = owned_copy(di.dli_fname, a, 65534, &la);
+	mb = owned_copy(ds.dli_fname, b, 65534, &lb);
+	pm2 = procmaps__read(getpid());
+	if (ma && mb && pm2) {
+		m[0] = self_mapping(pm2, (char *)ma + 4096);
+		m[1] = self_mapping(pm2, (char *)mb + 4096);
+		m[2] = self_mapping(pm2, dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv"));
+	}
+	if (!ok(m[0] && m[1] && m[2], "owner share: nobody's copies mapped executable here")) {
+		tap_skip(3, "no copies");
+		goto out;
+	}
+	u = unwinder__new(&mp.m);
+	lib[0] = *m[0];
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
+	       "owner share: nobody's libc copy");
+	lib[1] = *m[1];
+	lib[2] = *m[2];
+	one.n = 3;
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
+	       "owner share: then nobody's libstdc++ copy and root's libstdc++");
+	unwinder__stats(u, &st);
+	ok(st.over_share == 1 && st.full == 0 && st.files == 2 && st.rows_used > 50000 &&
+	   st.rows_used < 80000,
+	   "owner share: nobody's second file is left out (over_share %llu), root's got its rows "
+	   "(%llu files, %llu rows)", (unsigned long long)st.over_share,
+	   (unsigned long long)st.files, (unsigned long long)st.rows_used);
+out:
+	unwinder__free(u);
+	procmaps__free(pm2);
+	if (ma)
+		munmap(ma, la);
+	if (mb)
+		munmap(mb, lb);
+	unlink(a);
+	unlink(b);
+	rmdir(dir);
+	maps__close(&mp);
+}
+
 /*
  * A process that exited while its table was built: the BPF side had no
  * table to drop at its exit, so the install must not leave one (after a
@@ -436,6 +529,7 @@ int main(void)
 	test_yield(pm);
 	test_concurrent(pm);
 	test_exited(pm);
+	test_owner_share();
 	for (int i = 0; i < NKIDS; i++)
 		unwind_reap(kid[i]);
 	procmaps__free(pm);
