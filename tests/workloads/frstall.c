@@ -15,9 +15,10 @@
  *                          a thread writes to a tmpfs file from a page that
  *                          faults to a userfaultfd, so it sleeps holding
  *                          the file's inode lock until the fault is
- *                          resolved, MS ms later; meanwhile another thread
- *                          writes one byte to the file in fr_inode_wait
- *                          and waits for that lock, uninterruptible (D).
+ *                          resolved; meanwhile another thread writes one
+ *                          byte to the file in fr_inode_wait and waits for
+ *                          that lock, uninterruptible (D): the fault is
+ *                          resolved MS ms after /proc shows it blocked.
  *                          Prints "PID TID BEGIN_NS END_NS" of the waiter's
  *                          write call
  *   frstall pingpong SECONDS
@@ -91,8 +92,37 @@ struct lock_args {
 	int fd;
 	const void *buf;
 	uint64_t t0, t1;
-	int tid;
+	volatile int tid;
 };
+
+/*
+ * Wait (10 s at most) until thread @*tidp of this process is set and
+ * blocked in D: the waiter inside its write, behind the holder's lock.
+ * Without it, a loaded machine could run the waiter's write only after
+ * the lock was free, and it would not block at all. Returns 0 or -1.
+ */
+static int wait_blocked(volatile int *tidp)
+{
+	for (int i = 0; i < 10000; i++) {
+		char path[64], buf[256], *rp;
+		FILE *f;
+
+		if (*tidp) {
+			snprintf(path, sizeof(path), "/proc/self/task/%d/stat", *tidp);
+			f = fopen(path, "r");
+			buf[0] = 0;
+			if (f && !fgets(buf, sizeof(buf), f))
+				buf[0] = 0;
+			if (f)
+				fclose(f);
+			rp = strrchr(buf, ')');
+			if (rp && rp[1] == ' ' && rp[2] == 'D')
+				return 0;
+		}
+		usleep(1000);
+	}
+	return -1;
+}
 
 /* The holder: its write faults on the userfaultfd page, inside the inode lock. */
 static void *lock_holder(void *arg)
@@ -166,6 +196,10 @@ static int do_inodelock(long ms)
 		return 1;
 	}
 	pthread_create(&tw, NULL, fr_inode_wait, &wait);
+	if (wait_blocked(&wait.tid)) {
+		fprintf(stderr, "frstall: the waiter never blocked on the inode lock\n");
+		return 1;
+	}
 	nanosleep(&ts, NULL);
 	{
 		struct uffdio_copy cp = { .dst = (uintptr_t)page, .src = (uintptr_t)src, .len = pg };
