@@ -46,45 +46,39 @@ uint64_t view_user_stacks(const struct view *v)
 	return n;
 }
 
-uint32_t view_stop_top(const struct view *v, uint32_t *out, uint32_t n)
+/*
+ * The indexes of the @n largest of @count[0..@len) that are not 0, most
+ * first (the earlier of equals first), into @out. Returns how many.
+ */
+static uint32_t top_counts(const uint64_t *count, uint32_t len, uint32_t *out, uint32_t n)
 {
 	uint32_t got = 0;
 
-	for (uint32_t b = 0; b <= v->d->nbin; b++) {
+	for (uint32_t i = 0; i < len; i++) {
 		uint32_t at;
 
-		if (!v->stop_bin[b])
+		if (!count[i])
 			continue;
 		/* Insertion into the top @n, most first. */
-		for (at = got; at > 0 && v->stop_bin[out[at - 1]] < v->stop_bin[b]; at--)
+		for (at = got; at > 0 && count[out[at - 1]] < count[i]; at--)
 			if (at < n)
 				out[at] = out[at - 1];
 		if (at < n) {
-			out[at] = b;
+			out[at] = i;
 			got += got < n;
 		}
 	}
 	return got;
 }
 
+uint32_t view_stop_top(const struct view *v, uint32_t *out, uint32_t n)
+{
+	return top_counts(v->stop_bin, v->d->nbin + 1, out, n);
+}
+
 uint32_t view_fp_top(const struct view *v, uint32_t *out, uint32_t n)
 {
-	uint32_t got = 0;
-
-	for (uint32_t p = 0; p < v->d->nproc; p++) {
-		uint32_t at;
-
-		if (!v->proc_fp[p])
-			continue;
-		for (at = got; at > 0 && v->proc_fp[out[at - 1]] < v->proc_fp[p]; at--)
-			if (at < n)
-				out[at] = out[at - 1];
-		if (at < n) {
-			out[at] = p;
-			got += got < n;
-		}
-	}
-	return got;
+	return top_counts(v->proc_fp, v->d->nproc, out, n);
 }
 
 int64_t view_rows_after(const struct view *v, uint32_t p)

@@ -202,18 +202,26 @@ def exec_eras(d):
            f"samples after it in the new one ({len(after)})")
 
 
-def dlopen_after_start(d):
+def dlopen_run(d, seconds):
+    """frtool dlopen: 0.3 s after its exec it loads libfrdl.so and spins in it
+    for @seconds. After its exit, a dump: (exit code, its samples, those
+    that name fr_dl_spin, the dump's META, what to print on a failure)."""
     lib = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
-    p = subprocess.Popen([FRTOOL, "dlopen", lib, "1.2"])
+    p = subprocess.Popen([FRTOOL, "dlopen", lib, str(seconds)])
     p.wait()
     path = d.dump()
     samples = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "sample"] if path else []
     named = [e for e in samples if "fr_dl_spin" in e["stack"]]
     m = show(path)["meta"] if path else {}
-    tap.ok(p.returncode == 0 and len(named) >= 30,
+    return p.returncode, samples, named, m, (samples[-2:], {k: v for k, v in m.items()
+                                                             if k.startswith("procinfo_")})
+
+
+def dlopen_after_start(d):
+    rc, samples, named, m, why = dlopen_run(d, 1.2)
+    tap.ok(rc == 0 and len(named) >= 30,
            f"a library dlopen'ed after the first read is symbolized after exit ({len(named)} "
-           f"of {len(samples)})",
-           (samples[-2:], {k: v for k, v in m.items() if k.startswith("procinfo_")}))
+           f"of {len(samples)})", why)
     tap.ok(m.get("procinfo_rereads", 0) >= 1, "because its maps were re-read while it lived")
 
 
@@ -222,17 +230,10 @@ def dlopen_young(d):
     its maps were read at the exec, before the library; the re-read that its
     new stacks ask for comes at once (the image's first second is the
     loader's), not after the 1 s rate limit, when it has exited."""
-    lib = os.environ.get("FRDL", "build/tests/integration/libfrdl.so")
-    p = subprocess.Popen([FRTOOL, "dlopen", lib, "0.4"])
-    p.wait()
-    path = d.dump()
-    samples = [e for e in events(path) if e["pid"] == p.pid and e["type"] == "sample"] if path else []
-    named = [e for e in samples if "fr_dl_spin" in e["stack"]]
-    m = show(path)["meta"] if path else {}
-    tap.ok(p.returncode == 0 and len(named) >= 25 and len(named) >= 0.8 * len(samples),
+    rc, samples, named, m, why = dlopen_run(d, 0.4)
+    tap.ok(rc == 0 and len(named) >= 25 and len(named) >= 0.8 * len(samples),
            f"a library dlopen'ed in a 0.7 s process's first second is named ({len(named)} of "
-           f"{len(samples)} samples)",
-           (samples[-2:], {k: v for k, v in m.items() if k.startswith("procinfo_")}))
+           f"{len(samples)} samples)", why)
     tap.ok(m.get("procinfo_loader_rereads", 0) >= 1,
            f"because its maps were read again at once (procinfo_loader_rereads "
            f"{m.get('procinfo_loader_rereads')})")
