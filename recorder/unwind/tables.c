@@ -906,9 +906,12 @@ unsigned unwinder__gc(struct unwinder *u)
 			i++;
 			continue;
 		}
-		/* An outdated table of this incarnation goes; a newer one stays. */
+		/* Our outdated table goes; one newer than it stays: another
+		 * incarnation's, or one the BPF side built since (a code
+		 * change made ours stale, then its mmap unlock built one). */
 		if (!bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) &&
-		    u->scratch->start == (*r)->start)
+		    u->scratch->start == (*r)->start && u->scratch->gen == (*r)->gen &&
+		    !(u->scratch->flags & FR_UPROC_KERNEL))
 			bpf_map_delete_elem(u->procs_fd, &pid);
 		rec_free(u, *r);
 		fr_hashmap__remove(&u->procs, &pid);

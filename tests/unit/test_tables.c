@@ -193,6 +193,29 @@ static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const s
 		unwinder__stats(u, &again);
 		ok(again.built == st.built && again.idle == 0, "idle files are reused, not rebuilt");
 	}
+	{
+		/* The code changed, and the BPF side built a current table itself:
+		 * our stale one goes, the kernel's stays. */
+		struct fr_ugen g1 = { .gen = 1, .ts = 4343 };
+		struct fr_uproc *kv = calloc(1, sizeof(*kv)), *got = calloc(1, sizeof(*got));
+
+		if (kv && got && !bpf_map_lookup_elem(mp->m.procs, &pid, kv)) {
+			kv->gen = 1;
+			kv->flags = FR_UPROC_KERNEL;
+			bpf_map_update_elem(mp->m.gen, &pid, &g1, BPF_ANY);
+			bpf_map_update_elem(mp->m.procs, &pid, kv, BPF_ANY);
+			is_int(unwinder__gc(u), 1, "gc drops our table outdated by a code change");
+			ok(!bpf_map_lookup_elem(mp->m.procs, &pid, got) && got->flags == FR_UPROC_KERNEL &&
+			   got->gen == 1, "and keeps the current table the BPF side built meanwhile");
+			bpf_map_delete_elem(mp->m.procs, &pid);
+			bpf_map_delete_elem(mp->m.gen, &pid);
+		} else {
+			ok(0, "our table to stand in for the kernel's");
+			tap_skip(1, "no table");
+		}
+		free(kv);
+		free(got);
+	}
 }
 
 struct yield_probe {
