@@ -257,6 +257,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "stale_samples", cpu_sum(dm, FR_CNT_UNWIND_STALE));
 	json__u64(j, "kernel_tables", cpu_sum(dm, FR_CNT_UNWIND_KBUILT));
 	json__u64(j, "kernel_busy", cpu_sum(dm, FR_CNT_UNWIND_KBUSY));
+	json__u64(j, "kernel_tables_kept", us.kernel_tables);
 	if (dm->attacher) {
 		struct attacher_stats as;
 

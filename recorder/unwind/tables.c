@@ -79,6 +79,7 @@ struct unwinder {
 	uint32_t *slot_free;		/* stack of free file slots */
 	uint32_t nslot_free;
 	uint32_t *slot_gen;
+	struct ufile **by_slot;		/* the file in each slot, or NULL */
 	struct fr_hashmap files;	/* struct ukey -> struct ufile * */
 	uint32_t nidle;			/* files no table names, kept for reuse */
 	struct fr_hashmap procs;	/* uint32_t pid -> struct uproc_rec * */
@@ -195,9 +196,10 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	}
 	u->slot_free = malloc(m->nfiles * sizeof(*u->slot_free));
 	u->slot_gen = calloc(m->nfiles, sizeof(*u->slot_gen));
+	u->by_slot = calloc(m->nfiles, sizeof(*u->by_slot));
 	u->free_ext = malloc(64 * sizeof(*u->free_ext));
 	u->scratch = malloc(sizeof(*u->scratch));
-	if (!u->slot_free || !u->slot_gen || !u->free_ext || !u->scratch)
+	if (!u->slot_free || !u->slot_gen || !u->by_slot || !u->free_ext || !u->scratch)
 		goto fail;
 	for (uint32_t i = 0; i < m->nfiles; i++)
 		u->slot_free[i] = m->nfiles - 1 - i;
@@ -216,6 +218,7 @@ fail:
 	if (u) {
 		free(u->scratch);
 		free(u->free_ext);
+		free(u->by_slot);
 		free(u->slot_gen);
 		free(u->slot_free);
 		if (u->pool)
@@ -259,6 +262,7 @@ void unwinder__free(struct unwinder *u)
 	pthread_mutex_destroy(&u->lock);
 	free(u->scratch);
 	free(u->free_ext);
+	free(u->by_slot);
 	free(u->slot_gen);
 	free(u->slot_free);
 	munmap(u->pool, u->pool_len);
@@ -330,6 +334,7 @@ static void file_free(struct unwinder *u, struct ufile *f)
 
 		bpf_map_update_elem(u->files_fd, &f->slot, &dead, BPF_ANY);
 		u->slot_gen[f->slot]++;
+		u->by_slot[f->slot] = NULL;
 		u->slot_free[u->nslot_free++] = f->slot;
 		pool_free(u, f->row_start, f->nrows);
 		u->st.files--;
@@ -490,6 +495,7 @@ static int file_publish(struct unwinder *u, struct ufile *f, const struct urows 
 		return err;
 	}
 	f->slot = slot;
+	u->by_slot[slot] = f;
 	f->gen = ent.gen;
 	f->row_start = ent.row_start;
 	f->nrows = ent.nrows;
@@ -738,12 +744,15 @@ static void rec_free(struct unwinder *u, struct uproc_rec *r)
 /*
  * Unlocked: fill @v from @pm; the files referenced go to @rec, the
  * mappings beyond FR_UMAPS_MAX are counted in *@over. Returns 0,
- * -EAGAIN when @yield asked to stop before a build, or -ESTALE when a
- * file mapped now is not the one @pm names (read it again).
+ * -EAGAIN when @yield asked to stop before a build, -ESTALE when a
+ * file mapped now is not the one @pm names (read it again), or -ESRCH
+ * when (@pid, @start) exited: most short processes have by the time
+ * their table is built, and each mapping's failed stat and opens cost
+ * more than the table.
  */
-static int fill_table(struct unwinder *u, const char *procdir, const struct procmaps *pm,
-		      const struct unwind_yield *yield, struct fr_uproc *v,
-		      struct uproc_rec *rec, uint64_t *over)
+static int fill_table(struct unwinder *u, uint32_t pid, uint64_t start, const char *procdir,
+		      const struct procmaps *pm, const struct unwind_yield *yield,
+		      struct fr_uproc *v, struct uproc_rec *rec, uint64_t *over)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	int stop = 0;
@@ -771,6 +780,8 @@ static int fill_table(struct unwinder *u, const char *procdir, const struct proc
 		um->end = m->end;
 		um->file = FR_UFILE_NONE;
 		f = file_get(u, procdir, m, yield, &stop);
+		if (!f && !stop && m->path && m->path[0] == '/' && fr_procstat__gone(pid, start))
+			stop = -ESRCH;	/* exited: every other open would fail too */
 		if (!f)
 			continue;
 		rec->files[rec->nfiles++] = f;
@@ -841,7 +852,7 @@ int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t 
 	rec->gen = gen;
 	v->start = start;
 	v->gen = gen;
-	err = fill_table(u, procdir, pm, yield, v, rec, &over);
+	err = fill_table(u, pid, start, procdir, pm, yield, v, rec, &over);
 	pthread_mutex_lock(&u->lock);
 	u->st.maps_over += over;
 	if (!err)
@@ -873,6 +884,44 @@ static bool rec_live(struct unwinder *u, uint32_t pid, const struct uproc_rec *r
 	       rec->gen == gen_locked(u, pid);
 }
 
+/*
+ * Under the lock: does the BPF side hold a table it built for (@pid,
+ * @start) from the VMAs (uproc_build()), current and with rows for every
+ * file? Then ours would be the same: the attacher and the /proc worker
+ * need not read the maps and stat each file, which cost a short process
+ * ~1 ms of daemon CPU. The BPF side builds it again at each mmap unlock
+ * that changes the code. Its files hold no reference of ours, so they
+ * are marked used now: idle files are evicted by the time of their last
+ * use, and one used only by such tables would otherwise go after
+ * FR_UNWIND_IDLE_NS however busy it is.
+ */
+static bool kernel_complete(struct unwinder *u, uint32_t pid, uint64_t start)
+{
+	struct fr_uproc *v = u->scratch;
+	uint64_t now;
+
+	if (bpf_map_lookup_elem(u->procs_fd, &pid, v) || v->start != start ||
+	    v->flags != FR_UPROC_KERNEL || v->gen != gen_locked(u, pid))
+		return false;
+	/* A file evicted since the build is walked by frame pointers there. */
+	for (uint32_t i = 0; i < v->n && i < FR_UMAPS_MAX; i++) {
+		const struct fr_umap *um = &v->maps[i];
+		const struct ufile *f = um->file < u->nfiles ? u->by_slot[um->file] : NULL;
+
+		if (um->file != FR_UFILE_NONE && (!f || f->gen != um->file_gen))
+			return false;
+	}
+	now = now_ns();
+	for (uint32_t i = 0; i < v->n && i < FR_UMAPS_MAX; i++) {
+		struct ufile *f = v->maps[i].file < u->nfiles ? u->by_slot[v->maps[i].file] : NULL;
+
+		if (f && !f->refs)
+			f->idle_since = now;
+	}
+	u->st.kernel_tables++;
+	return true;
+}
+
 bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 {
 	struct uproc_rec **r;
@@ -882,6 +931,8 @@ bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 	r = fr_hashmap__find(&u->procs, &pid);
 	if (r && (*r)->start == start)
 		cur = rec_live(u, pid, *r);
+	if (!cur)
+		cur = kernel_complete(u, pid, start);
 	pthread_mutex_unlock(&u->lock);
 	return cur;
 }

@@ -45,6 +45,7 @@ struct unwinder_stats {
 	uint64_t maps_over;	/* executable mappings beyond FR_UMAPS_MAX, left out */
 	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */
 	uint64_t exited;	/* tables not installed: the process exited while they were built */
+	uint64_t kernel_tables;	/* asks answered by a complete table the BPF side built */
 };
 
 struct unwinder;
@@ -84,13 +85,17 @@ struct unwind_yield {
  * lock held, so that two threads build two files at once and the
  * daemon's tick is never held up by a build. Replaces the process's
  * previous table. @yield may be NULL. Returns 0 or -errno (-ESTALE: @gen
- * is no longer current; -EAGAIN: @yield stopped it; nothing was written).
+ * is no longer current; -EAGAIN: @yield stopped it; -ESRCH: it exited;
+ * nothing was written).
  */
 int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen,
 		     const char *procdir, const struct procmaps *pm,
 		     const struct unwind_yield *yield);
 
-/* unwinder__current() - does (@pid, @start) have a table the BPF side uses? */
+/*
+ * unwinder__current() - does (@pid, @start) have a table the BPF side
+ * uses: ours, or one it built with rows for every file it maps?
+ */
 bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start);
 
 /*

@@ -218,6 +218,55 @@ static void test_stale_and_gc(struct unwinder *u, const struct maps *mp, const s
 	}
 }
 
+/*
+ * A table the BPF side built from the VMAs (uproc_build()) with rows for
+ * every file is current: the attacher and the /proc worker need not build
+ * ours. One with a file missing, or naming a file evicted since, is not.
+ */
+static void test_kernel_table(struct unwinder *u, const struct maps *mp, const struct procmaps *pm)
+{
+	struct fr_uproc *kv = calloc(1, sizeof(*kv));
+	uint32_t pid = kid[1];
+	uint64_t start = kid_start[1];
+	struct unwinder_stats st;
+	int nfile = -1;
+
+	if (!kv || unwinder__attach(u, pid, start, 0, "/proc/self", pm, NULL) ||
+	    bpf_map_lookup_elem(mp->m.procs, &pid, kv)) {
+		ok(0, "a table to stand in for the kernel's");
+		free(kv);
+		return;
+	}
+	bpf_map_delete_elem(mp->m.procs, &pid);
+	unwinder__gc(u);
+	ok(!unwinder__current(u, pid, start), "no table: not current");
+	for (uint32_t i = 0; i < kv->n && nfile < 0; i++)
+		if (kv->maps[i].file != FR_UFILE_NONE)
+			nfile = (int)i;
+	kv->flags = FR_UPROC_KERNEL;
+	bpf_map_update_elem(mp->m.procs, &pid, kv, BPF_ANY);
+	ok(unwinder__current(u, pid, start), "the kernel's complete table is current");
+	ok(!unwinder__current(u, pid, start + 1), "not for another incarnation");
+	unwinder__stats(u, &st);
+	ok(st.kernel_tables == 1, "and counted (%" PRIu64 ")", st.kernel_tables);
+	kv->flags = FR_UPROC_KERNEL | FR_UPROC_MISSING;
+	bpf_map_update_elem(mp->m.procs, &pid, kv, BPF_ANY);
+	ok(!unwinder__current(u, pid, start), "one with a file missing is not");
+	kv->flags = FR_UPROC_KERNEL | FR_UPROC_PARTIAL;
+	bpf_map_update_elem(mp->m.procs, &pid, kv, BPF_ANY);
+	ok(!unwinder__current(u, pid, start), "nor one with VMAs left out");
+	if (nfile >= 0) {
+		kv->flags = FR_UPROC_KERNEL;
+		kv->maps[nfile].file_gen++;
+		bpf_map_update_elem(mp->m.procs, &pid, kv, BPF_ANY);
+		ok(!unwinder__current(u, pid, start), "nor one naming a file evicted since");
+	} else {
+		ok(0, "a file with rows in the table");
+	}
+	bpf_map_delete_elem(mp->m.procs, &pid);
+	free(kv);
+}
+
 struct yield_probe {
 	struct unwinder *u;
 	unsigned calls, stop_at;
@@ -545,6 +594,7 @@ int main(void)
 		test_attach(u, &mp, pm);
 		test_sharing(u, pm);
 		test_stale_and_gc(u, &mp, pm);
+		test_kernel_table(u, &mp, pm);
 	}
 	unwinder__free(u);
 	maps__close(&mp);
