@@ -125,6 +125,8 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "proctable_freed", ps.freed);
 	err |= kvlist__add_u64(m, "procinfo_reads", is.reads);
 	err |= kvlist__add_u64(m, "procinfo_gone", is.gone);
+	err |= kvlist__add_u64(m, "procinfo_exited", is.exited);
+	err |= kvlist__add_u64(m, "procinfo_unchanged", is.unchanged);
 	err |= kvlist__add_u64(m, "procinfo_rereads", is.rereads);
 	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
 	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);

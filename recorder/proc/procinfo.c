@@ -162,12 +162,14 @@ static int read_threads(uint32_t pid, struct proc_meta *m)
 
 /*
  * Read the maps through @view and load the symbols of every executable
- * file mapping, while the process lives, until CLOCK_BOOTTIME @deadline_ns
- * (0: none); the mappings left then are counted in img->skipped. Returns
- * the image, or NULL.
+ * file mapping, while the process (@pid, @start) lives, until
+ * CLOCK_BOOTTIME @deadline_ns (0: none); the mappings left then are
+ * counted in img->skipped. Returns the image, or NULL. A file that cannot
+ * be opened because the process exited ends the loop: a short process is
+ * often gone by now, and the read is refused anyway.
  */
-static struct proc_image *read_image(const char *view, struct symcache *sc,
-				     uint64_t deadline_ns)
+static struct proc_image *read_image(uint32_t pid, uint64_t start, const char *view,
+				     struct symcache *sc, uint64_t deadline_ns)
 {
 	struct proc_image *img = calloc(1, sizeof(*img));
 
@@ -195,6 +197,8 @@ static struct proc_image *read_image(const char *view, struct symcache *sc,
 			continue;
 		}
 		img->syms[i] = symcache__get_mapping_at(sc, view, mp, deadline_ns);
+		if (!img->syms[i] && errno == ENOENT && fr_procstat__gone(pid, start))
+			break;
 	}
 	img->sc = sc;
 	img->bytes = sizeof(*img) + img->maps->bytes + img->maps->n * sizeof(*img->syms);
@@ -272,7 +276,7 @@ static int read_once(uint32_t pid, uint64_t start, struct symcache *sc,
 	m->nspid = read_nspid(view, pid);
 	read_threads(pid, m);
 	if (what & FR_META_MAPS)
-		m->img = read_image(view, sc, deadline_ns);
+		m->img = read_image(pid, start, view, sc, deadline_ns);
 	/* Still the same process? Then every read above was about it. */
 	if (!err)
 		err = pidfd_alive(pidfd) ? fr_procstat__read(pid, &f) : -ESRCH;
@@ -431,6 +435,7 @@ static void do_read(struct procinfo *pi, const struct req *r)
 		pi->st.gone++;
 	else
 		pi->st.reads++;
+
 	if (!err && m->img && m->img->skipped) {
 		pi->st.deadline++;
 		pi->st.deadline_maps += m->img->skipped;
@@ -592,6 +597,30 @@ static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_
 }
 
 /*
+ * A parked re-read (an exec's, 10 ms after it; one held by the rate
+ * limit): is it moot? It is when the last read was whole and no code was
+ * mapped or unmapped since it began: the BPF side bumps the maps
+ * generation at each such change, and the read took it before reading
+ * the maps. A new stack that came first read the exec at once, and the
+ * second read of every short process was most of the daemon's CPU for
+ * it. When ld.so mapped the libraries after the first read, the
+ * generation moved and the read goes on.
+ */
+static bool code_unchanged(struct procinfo *pi, const struct req *r)
+{
+	struct unwinder *uw = atomic_load(&pi->uw);
+	struct proc_meta *m;
+	bool same;
+
+	if (!uw)
+		return false;
+	m = proctable__meta(pi->pt, r->slot, r->pid, r->start);
+	same = m && m->img && !m->img->skipped && m->ugen == unwinder__gen(uw, r->pid, NULL);
+	proc_meta__put(m);
+	return same;
+}
+
+/*
  * Under the lock, with work waiting: the next request into @r. The queues
  * come first (exec reads, new stacks), then due re-reads; but none of these
  * waits more than FR_INFO_LATE_NS past its time, else a steady stream of new
@@ -635,7 +664,18 @@ static void *worker_main(void *arg)
 		taken = take_queued(pi, &r);
 		pi->busy = true;
 		worker__unlock(&pi->w);
-		if (r.kind == FR_INFO_CHECK)
+		/* A short process has often exited by now: a read would fail at
+		 * each of its files (2,300 failed pidfd_opens for 600 processes). */
+		if (r.kind != FR_INFO_INHERIT &&
+		    proctable__exited(pi->pt, r.slot, r.pid, r.start)) {
+			worker__lock(&pi->w);
+			pi->st.exited++;
+			worker__unlock(&pi->w);
+		} else if (taken < 0 && code_unchanged(pi, &r)) {
+			worker__lock(&pi->w);
+			pi->st.unchanged++;
+			worker__unlock(&pi->w);
+		} else if (r.kind == FR_INFO_CHECK)
 			do_check(pi, &r);
 		else if (r.kind == FR_INFO_INHERIT)
 			do_inherit(pi, &r);

@@ -59,6 +59,8 @@ struct procinfo_stats {
 	uint64_t dropped;	/* queue full */
 	uint64_t reads;		/* completed, verified reads */
 	uint64_t gone;		/* the incarnation was gone before it could be read */
+	uint64_t exited;	/* requests skipped: the incarnation's exit was drained */
+	uint64_t unchanged;	/* parked re-reads skipped: no code changed since the last read */
 	uint64_t rereads;	/* maps re-read for an address outside them */
 	uint64_t inherited;	/* fork children given their parent's facts */
 	uint64_t limited;	/* re-reads skipped by the rate limit */

@@ -421,6 +421,24 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 	return m;
 }
 
+/*
+ * proctable__exited() - has incarnation (@pid, @start) of @slot exited
+ * (its exit drained), or left the slot? Any thread. /proc has nothing
+ * more to say about it then: its maps read empty, its files are gone.
+ */
+bool proctable__exited(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start)
+{
+	bool exited = true;
+
+	if (!slot || slot > pt->max)
+		return true;
+	pthread_mutex_lock(&pt->lock);
+	if (is_incarnation(&pt->slots[slot], pid, start))
+		exited = pt->slots[slot].p.flags & FR_PROC_EXITED;
+	pthread_mutex_unlock(&pt->lock);
+	return exited;
+}
+
 /* The scan behind the two below: every entry with facts, or only those not exited. */
 static void each_meta(struct proctable *pt, bool live_only,
 		      void (*fn)(void *ctx, const struct proc_meta *m), void *ctx)

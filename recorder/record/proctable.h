@@ -91,6 +91,7 @@ void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const stru
 void proctable__each_live_meta(struct proctable *pt,
 			       void (*fn)(void *ctx, const struct proc_meta *m), void *ctx);
 void proctable__exec(struct proctable *pt, uint32_t slot, uint64_t ts);
+bool proctable__exited(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start);
 int proctable__loading(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,
 		       uint64_t ts);
 int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64_t start,

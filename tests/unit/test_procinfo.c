@@ -3,7 +3,9 @@
  * test_procinfo.c - the worker that reads /proc for the process table
  * (recorder/proc/procinfo.c), on real processes: a deferred read (an
  * exec's, a rate-limited re-read's) is taken in bounded time even when the
- * queue never empties, as under a fork storm on the other CPU.
+ * queue never empties, as under a fork storm on the other CPU; a request
+ * for an incarnation whose exit was drained reads nothing; a parked
+ * re-read is done only when code was mapped since the last read.
  */
 #include <errno.h>
 #include <signal.h>
@@ -16,7 +18,9 @@
 #include "procmeta.h"
 #include "proctable.h"
 #include "symbols.h"
+#include "tables.h"
 #include "tap.h"
+#include "unwind_maps.h"
 #include "util.h"
 
 #define MS	(1000 * 1000ULL)
@@ -109,8 +113,122 @@ out:
 	symcache__free(sc);
 }
 
+/* Wait up to 5 s until the worker has read or passed over @want requests. */
+static void wait_handled(struct procinfo *pi, uint64_t want)
+{
+	struct procinfo_stats st;
+
+	for (int i = 0; i < 1000; i++) {
+		procinfo__stats(pi, &st);
+		if (st.reads + st.unchanged + st.gone >= want)
+			return;
+		usleep(5 * 1000);
+	}
+}
+
+/*
+ * The drain saw the exit before the worker reached the request: /proc
+ * has nothing left to say, and trying cost a short process's reads. A
+ * live incarnation's request is read.
+ */
+static void test_exited_skipped(void)
+{
+	struct proctable *pt = proctable__new(64);
+	struct symcache *sc = symcache__new();
+	struct procinfo *pi = pt && sc ? procinfo__new(pt, sc, 64, 0) : NULL;
+	uint64_t self_st = start_of(getpid()), child_st;
+	uint32_t self_slot, child_slot;
+	struct procinfo_stats st;
+	pid_t child;
+
+	if (!ok(pi != NULL, "exited: a worker over a process table"))
+		goto out;
+	child = fork();
+	if (child == 0) {
+		pause();
+		_exit(0);
+	}
+	child_st = start_of(child);
+	proctable__get(pt, (uint32_t)getpid(), self_st, "self", &self_slot);
+	proctable__get(pt, (uint32_t)child, child_st, "child", &child_slot);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	proctable__mark_exit(pt, child_slot, fr_boottime_ns(), 9);
+	procinfo__request(pi, FR_INFO_READ, child_slot, (uint32_t)child, child_st, NULL, 0);
+	procinfo__request(pi, FR_INFO_READ, self_slot, (uint32_t)getpid(), self_st, NULL, 0);
+	procinfo__kick(pi);
+	procinfo__sync(pi, 5000 * MS);
+	procinfo__stats(pi, &st);
+	ok(st.exited == 1 && st.gone == 0,
+	   "exited: the request for the exited one was skipped (%llu), not tried (%llu gone)",
+	   (unsigned long long)st.exited, (unsigned long long)st.gone);
+	ok(st.reads == 1 && has_facts(pt, self_slot, getpid(), self_st),
+	   "exited: the live one was read");
+out:
+	procinfo__free(pi);
+	proctable__free(pt);
+	symcache__free(sc);
+}
+
+/*
+ * A parked re-read (an exec's, 10 ms on) after a read that a new stack
+ * made at once: moot while the maps generation is the one that read took,
+ * done once code was mapped (the BPF side moved the generation).
+ */
+static void test_parked_unchanged(void)
+{
+	struct sampler_unwind_maps m;
+	struct proctable *pt = proctable__new(64);
+	struct symcache *sc = symcache__new();
+	struct procinfo *pi = pt && sc ? procinfo__new(pt, sc, 64, 0) : NULL;
+	struct unwinder *uw = NULL;
+	uint64_t self_st = start_of(getpid());
+	struct fr_ugen g = { .gen = 1 };
+	struct procinfo_stats st;
+	uint32_t slot, pid = (uint32_t)getpid();
+
+	if (!ok(pi && unwind_maps__create(&m, 1 << 16, 64), "parked: a worker and BPF maps"))
+		goto out;
+	uw = unwinder__new(&m);
+	if (!ok(uw != NULL, "parked: an unwinder"))
+		goto maps;
+	procinfo__set_unwinder(pi, uw);
+	proctable__get(pt, pid, self_st, "self", &slot);
+	procinfo__request(pi, FR_INFO_READ, slot, pid, self_st, NULL, 0);
+	procinfo__kick(pi);
+	procinfo__sync(pi, 5000 * MS);
+	procinfo__request(pi, FR_INFO_READ_SOON, slot, pid, self_st, NULL, 0);
+	procinfo__kick(pi);
+	wait_handled(pi, 2);
+	usleep(50 * 1000);	/* nothing more comes */
+	procinfo__stats(pi, &st);
+	ok(st.reads == 1 && st.unchanged == 1,
+	   "parked: the exec's read after one already done is moot (reads %llu, unchanged %llu)",
+	   (unsigned long long)st.reads, (unsigned long long)st.unchanged);
+	bpf_map_update_elem(m.gen, &pid, &g, BPF_ANY);
+	procinfo__request(pi, FR_INFO_READ_SOON, slot, pid, self_st, NULL, 0);
+	procinfo__kick(pi);
+	wait_handled(pi, 3);
+	usleep(50 * 1000);
+	procinfo__stats(pi, &st);
+	ok(st.reads == 2 && st.unchanged == 1,
+	   "parked: once code was mapped since, it reads (reads %llu, unchanged %llu)",
+	   (unsigned long long)st.reads, (unsigned long long)st.unchanged);
+	procinfo__free(pi);
+	pi = NULL;
+	unwinder__free(uw);
+maps:
+	unwind_maps__close(&m);
+out:
+	procinfo__free(pi);
+	proctable__free(pt);
+	symcache__free(sc);
+}
+
 int main(void)
 {
 	test_deferred_not_starved();
+	test_exited_skipped();
+	test_parked_unchanged();
 	return tap_done_testing();
 }
