@@ -24,8 +24,8 @@
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
-#define FR_LOADER_REREAD_NS	(10 * 1000 * 1000ULL)	/* ... while ld.so maps: 100/s */
-#define FR_INFO_SLACK_NS	(5 * 1000 * 1000ULL)	/* deferred reads due this close: one wakeup */
+#define FR_LOADER_REREAD_NS	(3 * 1000 * 1000ULL)	/* ... while ld.so maps: 100/s */
+#define FR_INFO_SLACK_NS	(1 * 1000 * 1000ULL)	/* deferred reads due this close: one wakeup */
 #define FR_INFO_KICK_LEN	64	/* wake the worker without waiting for a kick */
 #define FR_INFO_LATE_NS		(100 * 1000 * 1000ULL)	/* a due re-read waits no longer */
 #define FR_DEFERRED_MAX		256	/* re-reads waiting for the rate limit */
@@ -339,6 +339,7 @@ struct req {
 	uint32_t n;
 	uint64_t start;
 	uint64_t ips[FR_INFO_USER_IPS];	/* INHERIT: parent slot, pid, start */
+	bool recheck;		/* a new stack's re-read, parked (counted if done) */
 };
 
 struct procinfo {
@@ -481,7 +482,7 @@ static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
  * A change in the image's first second (ld.so mapping the libraries after
  * a read that came too early: an exec's first sample asks at once) starts
  * no era: the caller reads again in place, FR_LOADER_REREAD_NS after the
- * last read at the earliest. Waiting the full second for it, dd in
+ * last read at the earliest (parked until then if it comes sooner). Waiting the full second for it, dd in
  * test_stalls had ended before its libc was known (CI, a loaded machine):
  * its stacks were cut at the first frame outside the known mappings.
  */
@@ -492,11 +493,18 @@ static bool code_changed(struct procinfo *pi, const struct req *r, const struct 
 	int loading;
 
 	if (unwinder__gen(atomic_load(&pi->uw), r->pid, &changed) == m->ugen ||
-	    changed <= m->begun || now - m->stamp < FR_LOADER_REREAD_NS)
+	    changed <= m->begun)
 		return false;
 	loading = proctable__loading(pi->pt, r->slot, r->pid, r->start, changed);
 	if (loading < 0)
 		return false;
+	/* Too soon after the last read: park one for when it is allowed,
+	 * which a process of 20 ms may still live to see (as, in a compile). */
+	if (now - m->stamp < FR_LOADER_REREAD_NS) {
+		if (loading)
+			defer(pi, r, m->stamp + FR_LOADER_REREAD_NS);
+		return false;
+	}
 	if (!loading && (now - m->stamp < FR_REREAD_NS ||
 			 proctable__new_era(pi->pt, r->slot, r->pid, r->start, changed)))
 		return false;
@@ -586,8 +594,7 @@ static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_
 			*out = pi->deferred[i];
 			pi->deferred[i] = pi->deferred[--pi->ndeferred];
 			pi->due[i] = pi->due[pi->ndeferred];
-			if (out->kind == FR_INFO_CHECK)
-				pi->st.rereads++;
+			out->recheck = out->kind == FR_INFO_CHECK;
 			out->kind = FR_INFO_READ;
 			return true;
 		}
@@ -597,7 +604,7 @@ static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_
 }
 
 /*
- * A parked re-read (an exec's, 10 ms after it; one held by the rate
+ * A parked re-read (an exec's, FR_INFO_SOON_NS after it; one held by the rate
  * limit): is it moot? It is when the last read was whole and no code was
  * mapped or unmapped since it began: the BPF side bumps the maps
  * generation at each such change, and the read took it before reading
@@ -647,6 +654,40 @@ static int take_queued(struct procinfo *pi, struct req *r)
 	return -1;
 }
 
+/* One more of the stat @c, under the worker's lock. */
+static void stat_inc(struct procinfo *pi, uint64_t *c)
+{
+	worker__lock(&pi->w);
+	(*c)++;
+	worker__unlock(&pi->w);
+}
+
+/*
+ * Handle @r (@parked: taken from the deferred list). A short process has
+ * often exited by now, and a read would fail at each of its files (2,300
+ * failed pidfd_opens for 600 processes): its exit drained, nothing is
+ * read. A parked re-read after which no code changed is moot.
+ */
+static void serve(struct procinfo *pi, const struct req *r, bool parked)
+{
+	if (r->kind != FR_INFO_INHERIT && proctable__exited(pi->pt, r->slot, r->pid, r->start)) {
+		stat_inc(pi, &pi->st.exited);
+		return;
+	}
+	if (parked && code_unchanged(pi, r)) {
+		stat_inc(pi, &pi->st.unchanged);
+		return;
+	}
+	if (r->recheck)
+		stat_inc(pi, &pi->st.rereads);
+	if (r->kind == FR_INFO_CHECK)
+		do_check(pi, r);
+	else if (r->kind == FR_INFO_INHERIT)
+		do_inherit(pi, r);
+	else
+		do_read(pi, r);
+}
+
 static void *worker_main(void *arg)
 {
 	struct procinfo *pi = arg;
@@ -664,23 +705,7 @@ static void *worker_main(void *arg)
 		taken = take_queued(pi, &r);
 		pi->busy = true;
 		worker__unlock(&pi->w);
-		/* A short process has often exited by now: a read would fail at
-		 * each of its files (2,300 failed pidfd_opens for 600 processes). */
-		if (r.kind != FR_INFO_INHERIT &&
-		    proctable__exited(pi->pt, r.slot, r.pid, r.start)) {
-			worker__lock(&pi->w);
-			pi->st.exited++;
-			worker__unlock(&pi->w);
-		} else if (taken < 0 && code_unchanged(pi, &r)) {
-			worker__lock(&pi->w);
-			pi->st.unchanged++;
-			worker__unlock(&pi->w);
-		} else if (r.kind == FR_INFO_CHECK)
-			do_check(pi, &r);
-		else if (r.kind == FR_INFO_INHERIT)
-			do_inherit(pi, &r);
-		else
-			do_read(pi, &r);
+		serve(pi, &r, taken < 0);
 		worker__lock(&pi->w);
 		pi->busy = false;
 		if (taken >= 0)
@@ -797,6 +822,7 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	}
 	r = &pi->q[k * pi->cap + (pi->head[k] + pi->len[k]) % pi->cap];
 	r->kind = kind;
+	r->recheck = false;
 	r->slot = slot;
 	r->pid = pid;
 	r->start = start;

@@ -45,7 +45,7 @@ enum procinfo_kind {
 				 * sample; most short-lived processes never cost one */
 };
 
-#define FR_INFO_SOON_NS		(10 * 1000 * 1000ULL)
+#define FR_INFO_SOON_NS		(3 * 1000 * 1000ULL)
 /*
  * A background read may take this many times resolve_timeout before it
  * stops loading binaries: nothing waits for it (a dump waits 50 ms at
