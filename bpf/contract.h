@@ -56,7 +56,8 @@ enum fr_rec_type {
  * process without rows yet is walked by frame pointers (NO_TABLE).
  */
 enum fr_uend {
-	FR_UEND_NONE	= 0,	/* no user stack: a kernel thread */
+	FR_UEND_NONE	= 0,	/* no user stack: a kernel thread, or a task without a
+				 * table in execve or exiting with its mm gone */
 	FR_UEND_OUTERMOST = 1,	/* reached the outermost frame (_start, clone) */
 	FR_UEND_NO_INFO	= 2,	/* code without rows whose frame pointers broke */
 	FR_UEND_READ	= 3,	/* reading the user stack failed */

@@ -123,14 +123,36 @@ static __always_inline __u64 leader_start(struct task_struct *t)
 static __always_inline struct fr_uproc *uproc_for(struct task_struct *t, __u32 *flags)
 {
 	__u64 start = leader_start(t);
+	struct task_struct *parent;
 	struct fr_uproc *p;
 
 	if (!unwind_on)
 		return NULL;
 	p = uproc_get(t, start);
+	/* A vfork or posix_spawn child runs in its parent's mm until its exec
+	 * (CLONE_VM without CLONE_THREAD): the parent's table is its own. The
+	 * gcc driver's children, for one, were walked by frame pointers. */
+	if (!p) {
+		parent = BPF_CORE_READ(t, group_leader, real_parent);
+		if (parent && BPF_CORE_READ(parent, mm) == BPF_CORE_READ(t, mm))
+			p = uproc_get(parent, leader_start(parent));
+	}
 	if (p && (p->flags & FR_UPROC_KERNEL))
 		*flags |= FR_SAMPLE_UKTAB;
 	return p;
+}
+
+/*
+ * A task without a table that has no user stack to walk: in execve (past
+ * the switch to the new mm its registers are still the old image's until
+ * the new one starts), or exiting with its mm gone (exit_mmap of cc1's
+ * mm takes ms). A frame-pointer walk found nothing there, or the old
+ * image's stale pc, and counted as a process without a table: half of
+ * the gcc driver's samples, and most of cc1's and as's no_table.
+ */
+static __always_inline bool no_user_stack(struct task_struct *t)
+{
+	return !BPF_CORE_READ(t, mm) || BPF_CORE_READ_BITFIELD_PROBED(t, in_execve);
 }
 
 static __always_inline void fill_hdr(struct fr_rec_hdr *h, struct task_struct *t,
@@ -178,6 +200,10 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 			ub = 0;
 		}
 		n = (__u32)ub / sizeof(__u64);
+		if (no_user_stack(t)) {
+			n = 0;
+			uend = FR_UEND_NONE;
+		}
 	}
 	if (n > FR_MAX_STACK)
 		n = FR_MAX_STACK;
@@ -240,6 +266,11 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			flags |= FR_SAMPLE_UTRUNC;
 		}
 		uend = FR_UEND_NO_TABLE;
+		if (no_user_stack(t)) {
+			un = 0;
+			flags &= ~FR_SAMPLE_UTRUNC;
+			uend = FR_UEND_NONE;
+		}
 	}
 	if (un > FR_MAX_STACK)
 		un = FR_MAX_STACK;

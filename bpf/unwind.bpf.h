@@ -312,7 +312,7 @@ static __noinline int uproc_build(struct task_struct *t, __u64 start)
 /* @t's table, if it is current for its incarnation and its code. */
 static __always_inline struct fr_uproc *uproc_get(struct task_struct *t, __u64 start)
 {
-	__u32 tgid = t->tgid;
+	__u32 tgid = BPF_CORE_READ(t, tgid);	/* @t may be another task (a vfork parent) */
 	struct fr_uproc *p = bpf_map_lookup_elem(&uprocs, &tgid);
 
 	if (!p || p->start != start)
