@@ -156,6 +156,10 @@ def test_compile(d, tmp):
         tap.ok(our_share >= 0.9 * perf_share, f"{line} (>= 90 % of perf's)")
         tap.ok(o["end:no_table"] <= 0.05 * o["n"],
                f"{cmd}: {o['end:no_table']} of {o['n']} samples without a table (<= 5 %)")
+        tap.ok(o["end:read_error"] <= 0.03 * o["n"],
+               f"{cmd}: {o['end:read_error']} of {o['n']} walks failed to read the stack (<= 3 %; "
+               "as had 8 % when a table built while execve mapped the new image walked the old "
+               "image's registers)")
         tap.diag(f"{cmd}: how ours ended: {ends(o)}; {o['bare']} of {o['frames']} frames bare")
     none = [e for e in evs if e["type"] == "sample" and e["comm"] in JUDGED + SAID and
             e.get("user_stack_end") in (None, "none")]
