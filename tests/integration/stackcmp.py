@@ -10,6 +10,7 @@ and C++ names become the qualified name alone, as perf prints them: without
 return type, parameters, qualifiers and GCC's "[clone .isra.0]" (ours print
 the full signature, cut at NAME_MAX_OURS bytes). Used by test_stacks (CPU
 samples) and test_stalls (stacks of blocks and stalls)."""
+import collections
 import os
 import re
 import subprocess
@@ -172,4 +173,22 @@ def perf_samples(data, pid, comms=None):
             continue
         cur.frames.append(Frame(os.path.basename(dso) if dso.startswith("/") else dso,
                                 None if sym == "[unknown]" else norm_sym(sym)))
+    return out
+
+
+def ours_by_command(evs, comms, keep):
+    """Our samples of the commands @comms that @keep, by command: counts of
+    samples, of those that reached the outermost frame, of each end
+    ("end:" + code), of user frames and of bare ones."""
+    out = collections.defaultdict(collections.Counter)
+    for e in evs:
+        if e["type"] != "sample" or e["comm"] not in comms or not keep(e):
+            continue
+        c = out[e["comm"]]
+        user = e["stack"][e.get("kernel_frames", 0):]
+        c["n"] += 1
+        c["outermost"] += e.get("user_stack_end") == "outermost"
+        c["end:" + str(e.get("user_stack_end"))] += 1
+        c["frames"] += len(user)
+        c["bare"] += sum(1 for f in user if f.startswith("0x"))
     return out

@@ -41,7 +41,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Daemon, Tap, daemon_asan, events, require_root_bpf  # noqa: E402
-from stackcmp import perf_samples, reaches_entry  # noqa: E402
+from stackcmp import ours_by_command, perf_samples, reaches_entry  # noqa: E402
 
 FREQ = 499
 JUDGED = ("cc1", "as")
@@ -73,23 +73,6 @@ def script(srcs):
 
 def boottime():
     return time.clock_gettime_ns(time.CLOCK_BOOTTIME)
-
-
-def ours_by_command(evs, keep):
-    """Our samples that @keep, by command: samples, those that reached the
-    outermost frame, each end, user frames and bare ones."""
-    out = collections.defaultdict(collections.Counter)
-    for e in evs:
-        if e["type"] != "sample" or e["comm"] not in JUDGED + SAID or not keep(e):
-            continue
-        c = out[e["comm"]]
-        user = e["stack"][e.get("kernel_frames", 0):]
-        c["n"] += 1
-        c["outermost"] += e.get("user_stack_end") == "outermost"
-        c["end:" + str(e.get("user_stack_end"))] += 1
-        c["frames"] += len(user)
-        c["bare"] += sum(1 for f in user if f.startswith("0x"))
-    return out
 
 
 def ends(c):
@@ -125,9 +108,9 @@ def test_compile(d, tmp):
     for s in theirs:
         by_cmd[s.comm].append(s)
     evs = events(dump)
-    warm = ours_by_command(evs, lambda e: t1 < e["ts"] <= t2)
-    ours = ours_by_command(evs, lambda e: e["pid"] in pids)
-    cold = ours_by_command(evs, lambda e: e["ts"] <= t1)
+    warm = ours_by_command(evs, JUDGED + SAID, lambda e: t1 < e["ts"] <= t2)
+    ours = ours_by_command(evs, JUDGED + SAID, lambda e: e["pid"] in pids)
+    cold = ours_by_command(evs, JUDGED + SAID, lambda e: e["ts"] <= t1)
     for cmd in JUDGED + SAID:
         c = cold.get(cmd, collections.Counter())
         tap.diag(f"{cmd}, cold: outermost in {c['outermost'] / max(1, c['n']):.1%} of {c['n']}; "

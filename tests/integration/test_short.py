@@ -48,7 +48,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import Daemon, Tap, daemon_asan, events, require_root_bpf, show  # noqa: E402
-from stackcmp import perf_samples, reaches_entry  # noqa: E402
+from stackcmp import ours_by_command, perf_samples, reaches_entry  # noqa: E402
 
 FREQ = 499
 ROUNDS = 100
@@ -83,23 +83,6 @@ def script(paths):
 
 def boottime():
     return time.clock_gettime_ns(time.CLOCK_BOOTTIME)
-
-
-def ours_by_command(evs, keep):
-    """Our samples that @keep, by command: counts of samples, of those that
-    reached the outermost frame, of each end, of user frames and bare ones."""
-    out = collections.defaultdict(collections.Counter)
-    for e in evs:
-        if e["type"] != "sample" or e["comm"] not in COMMANDS or not keep(e):
-            continue
-        c = out[e["comm"]]
-        user = e["stack"][e.get("kernel_frames", 0):]
-        c["n"] += 1
-        c["outermost"] += e.get("user_stack_end") == "outermost"
-        c["end:" + str(e.get("user_stack_end"))] += 1
-        c["frames"] += len(user)
-        c["bare"] += sum(1 for f in user if f.startswith("0x"))
-    return out
 
 
 def check_no_table_view(dump, evs):
@@ -164,9 +147,9 @@ def test_short(d, tmp):
         by_cmd[s.comm].append(s)
     evs = events(dump)
     check_no_table_view(dump, evs)
-    cold = ours_by_command(evs, lambda e: t0 <= e["ts"] <= t1)
-    warm = ours_by_command(evs, lambda e: t1 < e["ts"] <= t2)
-    ours = ours_by_command(evs, lambda e: e["pid"] in pids)
+    cold = ours_by_command(evs, COMMANDS, lambda e: t0 <= e["ts"] <= t1)
+    warm = ours_by_command(evs, COMMANDS, lambda e: t1 < e["ts"] <= t2)
+    ours = ours_by_command(evs, COMMANDS, lambda e: e["pid"] in pids)
     tap.diag(f"{len(pids)} processes perf sampled; {ROUNDS} rounds of {', '.join(COMMANDS)}")
     for cmd in COMMANDS:
         c = cold.get(cmd, collections.Counter())
