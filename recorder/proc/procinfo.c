@@ -24,7 +24,7 @@
 
 #define FR_READ_TRIES		3
 #define FR_REREAD_NS		(1000 * 1000 * 1000ULL)	/* maps re-read at most 1/s */
-#define FR_LOADER_REREAD_NS	(3 * 1000 * 1000ULL)	/* ... while ld.so maps: 100/s */
+#define FR_LOADER_REREAD_NS	(3 * 1000 * 1000ULL)	/* ... while ld.so maps: 333/s */
 #define FR_INFO_SLACK_NS	(1 * 1000 * 1000ULL)	/* deferred reads due this close: one wakeup */
 #define FR_INFO_KICK_LEN	64	/* wake the worker without waiting for a kick */
 #define FR_INFO_LATE_NS		(100 * 1000 * 1000ULL)	/* a due re-read waits no longer */
@@ -482,7 +482,8 @@ static void defer(struct procinfo *pi, const struct req *r, uint64_t due)
  * A change in the image's first second (ld.so mapping the libraries after
  * a read that came too early: an exec's first sample asks at once) starts
  * no era: the caller reads again in place, FR_LOADER_REREAD_NS after the
- * last read at the earliest (parked until then if it comes sooner). Waiting the full second for it, dd in
+ * last read at the earliest (parked until then if it comes sooner).
+ * Waiting the full second for it, dd in
  * test_stalls had ended before its libc was known (CI, a loaded machine):
  * its stacks were cut at the first frame outside the known mappings.
  */
@@ -608,10 +609,9 @@ static bool take_due(struct procinfo *pi, uint64_t now, struct req *out, uint64_
  * limit): is it moot? It is when the last read was whole and no code was
  * mapped or unmapped since it began: the BPF side bumps the maps
  * generation at each such change, and the read took it before reading
- * the maps. A new stack that came first read the exec at once, and the
- * second read of every short process was most of the daemon's CPU for
- * it. When ld.so mapped the libraries after the first read, the
- * generation moved and the read goes on.
+ * the maps. A new stack that came first read the exec at once; a second
+ * read would find the same maps. When ld.so mapped the libraries after
+ * the first read, the generation moved and the read goes on.
  */
 static bool code_unchanged(struct procinfo *pi, const struct req *r)
 {
