@@ -129,6 +129,8 @@ static __always_inline struct fr_uproc *uproc_for(struct task_struct *t, __u32 *
 	if (!unwind_on)
 		return NULL;
 	p = uproc_get(t, start);
+	if (!p)
+		p = uproc_building(t, start);
 	/* A vfork or posix_spawn child runs in its parent's mm until its exec
 	 * (CLONE_VM without CLONE_THREAD): the parent's table is its own. The
 	 * gcc driver's children, for one, were walked by frame pointers. */
@@ -372,7 +374,12 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	struct fr_rec_exec *x;
 
 	if (unwind_on) {	/* a new image: the old rows no longer apply */
-		ugen_bump(p->tgid, BPF_CORE_READ(p, mm, exec_vm));
+		__u32 tgid = p->tgid;
+
+		/* Gone, not only stale: uproc_building() takes a stale table
+		 * of this incarnation, and it must be this image's. */
+		bpf_map_delete_elem(&uprocs, &tgid);
+		ugen_bump(tgid, BPF_CORE_READ(p, mm, exec_vm));
 		uproc_build(p, leader_start(p));	/* the binary, ld.so and the vDSO */
 	}
 	if (rss_on)

@@ -93,6 +93,21 @@ struct {
 	__type(value, struct fr_uproc);
 } ubuild SEC(".maps");
 
+/*
+ * The tgid whose table this CPU is building now (uproc_refresh()), 0 if
+ * none. A sample that interrupts the build finds the process's table
+ * stale (its code changed: that is why it is built) and had no table:
+ * 1 % of as's samples, all in ld.so's mmap. Its user stack is in the
+ * syscall that changed the mappings, whose callers are still mapped, so
+ * the table of before the change walks it (uproc_building()).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} ubusy SEC(".maps");
+
 /* x86-64 struct sigcontext inside the ucontext at rsp in __restore_rt. */
 #define FR_UC_MCONTEXT	40
 #define FR_UC_RBP	(FR_UC_MCONTEXT + 10 * 8)
@@ -335,7 +350,7 @@ static __always_inline struct fr_uproc *uproc_get(struct task_struct *t, __u64 s
  */
 static __always_inline void uproc_refresh(struct task_struct *t, __u64 start)
 {
-	__u32 tgid = t->tgid;
+	__u32 tgid = t->tgid, zero = 0, *busy;
 	struct fr_uproc *p = bpf_map_lookup_elem(&uprocs, &tgid);
 
 	if (p && p->start == start && p->gen == ugen_of(tgid) &&
@@ -343,7 +358,28 @@ static __always_inline void uproc_refresh(struct task_struct *t, __u64 start)
 		return;
 	if (!p && bpf_ktime_get_boot_ns() - start > FR_UBUILD_YOUNG_NS)
 		return;
+	busy = bpf_map_lookup_elem(&ubusy, &zero);
+	if (busy)
+		*busy = tgid;
 	uproc_build(t, start);
+	if (busy)
+		*busy = 0;
+}
+
+/*
+ * @t's table of before the code change that this CPU is building its new
+ * one for, if @t's sample interrupted that build (ubusy); else NULL.
+ */
+static __always_inline struct fr_uproc *uproc_building(struct task_struct *t, __u64 start)
+{
+	__u32 zero = 0, tgid = BPF_CORE_READ(t, tgid);
+	__u32 *busy = bpf_map_lookup_elem(&ubusy, &zero);
+	struct fr_uproc *p;
+
+	if (!busy || *busy != tgid)
+		return NULL;
+	p = bpf_map_lookup_elem(&uprocs, &tgid);
+	return p && p->start == start ? p : NULL;
 }
 
 /*
