@@ -365,12 +365,18 @@ struct procinfo {
 
 /*
  * Give (@pid, @start) an unwind table from @m's maps, read while maps
- * generation m->ugen was current. Returns 0 or -errno (-ESTALE: the maps
- * changed since; read them again).
+ * generation m->ugen was current, if every file in them has rows: this
+ * worker builds none and waits for no build (cc1's rows take 0.3 s, 3 s
+ * under ASan, and the reads of every process that started meanwhile
+ * waited behind them: as ran unnamed). A file without rows is left to
+ * the attacher, which the exec and the samples ask. Returns 0 or -errno
+ * (-ESTALE: the maps changed since; read them again; -EAGAIN: a file has
+ * no rows yet).
  */
 static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
 		       const struct proc_meta *m)
 {
+	static const struct unwind_yield no_build = { .no_build = true };
 	struct unwinder *uw = atomic_load(&pi->uw);
 	char dir[32];
 	int err;
@@ -378,12 +384,14 @@ static int attach_rows(struct procinfo *pi, uint32_t pid, uint64_t start,
 	if (!uw || !m->img)
 		return 0;
 	snprintf(dir, sizeof(dir), "/proc/%u", pid);
-	err = unwinder__attach(uw, pid, start, m->ugen, dir, m->img->maps, NULL);
+	err = unwinder__attach(uw, pid, start, m->ugen, dir, m->img->maps, &no_build);
 	worker__lock(&pi->w);
 	if (!err)
 		pi->st.unwind_attached++;
 	else if (err == -ESTALE)
 		pi->st.unwind_stale++;
+	else if (err == -EAGAIN)
+		pi->st.unwind_deferred++;
 	worker__unlock(&pi->w);
 	return err;
 }

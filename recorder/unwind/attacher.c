@@ -81,7 +81,7 @@ static bool hotter_waits(void *ctx);
  */
 static int attach_one(struct attacher *a, const struct attach_req *r)
 {
-	const struct unwind_yield yield = { hotter_waits, a };
+	const struct unwind_yield yield = { .fn = hotter_waits, .ctx = a };
 	struct procmaps *pm;
 	uint32_t gen;
 	char dir[32];

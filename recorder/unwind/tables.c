@@ -663,8 +663,9 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int f
  * same new file build it once: the second waits for the first. Before a
  * build, @yield (if set) may ask to stop: *@stop is then -EAGAIN and NULL
  * returned; when another file is mapped at @m's place now, *@stop is
- * -ESTALE. NULL also for anonymous code and files that cannot be opened
- * (frame pointers).
+ * -ESTALE; with @yield->no_build, a file without rows is not built:
+ * *@stop is -EAGAIN. NULL also for anonymous code and files that cannot
+ * be opened (frame pointers).
  */
 static struct ufile *file_get(struct unwinder *u, const char *procdir,
 			      const struct fr_mapping *m, const struct unwind_yield *yield,
@@ -696,6 +697,13 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		fk.w[3] = ctime_ns(&st);
 	}
 	pthread_mutex_lock(&u->lock);
+	if (yield && yield->no_build) {
+		f = file_lookup(u, &fk);
+		pthread_mutex_unlock(&u->lock);
+		if (!f)
+			*stop = -EAGAIN;
+		return f;
+	}
 	f = lookup_or_claim(u, &fk, &claimed);
 	pthread_mutex_unlock(&u->lock);
 	if (f)

@@ -292,7 +292,7 @@ static bool probe_yield(void *ctx)
 static void test_yield(const struct procmaps *pm)
 {
 	struct yield_probe y = { .stop_at = 2 };
-	const struct unwind_yield yield = { probe_yield, &y };
+	const struct unwind_yield yield = { .fn = probe_yield, .ctx = &y };
 	struct unwinder_stats st, all;
 	struct maps mp;
 
@@ -320,6 +320,41 @@ static void test_yield(const struct procmaps *pm)
 	is_int(unwinder__attach(y.u, kid[2], kid_start[2], 0, "/proc/self", pm, &yield), 0,
 	       "a second process of the same files: built already, the yield is not asked");
 	is_int(y.calls, 0, "no yield asked");
+	unwinder__free(y.u);
+	maps__close(&mp);
+}
+
+/*
+ * The /proc worker's attach (no_build): a file without rows stops it at
+ * once, nothing built, nothing written, @fn never asked; once another
+ * attach has built the files, the same attach writes the table.
+ */
+static void test_no_build(const struct procmaps *pm)
+{
+	struct yield_probe y = { .stop_at = 1 };
+	const struct unwind_yield nb = { .fn = probe_yield, .ctx = &y, .no_build = true };
+	struct unwinder_stats st;
+	struct maps mp;
+
+	if (!maps__create(&mp, 1 << 20, 256)) {
+		ok(0, "maps for the no_build test");
+		return;
+	}
+	y.u = unwinder__new(&mp.m);
+	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nb), -EAGAIN,
+	       "no_build: new files stop the attach");
+	unwinder__stats(y.u, &st);
+	ok(st.procs == 0 && st.built + st.failed == 0 && st.files == 0,
+	   "nothing written, nothing built (%llu built, %llu files)",
+	   (unsigned long long)(st.built + st.failed), (unsigned long long)st.files);
+	is_int(y.calls, 0, "its yield is not asked");
+	is_int(unwinder__attach(y.u, kid[2], kid_start[2], 0, "/proc/self", pm, NULL), 0,
+	       "another process of the same files builds them");
+	unwinder__stats(y.u, &st);
+	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nb), 0,
+	       "no_build: with every file built, the table is written");
+	unwinder__stats(y.u, &st);
+	ok(st.procs == 2, "two tables (%llu)", (unsigned long long)st.procs);
 	unwinder__free(y.u);
 	maps__close(&mp);
 }
@@ -600,6 +635,7 @@ int main(void)
 	maps__close(&mp);
 	test_evict(pm);
 	test_yield(pm);
+	test_no_build(pm);
 	test_concurrent(pm);
 	test_exited(pm);
 	test_owner_share();
