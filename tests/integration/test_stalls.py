@@ -69,11 +69,9 @@ TOL = 0.05
 # with the rows the daemon has for its files), and the exec wakes the
 # drain, so that its /proc facts are read while it blocks. Before that,
 # they paused 400 ms (1.5 s under ASan) for the daemon to get there. The
-# ASan daemon still pauses them 1.5 s: its /proc read, which names their
-# frames, came after the process's end in CI (the inode lock case's stack
-# walked whole but unnamed, after the soak and churn tests), and names
-# without /proc (kernel-side mapping records) are not done.
-PAUSE_MS = 1500 if daemon_asan() else 0
+# ASan daemon paused them 1.5 s until its /proc worker stopped building
+# rows itself: its reads, which name the frames, waited behind other
+# files' rows and came after the process's end. Their pause argument is 0.
 # Python sleeps this long before its fsync: not for its table, which it has
 # from its exec, but for the rows of /usr/bin/python3.11, new to this
 # daemon, which builds them alongside those of the perf recording it (54
@@ -98,7 +96,7 @@ def stack_text(e):
 
 
 def vfork_case(d):
-    rc, out, err = run([FRSTALL, "vfork", str(VFORK_MS), str(PAUSE_MS)])
+    rc, out, err = run([FRSTALL, "vfork", str(VFORK_MS), "0"])
     if not tap.ok(rc == 0 and len(out.split()) == 4, f"frstall vfork {VFORK_MS} ran", err):
         return None
     pid, tid, t0, t1 = (int(x) for x in out.split())
@@ -133,7 +131,7 @@ def check_vfork(evs, v):
 
 
 def lock_case():
-    rc, out, err = run([FRSTALL, "inodelock", str(LOCK_MS), str(PAUSE_MS)])
+    rc, out, err = run([FRSTALL, "inodelock", str(LOCK_MS), "0"])
     if not tap.ok(rc == 0 and len(out.split()) == 4, f"frstall inodelock {LOCK_MS} ran", err):
         return None
     return tuple(int(x) for x in out.split())
@@ -260,6 +258,11 @@ def stock_stall(d):
     fifo, data, out = (os.path.join(work, n) for n in ("dd.fifo", "dd.perf", "dd.out"))
     os.mkfifo(fifo)
 
+    # dd blocks on the FIFO for 0.8 s first: not for its table (it has one
+    # from its exec) but for the rows of /usr/bin/dd, new to this daemon;
+    # without the wait its first stalls' stacks stopped at dd's first
+    # frame under ASan (43 of 99 complete). Rows from a copy of the stack,
+    # later, would end this wait (not done).
     def feed():
         time.sleep(0.8)
         with open(fifo, "wb") as f:
