@@ -424,7 +424,7 @@ enum fr_counter {
 	FR_CNT_UNWIND_FP,	/* user frames found by frame pointer in a process with rows */
 	FR_CNT_UNWIND_STALE,	/* samples whose process's rows were stale: its code changed */
 	FR_CNT_UNWIND_KBUILT,	/* tables the BPF side built from a process's VMAs */
-	FR_CNT_UNWIND_KBUSY,	/* builds not done: the mmap lock was taken, or too many VMAs */
+	FR_CNT_UNWIND_KBUSY,	/* builds not done: mmap lock taken, too many VMAs, uprocs full */
 	FR_CNT_RSS_UNOWNED,	/* changes to an mm with no live owner (an exit's or exec's teardown) */
 	FR_CNT_RSS_FULL,	/* mms not tracked: the ledger's map was full (a loss) */
 	FR_CNT_STALL_UNTRACKED,	/* stalls not timed: no room for the thread's state, or a stale one (a loss) */

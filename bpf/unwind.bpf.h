@@ -64,7 +64,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
+	__uint(max_entries, 1);		/* sized by the daemon before load (procs_bound()) */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct fr_uproc);
@@ -72,7 +72,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 1);		/* sized by the daemon before load (procs_bound()) */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct fr_ugen);
@@ -318,8 +318,10 @@ static __noinline int uproc_build(struct task_struct *t, __u64 start)
 	v->pad = 0;
 	v->start = start;
 	v->gen = ugen_of(tgid);
-	if (bpf_map_update_elem(&uprocs, &tgid, v, BPF_ANY))
+	if (bpf_map_update_elem(&uprocs, &tgid, v, BPF_ANY)) {
+		count(FR_CNT_UNWIND_KBUSY);	/* uprocs full (procs_bound()) */
 		return 0;
+	}
 	count(FR_CNT_UNWIND_KBUILT);
 	return 1;
 }

@@ -98,10 +98,44 @@ static int perf_open(bool hw, uint32_t hz, int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
-/* The row pool and file table, or the smallest maps when unwinding is off. */
+/* A sysctl's number, or @dflt when it cannot be read. */
+static uint64_t sysctl_u64(const char *path, uint64_t dflt)
+{
+	unsigned long long v;
+	FILE *f = fopen(path, "re");
+	int n;
+
+	if (!f)
+		return dflt;
+	n = fscanf(f, "%llu", &v);
+	fclose(f);
+	return n == 1 ? v : dflt;
+}
+
+/*
+ * Entries for uprocs and ugen: one per process at most (keyed by tgid,
+ * dropped at its exit), and there are never more processes than
+ * min(pid_max, threads-max), so a storm of live processes cannot fill
+ * them and leave the next ones without a table. Both maps allocate an
+ * entry only when it is written (BPF_F_NO_PREALLOC); their bucket arrays
+ * (16 bytes a bucket) are what this costs up front. threads-max scales
+ * with RAM (192,735 on an 8 GiB host); FR_UPROCS_CEIL bounds the rest.
+ */
+#define FR_UPROCS_FLOOR	32768
+#define FR_UPROCS_CEIL	(1u << 20)
+static uint32_t procs_bound(void)
+{
+	uint64_t n = FR_MIN(sysctl_u64("/proc/sys/kernel/pid_max", FR_UPROCS_CEIL),
+			    sysctl_u64("/proc/sys/kernel/threads-max", FR_UPROCS_CEIL));
+
+	return (uint32_t)FR_MIN(FR_MAX(n, (uint64_t)FR_UPROCS_FLOOR), (uint64_t)FR_UPROCS_CEIL);
+}
+
+/* The row pool, file table and process tables, or the smallest maps when unwinding is off. */
 static int size_unwind(struct sampler *s, const struct sampler_opts *o)
 {
 	uint32_t rows = FR_MIN(o->unwind_rows, FR_UROWS_MAX);
+	uint32_t procs = rows ? procs_bound() : 1;
 	int e;
 
 	s->unwind_rows = rows;
@@ -115,6 +149,10 @@ static int size_unwind(struct sampler *s, const struct sampler_opts *o)
 	/* One identity per file with rows (tables.c indexes each under one key). */
 	if (!e)
 		e = bpf_map__set_max_entries(s->skel->maps.uinodes, s->unwind_files);
+	if (!e)
+		e = bpf_map__set_max_entries(s->skel->maps.uprocs, procs);
+	if (!e)
+		e = bpf_map__set_max_entries(s->skel->maps.ugen, procs);
 	return e;
 }
 

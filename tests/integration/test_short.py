@@ -34,8 +34,9 @@ process comes after its end for 3-5 % of frames (its names come from
 
 Then a fork storm of shell subshells that never exec (each a copy of
 the shell, spinning ~10 ms): after it, the BPF table of process unwind
-tables (uprocs, read with bpftool) holds live processes only; a table
-installed after its process's exit stayed until the PID came back.
+tables (uprocs, read with bpftool) holds live processes only (a table
+installed after its process's exit stayed until the PID came back), and
+it and ugen have room for as many processes as can live.
 """
 import collections
 import json
@@ -194,15 +195,21 @@ def map_ids(pid):
     return ids
 
 
-def uprocs_keys(daemon_pid):
-    """The PIDs with a table in the daemon's uprocs map (and its flags), or None."""
+def daemon_map(daemon_pid, name):
+    """bpftool's description of the daemon's map @name, or None."""
     mine = map_ids(daemon_pid)
     maps = json.loads(subprocess.run(["bpftool", "map", "show", "-j"], capture_output=True,
                                      text=True).stdout or "[]")
-    ids = [m["id"] for m in maps if m.get("name") == "uprocs" and m.get("id") in mine]
-    if not ids:
+    found = [m for m in maps if m.get("name") == name and m.get("id") in mine]
+    return found[0] if found else None
+
+
+def uprocs_keys(daemon_pid):
+    """The PIDs with a table in the daemon's uprocs map (and its flags), or None."""
+    m = daemon_map(daemon_pid, "uprocs")
+    if not m:
         return None
-    p = subprocess.Popen(["bpftool", "map", "dump", "id", str(ids[0]), "-j"],
+    p = subprocess.Popen(["bpftool", "map", "dump", "id", str(m["id"]), "-j"],
                          stdout=subprocess.PIPE, text=True)
     dump = json.loads(p.communicate()[0] or "[]")
     keys = {}
@@ -224,6 +231,14 @@ def test_storm(d):
     dead = {k: v for k, v in keys.items() if not os.path.exists(f"/proc/{k}")}
     tap.ok(not dead, f"after a storm of 300 forks: {len(keys)} tables in uprocs, "
            f"{len(dead)} of exited processes", f"dead (pid: flags): {dead}")
+    # Live processes: one entry each at most, and there are never more of
+    # them than min(pid_max, threads-max); the maps are sized for that.
+    limit = min(int(open(f"/proc/sys/kernel/{k}").read()) for k in ("pid_max", "threads-max"))
+    limit = min(limit, 1 << 20)
+    for name in ("uprocs", "ugen"):
+        m = daemon_map(d.proc.pid, name) or {}
+        tap.ok(m.get("max_entries", 0) >= limit, f"{name} holds {m.get('max_entries')} processes: "
+               f"as many as can live (min(pid_max, threads-max) = {limit}, 2^20 at most)")
 
 
 tmp = tempfile.mkdtemp(prefix="fr-short-")
