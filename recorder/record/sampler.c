@@ -119,7 +119,7 @@ static uint64_t sysctl_u64(const char *path, uint64_t dflt)
  * them and leave the next ones without a table. Both maps allocate an
  * entry only when it is written (BPF_F_NO_PREALLOC); their bucket arrays
  * (16 bytes a bucket) are what this costs up front. threads-max scales
- * with RAM (192,735 on an 8 GiB host); FR_UPROCS_CEIL bounds the rest.
+ * with RAM (192,735 on a 23 GiB host); FR_UPROCS_CEIL bounds the rest.
  */
 #define FR_UPROCS_FLOOR	32768
 #define FR_UPROCS_CEIL	(1u << 20)
