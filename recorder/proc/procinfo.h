@@ -68,7 +68,7 @@ struct procinfo_stats {
 	uint64_t deadline_maps;	/* mappings whose binaries were not loaded so */
 	uint64_t unwind_attached;	/* unwind tables written */
 	uint64_t unwind_stale;	/* tables refused: the maps changed while read */
-	uint64_t unwind_deferred;	/* not written: a file has no rows yet (the attacher's) */
+	uint64_t unwind_deferred;	/* not written: a big file has no rows yet (the attacher's) */
 	uint64_t code_eras;	/* images cut in two: code changed without an exec */
 	uint64_t loader_rereads;	/* read again in place: code added while ld.so maps */
 };
@@ -88,8 +88,8 @@ void procinfo__set_what(struct procinfo *pi, unsigned what);
 void procinfo__set_timeout(struct procinfo *pi, uint64_t timeout_ns);
 /*
  * procinfo__set_unwinder() - give every sampled process a table of unwind
- * rows through @uw (NULL: none), from the maps the worker reads, when
- * every file in them has rows (the attacher builds the rest).
+ * rows through @uw (NULL: none), from the maps the worker reads; it
+ * leaves the rows of big files, and of files being built, to the attacher.
  */
 void procinfo__set_unwinder(struct procinfo *pi, struct unwinder *uw);
 int procinfo__sync(struct procinfo *pi, uint64_t timeout_ns);

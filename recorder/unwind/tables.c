@@ -612,6 +612,28 @@ static struct ufile *lookup_or_claim(struct unwinder *u, const struct ukey *fk, 
 	return f;
 }
 
+/*
+ * Under the lock, for a caller that must not wait: the file under @fk,
+ * referenced; or a claim on its build (*@claimed) if nobody builds it and
+ * its @size is at most @max (0: any); else NULL with *@stop = -EAGAIN.
+ */
+static struct ufile *lookup_or_pass(struct unwinder *u, const struct ukey *fk, uint64_t size,
+				    uint64_t max, bool *claimed, int *stop)
+{
+	struct ufile *f = file_lookup(u, fk);
+
+	*claimed = false;
+	if (f)
+		return f;
+	if (building(u, fk) || (max && size > max) || u->nbuilding >= FR_UNWIND_BUILDERS) {
+		*stop = -EAGAIN;
+		return NULL;
+	}
+	u->building[u->nbuilding++] = *fk;
+	*claimed = true;
+	return NULL;
+}
+
 /* Under the lock: the build of @fk is over (done or given up); wake the waiters. */
 static void unclaim(struct unwinder *u, const struct ukey *fk)
 {
@@ -663,9 +685,9 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int f
  * same new file build it once: the second waits for the first. Before a
  * build, @yield (if set) may ask to stop: *@stop is then -EAGAIN and NULL
  * returned; when another file is mapped at @m's place now, *@stop is
- * -ESTALE; with @yield->no_build, a file without rows is not built:
- * *@stop is -EAGAIN. NULL also for anonymous code and files that cannot
- * be opened (frame pointers).
+ * -ESTALE; with @yield->no_wait, a file another thread builds, or too
+ * big to build here, is passed: *@stop is -EAGAIN. NULL also for
+ * anonymous code and files that cannot be opened (frame pointers).
  */
 static struct ufile *file_get(struct unwinder *u, const char *procdir,
 			      const struct fr_mapping *m, const struct unwind_yield *yield,
@@ -697,16 +719,13 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		fk.w[3] = ctime_ns(&st);
 	}
 	pthread_mutex_lock(&u->lock);
-	if (yield && yield->no_build) {
-		f = file_lookup(u, &fk);
-		pthread_mutex_unlock(&u->lock);
-		if (!f)
-			*stop = -EAGAIN;
-		return f;
-	}
-	f = lookup_or_claim(u, &fk, &claimed);
+	if (yield && yield->no_wait)
+		f = lookup_or_pass(u, &fk, fk.w[0] == FR_UKEY_VDSO ? 0 : (uint64_t)st.st_size,
+				   yield->build_max, &claimed, stop);
+	else
+		f = lookup_or_claim(u, &fk, &claimed);
 	pthread_mutex_unlock(&u->lock);
-	if (f)
+	if (f || *stop)
 		return f;
 	fd = fk.w[0] == FR_UKEY_VDSO ? -1 : fr_mapping__open(procdir, m);
 	/* Changed since the stat: not the file the key names; frame pointers this time. */
@@ -721,7 +740,7 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		u->st.unopened += fd != -ESTALE;
 		goto unclaim;
 	}
-	if (yield && yield->fn(yield->ctx)) {
+	if (yield && yield->fn && yield->fn(yield->ctx)) {
 		*stop = -EAGAIN;
 		pthread_mutex_lock(&u->lock);
 		goto unclaim;

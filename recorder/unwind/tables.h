@@ -72,13 +72,15 @@ uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed);
  * Asked before each file's rows are built (not for files built already):
  * true stops the attach, so that a caller can serve a more urgent
  * process first. The rows built so far are kept for the next attach.
- * With @no_build, a file without rows stops the attach at once, with no
- * build and no wait for another thread's build of it (@fn is not asked).
+ * @fn may be NULL. With @no_wait, a file without rows that another thread
+ * is building, or larger than @build_max bytes (0: any size), stops the
+ * attach at once (-EAGAIN) instead of a wait or a long build.
  */
 struct unwind_yield {
 	bool (*fn)(void *ctx);
 	void *ctx;
-	bool no_build;
+	bool no_wait;
+	uint64_t build_max;
 };
 
 /*

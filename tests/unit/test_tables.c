@@ -325,34 +325,37 @@ static void test_yield(const struct procmaps *pm)
 }
 
 /*
- * The /proc worker's attach (no_build): a file without rows stops it at
- * once, nothing built, nothing written, @fn never asked; once another
- * attach has built the files, the same attach writes the table.
+ * The /proc worker's attach (no_wait, build_max): a file without rows
+ * larger than build_max stops it at once, nothing built, nothing
+ * written; with a build_max above every file, it builds
+ * them itself; once they are built, an attach of 1 byte build_max
+ * writes the table.
  */
-static void test_no_build(const struct procmaps *pm)
+static void test_no_wait(const struct procmaps *pm)
 {
-	struct yield_probe y = { .stop_at = 1 };
-	const struct unwind_yield nb = { .fn = probe_yield, .ctx = &y, .no_build = true };
+	struct yield_probe y = { 0 };
+	struct unwind_yield nw = { .no_wait = true, .build_max = 1 };
 	struct unwinder_stats st;
 	struct maps mp;
 
 	if (!maps__create(&mp, 1 << 20, 256)) {
-		ok(0, "maps for the no_build test");
+		ok(0, "maps for the no_wait test");
 		return;
 	}
 	y.u = unwinder__new(&mp.m);
-	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nb), -EAGAIN,
-	       "no_build: new files stop the attach");
+	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nw), -EAGAIN,
+	       "no_wait: a new file above build_max stops the attach");
 	unwinder__stats(y.u, &st);
-	ok(st.procs == 0 && st.built + st.failed == 0 && st.files == 0,
-	   "nothing written, nothing built (%llu built, %llu files)",
-	   (unsigned long long)(st.built + st.failed), (unsigned long long)st.files);
-	is_int(y.calls, 0, "its yield is not asked");
-	is_int(unwinder__attach(y.u, kid[2], kid_start[2], 0, "/proc/self", pm, NULL), 0,
-	       "another process of the same files builds them");
+	ok(st.procs == 0 && st.files == 0, "nothing written, no file published (%llu files)",
+	   (unsigned long long)st.files);
+	nw.build_max = 1ULL << 40;
+	is_int(unwinder__attach(y.u, kid[2], kid_start[2], 0, "/proc/self", pm, &nw), 0,
+	       "no_wait: files below build_max are built here (no yield function)");
 	unwinder__stats(y.u, &st);
-	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nb), 0,
-	       "no_build: with every file built, the table is written");
+	ok(st.built + st.failed > 1, "%llu files built", (unsigned long long)(st.built + st.failed));
+	nw.build_max = 1;
+	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nw), 0,
+	       "no_wait: with every file built, the table is written whatever build_max");
 	unwinder__stats(y.u, &st);
 	ok(st.procs == 2, "two tables (%llu)", (unsigned long long)st.procs);
 	unwinder__free(y.u);
@@ -635,7 +638,7 @@ int main(void)
 	maps__close(&mp);
 	test_evict(pm);
 	test_yield(pm);
-	test_no_build(pm);
+	test_no_wait(pm);
 	test_concurrent(pm);
 	test_exited(pm);
 	test_owner_share();
