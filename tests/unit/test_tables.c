@@ -333,7 +333,7 @@ static void test_yield(const struct procmaps *pm)
  */
 static void test_no_wait(const struct procmaps *pm)
 {
-	struct yield_probe y = { 0 };
+	struct unwinder *u;
 	struct unwind_yield nw = { .no_wait = true, .build_max = 1 };
 	struct unwinder_stats st;
 	struct maps mp;
@@ -342,23 +342,23 @@ static void test_no_wait(const struct procmaps *pm)
 		ok(0, "maps for the no_wait test");
 		return;
 	}
-	y.u = unwinder__new(&mp.m);
-	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nw), -EAGAIN,
+	u = unwinder__new(&mp.m);
+	is_int(unwinder__attach(u, kid[1], kid_start[1], 0, "/proc/self", pm, &nw), -EAGAIN,
 	       "no_wait: a new file above build_max stops the attach");
-	unwinder__stats(y.u, &st);
+	unwinder__stats(u, &st);
 	ok(st.procs == 0 && st.files == 0, "nothing written, no file published (%llu files)",
 	   (unsigned long long)st.files);
 	nw.build_max = 1ULL << 40;
-	is_int(unwinder__attach(y.u, kid[2], kid_start[2], 0, "/proc/self", pm, &nw), 0,
+	is_int(unwinder__attach(u, kid[2], kid_start[2], 0, "/proc/self", pm, &nw), 0,
 	       "no_wait: files below build_max are built here (no yield function)");
-	unwinder__stats(y.u, &st);
+	unwinder__stats(u, &st);
 	ok(st.built + st.failed > 1, "%llu files built", (unsigned long long)(st.built + st.failed));
 	nw.build_max = 1;
-	is_int(unwinder__attach(y.u, kid[1], kid_start[1], 0, "/proc/self", pm, &nw), 0,
+	is_int(unwinder__attach(u, kid[1], kid_start[1], 0, "/proc/self", pm, &nw), 0,
 	       "no_wait: with every file built, the table is written whatever build_max");
-	unwinder__stats(y.u, &st);
+	unwinder__stats(u, &st);
 	ok(st.procs == 2, "two tables (%llu)", (unsigned long long)st.procs);
-	unwinder__free(y.u);
+	unwinder__free(u);
 	maps__close(&mp);
 }
 
