@@ -315,6 +315,13 @@ enum fr_urow_kind {
 #define FR_UROW_KIND_MASK	0x7
 #define FR_UROW_RBP_CFA		0x8
 
+/* x86-64 struct sigcontext inside the ucontext at rsp in __restore_rt
+ * (FR_UROW_SIGNAL): where the interrupted frame's registers are. */
+#define FR_UC_MCONTEXT	40
+#define FR_UC_RBP	(FR_UC_MCONTEXT + 10 * 8)
+#define FR_UC_RSP	(FR_UC_MCONTEXT + 15 * 8)
+#define FR_UC_RIP	(FR_UC_MCONTEXT + 16 * 8)
+
 struct fr_urow {
 	__u32 pc;
 	__u16 cfa_off;

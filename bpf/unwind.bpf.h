@@ -108,12 +108,6 @@ struct {
 	__type(value, __u32);
 } ubusy SEC(".maps");
 
-/* x86-64 struct sigcontext inside the ucontext at rsp in __restore_rt. */
-#define FR_UC_MCONTEXT	40
-#define FR_UC_RBP	(FR_UC_MCONTEXT + 10 * 8)
-#define FR_UC_RSP	(FR_UC_MCONTEXT + 15 * 8)
-#define FR_UC_RIP	(FR_UC_MCONTEXT + 16 * 8)
-
 #define FR_USER_TOP	0x0000800000000000ULL
 
 struct uwalk {
