@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	6
+#define FR_CONTRACT_VERSION	7
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -47,6 +47,8 @@ enum fr_rec_type {
 #define FR_SAMPLE_IDLE		0x20	/* the idle task (pid 0) */
 #define FR_SAMPLE_UKTAB		0x40	/* user stack walked with a table the BPF side
 					 * built from the process's VMAs (FR_UPROC_KERNEL) */
+#define FR_SAMPLE_UCOPY		0x80	/* a copy of the user stack follows ips[]:
+					 * struct fr_ucopy, then its bytes */
 #define FR_SAMPLE_UEND_SHIFT	8	/* bits 8..10: how the user stack ended */
 #define FR_SAMPLE_UEND_MASK	(0x7 << FR_SAMPLE_UEND_SHIFT)
 
@@ -88,6 +90,29 @@ struct fr_rec_sample {
 };
 #define FR_SAMPLE_MAX_SIZE \
 	(sizeof(struct fr_rec_sample) + 2 * FR_MAX_STACK * sizeof(__u64))
+
+/*
+ * Where a sample's user walk met code without rows (a file the daemon has
+ * not built yet: FR_UPROC_MISSING, or no table at all) and did not reach
+ * the outermost frame by frame pointers: that frame's registers and the
+ * stack above it, so that the daemon can walk on from user frame @at once
+ * the file's rows exist (recorder/unwind/uwalk.c). Taken only while the
+ * ring is mostly empty: a copy never costs another record its room.
+ */
+#define FR_UCOPY_MAX		8192	/* bytes of stack, tried halving down to 512 */
+#define FR_UCOPY_MIN		512
+
+struct fr_ucopy {
+	__u64 pc, sp, bp;	/* user frame @at's registers */
+	__u32 gen;		/* the process's maps generation at the sample */
+	__u16 at;		/* user frame index the walk goes on from */
+	__u8 exact;		/* pc is the interrupted one (at == 0) */
+	__u8 pad;
+	__u32 len;		/* stack bytes that follow, from sp up */
+	__u32 pad2;
+};
+#define FR_SAMPLE_COPY_MAX_SIZE \
+	(FR_SAMPLE_MAX_SIZE + sizeof(struct fr_ucopy) + FR_UCOPY_MAX)
 
 /* Counters at death. Memory in bytes, times in ns. */
 struct fr_exit_stats {
@@ -437,6 +462,8 @@ enum fr_counter {
 	FR_CNT_STALL_UNTRACKED,	/* stalls not timed: no room for the thread's state, or a stale one (a loss) */
 	FR_CNT_STALL_SUM_FULL,	/* stalls not summed: stall_sum was full (a loss) */
 	FR_CNT_OFFCPU_NOSTACK,	/* blocks recorded without a user stack: off_stk was full */
+	FR_CNT_UCOPY,		/* samples that carried a copy of their user stack */
+	FR_CNT_UCOPY_SKIPPED,	/* copies not taken: the ring was busy or the stack unreadable */
 	FR_CNT_NR,
 };
 
@@ -467,5 +494,6 @@ _Static_assert(sizeof(struct fr_uinode_key) == 24, "fr_uinode_key size");
 _Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS, "fr_uinode size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
+_Static_assert(sizeof(struct fr_ucopy) == 40, "fr_ucopy size");
 
 #endif /* FR_CONTRACT_H */

@@ -48,12 +48,13 @@ struct {
 	__type(value, __u8[FR_SAMPLE_MAX_SIZE]);
 } oom_scratch SEC(".maps");
 
-/* Scratch for building one sample; perf_event programs do not nest. */
+/* Scratch for building one sample, with room for a copy of its user
+ * stack; perf_event programs do not nest. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8[FR_SAMPLE_MAX_SIZE]);
+	__type(value, __u8[FR_SAMPLE_COPY_MAX_SIZE]);
 } scratch SEC(".maps");
 
 struct {
@@ -217,12 +218,68 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 
 #include "stall.bpf.h"
 
+/*
+ * ucopy_take() - append to the sample of @size bytes at @s the copy that
+ * *@cap notes (struct fr_ucopy, then the user stack from cap->sp up:
+ * FR_UCOPY_MAX bytes, or fewer where the stack ends sooner, halving down
+ * to FR_UCOPY_MIN). Only while the ring is under a quarter full, so that a
+ * copy never takes another record's room. Returns the new size.
+ */
+struct fr_sample_buf {
+	__u8 b[FR_SAMPLE_COPY_MAX_SIZE];
+};
+
+/* A global function: the verifier checks it once, apart from the three
+ * ways on_sample reaches it (its paths multiplied past the limit inlined). */
+__noinline __u32 ucopy_take(struct fr_sample_buf *s, __u32 size,
+			    const struct fr_ucopy *cap, __u32 tgid)
+{
+	__u64 ring = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+	struct fr_ucopy *h;
+	__u32 off = size, len;
+	const void *src;
+	__u8 *dst;
+
+	if (!s || !cap)
+		return size;
+	src = (const void *)cap->sp;
+	if (used + FR_SAMPLE_COPY_MAX_SIZE > ring / 4 || off > FR_SAMPLE_MAX_SIZE) {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return size;
+	}
+	h = (struct fr_ucopy *)&s->b[off];
+	dst = &s->b[off + sizeof(*h)];
+	if (!bpf_probe_read_user(dst, 8192, src))
+		len = 8192;
+	else if (!bpf_probe_read_user(dst, 4096, src))
+		len = 4096;
+	else if (!bpf_probe_read_user(dst, 2048, src))
+		len = 2048;
+	else if (!bpf_probe_read_user(dst, 1024, src))
+		len = 1024;
+	else if (!bpf_probe_read_user(dst, FR_UCOPY_MIN, src))
+		len = FR_UCOPY_MIN;
+	else {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return size;
+	}
+	*h = *cap;
+	h->gen = ugen_of(tgid);
+	h->len = len;
+	h->pad = 0;
+	h->pad2 = 0;
+	count(FR_CNT_UCOPY);
+	return size + sizeof(*h) + len;
+}
+
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct fr_rec_sample *s;
 	__u32 zero = 0, size, flags = 0, uend = FR_UEND_NONE;
+	struct fr_ucopy cap = {};
 	struct fr_uproc *p;
 	long kb, ub = 0;
 	__u32 kn, un;
@@ -252,7 +309,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD) {
 		flags |= FR_SAMPLE_KTHREAD;
 	} else if ((p = uproc_for(t, &flags))) {
-		un = unwind_user(ctx, t, p, s, kn, &uend);
+		un = unwind_user(ctx, t, p, s, kn, &uend, &cap);
 		if (uend == FR_UEND_DEPTH)
 			flags |= FR_SAMPLE_UTRUNC;
 	} else {
@@ -272,6 +329,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			un = 0;
 			flags &= ~FR_SAMPLE_UTRUNC;
 			uend = FR_UEND_NONE;
+		} else if (unwind_on) {
+			struct uwalk rw = {};
+
+			uwalk_regs(ctx, t, &rw);	/* walk it again from the leaf */
+			cap.pc = rw.pc;
+			cap.sp = rw.sp;
+			cap.bp = rw.bp;
+			cap.exact = 1;
+			cap.len = 1;
 		}
 	}
 	if (un > FR_MAX_STACK)
@@ -280,6 +346,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 
 	size = sizeof(*s) + (kn + un) * sizeof(__u64);
 	if (size > FR_SAMPLE_MAX_SIZE)
+		return 0;
+	if (cap.len && un && uend != FR_UEND_OUTERMOST) {
+		__u32 with = ucopy_take((struct fr_sample_buf *)s, size, &cap,
+					BPF_CORE_READ(t, tgid));
+
+		if (with > size)
+			flags |= FR_SAMPLE_UCOPY;
+		size = with;
+	}
+	if (size > FR_SAMPLE_COPY_MAX_SIZE)
 		return 0;
 	fill_hdr(&s->h, t, FR_REC_SAMPLE, size);
 	s->kn = kn;

@@ -121,7 +121,22 @@ struct uwalk {
 	__u32 by_rows, by_fp;
 	__u64 di;			/* rdi of the interrupted frame (its return address in __vfork) */
 	__u32 last;			/* the previous frame's mapping: most callers share it */
+	__u32 copy_on;			/* note in ucap the first frame in a file without rows */
 };
+
+/*
+ * Where a sample's walk met the first file without rows (len 1: noted),
+ * for on_sample's copy of the stack. A map, not a field of struct uwalk:
+ * stack slots the callback writes split the verifier's states at every
+ * step, and the walk went past the 1M-instruction limit. Per CPU: samples
+ * do not nest.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fr_ucopy);
+} ucap SEC(".maps");
 
 static __always_inline __u32 ugen_of(__u32 tgid)
 {
@@ -547,6 +562,22 @@ static __always_inline void uwalk_row(struct uwalk *w, const struct fr_urow *r)
 		w->end = FR_UEND_OUTERMOST;	/* a thread's first frame pushes 0 */
 }
 
+/* The frame just recorded, where the walk can go on once its file has rows. */
+static __always_inline void uwalk_note(struct uwalk *w)
+{
+	__u32 zero = 0;
+	struct fr_ucopy *c = bpf_map_lookup_elem(&ucap, &zero);
+
+	if (!c || c->len)
+		return;
+	c->pc = w->pc;
+	c->sp = w->sp;
+	c->bp = w->bp;
+	c->at = (__u16)(w->n - 1);
+	c->exact = (__u8)w->exact;
+	c->len = 1;
+}
+
 /* bpf_loop() callback: record w->pc and step to its caller; 1 stops. */
 static long uwalk_step(__u32 i, void *arg)
 {
@@ -592,6 +623,8 @@ static long uwalk_step(__u32 i, void *arg)
 	file = um->file;
 	f = file == FR_UFILE_NONE ? NULL : bpf_map_lookup_elem(&ufiles, &file);
 	if (!f || f->gen != um->file_gen) {
+		if (w->copy_on)
+			uwalk_note(w);
 		uwalk_fp(w);
 		return w->end ? 1 : 0;
 	}
@@ -635,17 +668,30 @@ static __always_inline void uwalk_regs(struct bpf_perf_event_data *ctx,
 
 /*
  * unwind_user() - walk @t's user stack with @p's rows into s->ips[@base..].
- * Returns the number of frames; *@end says how the walk ended.
+ * Returns the number of frames; *@end says how the walk ended. If @cap is
+ * not NULL and the walk met a file without rows, *@cap notes where
+ * (cap->len 1), else cap->len is 0.
  */
 static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 					 struct task_struct *t, struct fr_uproc *p,
-					 struct fr_rec_sample *s, __u32 base, __u32 *end)
+					 struct fr_rec_sample *s, __u32 base, __u32 *end,
+					 struct fr_ucopy *cap)
 {
 	struct uwalk w = { .s = s, .p = p, .base = base, .exact = 1, .last = FR_UMAPS_MAX };
+	__u32 zero = 0;
+	struct fr_ucopy *c = cap ? bpf_map_lookup_elem(&ucap, &zero) : NULL;
 
 	uwalk_regs(ctx, t, &w);
+	if (c && (p->flags & FR_UPROC_MISSING)) {
+		c->len = 0;
+		w.copy_on = 1;
+	}
 	bpf_loop(FR_MAX_STACK, uwalk_step, &w, 0);
 	*end = w.end ? w.end : FR_UEND_DEPTH;
+	if (cap)
+		cap->len = 0;
+	if (c && w.copy_on && c->len)
+		*cap = *c;
 	if (w.by_rows)
 		count_n(FR_CNT_UNWIND_ROWS, w.by_rows);
 	if (w.by_fp)
