@@ -162,6 +162,15 @@ static void hook_no_table(void *ctx, uint32_t pid, uint64_t start)
 		attacher__request(dm->attacher, pid, start);
 }
 
+/* Drain hook: walk on from a sample's copy of its stack with the rows built since. */
+static int hook_finish(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,
+		       const void *stack, uint64_t *ips, unsigned max, uint32_t *end)
+{
+	struct daemon *dm = ctx;
+
+	return dm->unwinder ? unwinder__finish(dm->unwinder, pid, start, c, stack, ips, max, end) : 0;
+}
+
 /* Drain hooks: ask the procinfo worker to read what a new incarnation is,
  * and the attacher for an exec's table. */
 static void hook_proc(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec)
@@ -449,7 +458,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
 		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
-		.oom = hook_oom, .no_table = hook_no_table, .memcg_path = hook_memcg_path });
+		.oom = hook_oom, .no_table = hook_no_table, .memcg_path = hook_memcg_path,
+		.finish = hook_finish });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {

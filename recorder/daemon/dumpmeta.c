@@ -44,6 +44,8 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "unwind_files_built", us.built);
 	err |= kvlist__add_u64(m, "unwind_build_ns", us.build_ns);
 	err |= add_cpu_counter(dm, m, "unwind_kernel_tables", FR_CNT_UNWIND_KBUILT);
+	err |= add_cpu_counter(dm, m, "unwind_stack_copies", FR_CNT_UCOPY);
+	err |= kvlist__add_u64(m, "unwind_copies_finished", drain__stats(dm->drain)->ucopy_finished);
 	return err;
 }
 
@@ -225,6 +227,9 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= kvlist__add_u64(l, "drain_late", ds->late);
 	err |= kvlist__add_u64(l, "drain_forced", ds->forced);
 	err |= kvlist__add_u64(l, "drain_busy_passes", ds->busy_passes);
+	err |= add_cpu_counter(dm, l, "unwind_copies_skipped", FR_CNT_UCOPY_SKIPPED);
+	err |= kvlist__add_u64(l, "unwind_copies_expired", ds->ucopy_expired);
+	err |= kvlist__add_u64(l, "unwind_copies_refused", ds->ucopy_refused);
 	err |= kvlist__add_u64(l, "proctable_full", ps.full);
 	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);
 	err |= kvlist__add_u64(l, "procinfo_deadline", is.deadline);

@@ -231,6 +231,22 @@ static void json_caches(struct daemon *dm, struct json *j)
 	json__end_obj(j);
 }
 
+/* Samples walked on from a copy of their stack once their file had rows. */
+static void json_copies(struct daemon *dm, struct json *j)
+{
+	const struct drain_stats *ds = drain__stats(dm->drain);
+
+	json__obj(j, "stack_copies");
+	json__u64(j, "taken", cpu_sum(dm, FR_CNT_UCOPY));
+	json__u64(j, "skipped", cpu_sum(dm, FR_CNT_UCOPY_SKIPPED));
+	json__u64(j, "received", ds->ucopy);
+	json__u64(j, "finished", ds->ucopy_finished);
+	json__u64(j, "expired", ds->ucopy_expired);
+	json__u64(j, "refused", ds->ucopy_refused);
+	json__u64(j, "held_max", ds->ucopy_held_max);
+	json__end_obj(j);
+}
+
 static void json_unwind(struct daemon *dm, struct json *j)
 {
 	struct unwinder_stats us = { 0 };
@@ -258,6 +274,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "kernel_tables", cpu_sum(dm, FR_CNT_UNWIND_KBUILT));
 	json__u64(j, "kernel_busy", cpu_sum(dm, FR_CNT_UNWIND_KBUSY));
 	json__u64(j, "kernel_tables_kept", us.kernel_tables);
+	json_copies(dm, j);
 	if (dm->attacher) {
 		struct attacher_stats as;
 

@@ -24,6 +24,28 @@
 #define FR_MAX_PROCS		65536
 #define FR_MIN_PROCS		1024
 #define FR_BUSY_SPINS		2000
+/* Samples with a copy of their stack, held for their file's rows: at most
+ * this many bytes of them, each for at most this long, asked every so often. */
+#define FR_UCOPY_HELD_MAX	(4u << 20)
+#define FR_UCOPY_WAIT_NS	(1500 * 1000 * 1000ULL)
+#define FR_UCOPY_RETRY_NS	(10 * 1000 * 1000ULL)
+
+/*
+ * A sample held back from staging until the walk its copy allows is
+ * finished: the event as the kernel's walk gave it, then the record's
+ * frames (kn kernel, un user) and the stack bytes.
+ */
+struct held {
+	struct held *next;
+	struct fr_event ev;
+	uint32_t pid;
+	uint64_t start;
+	uint64_t due, tried;
+	uint32_t kn, un;
+	size_t bytes;
+	struct fr_ucopy c;
+	uint64_t ips[];		/* kn + un frames, then c.len bytes of stack */
+};
 
 struct drain {
 	struct drain_tables t;
@@ -39,6 +61,8 @@ struct drain {
 	unsigned page_shift;
 	struct drain_hooks hooks;
 	struct drain_stats st;
+	struct held *held, **held_tail;	/* in arrival order */
+	size_t held_bytes, nheld;
 };
 
 static void on_evict(void *ctx, const struct fr_event *ev);
@@ -105,6 +129,7 @@ struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns)
 	if (!d)
 		return NULL;
 	d->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
+	d->held_tail = &d->held;
 	err = make_tables(d, memory_bytes, span_ns);
 	if (err) {
 		drain__free(d);
@@ -120,10 +145,19 @@ void drain__set_hooks(struct drain *d, const struct drain_hooks *h)
 	d->hooks = *h;
 }
 
+static void put_refs(struct drain *d, const struct fr_event *ev);
+
 void drain__free(struct drain *d)
 {
+	struct held *h;
+
 	if (!d)
 		return;
+	while ((h = d->held)) {
+		d->held = h->next;
+		put_refs(d, &h->ev);
+		free(h);
+	}
 	if (d->stage)
 		munmap(d->stage, d->stage_cap * sizeof(*d->stage));
 	proctable__free(d->t.procs);
@@ -252,6 +286,9 @@ static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *
 	return err;
 }
 
+static int hold(struct drain *d, const struct fr_rec_sample *s, size_t len,
+		const struct fr_event *ev);
+
 static int make_sample(struct drain *d, const void *data, size_t len,
 		       struct fr_event *ev)
 {
@@ -284,7 +321,138 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 	if (s->un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, ev->proc, s->h.tgid, s->h.start,
 			       &s->ips[s->kn], s->un);
-	return 0;
+	return hold(d, s, len, ev);
+}
+
+/*
+ * hold() - keep sample @s (made into @ev) back from staging while its copy
+ * of the user stack waits for rows. Returns 1 held, 0 not (staged as the
+ * kernel walked it): no finisher, a malformed copy, or the budget spent.
+ */
+static int hold(struct drain *d, const struct fr_rec_sample *s, size_t len,
+		const struct fr_event *ev)
+{
+	size_t n = (size_t)s->kn + s->un, off = sizeof(*s) + n * sizeof(uint64_t);
+	const struct fr_ucopy *c = (const void *)((const char *)s + off);
+	struct held *h;
+	size_t bytes;
+
+	if (!(s->flags & FR_SAMPLE_UCOPY) || !d->hooks.finish)
+		return 0;
+	d->st.ucopy++;
+	if (len < off + sizeof(*c) || c->len > FR_UCOPY_MAX || len - off - sizeof(*c) < c->len ||
+	    c->at >= s->un) {
+		d->st.bad++;
+		return 0;
+	}
+	bytes = sizeof(*h) + n * sizeof(uint64_t) + c->len;
+	if (d->held_bytes + bytes > FR_UCOPY_HELD_MAX || !(h = malloc(bytes))) {
+		d->st.ucopy_refused++;
+		return 0;
+	}
+	h->next = NULL;
+	h->ev = *ev;
+	h->pid = s->h.tgid;
+	h->start = s->h.start;
+	h->tried = 0;
+	h->due = s->h.ts + FR_UCOPY_WAIT_NS;
+	h->kn = s->kn;
+	h->un = s->un;
+	h->bytes = bytes;
+	h->c = *c;
+	memcpy(h->ips, s->ips, n * sizeof(uint64_t));
+	memcpy(h->ips + n, c + 1, c->len);
+	*d->held_tail = h;
+	d->held_tail = &h->next;
+	d->held_bytes += bytes;
+	if (++d->nheld > d->st.ucopy_held_max)
+		d->st.ucopy_held_max = d->nheld;
+	return 1;
+}
+
+/*
+ * finish() - walk held sample @h on from its copy (hooks.finish); on
+ * success its event references the whole stack. Returns true if done.
+ */
+static bool finish(struct drain *d, struct held *h)
+{
+	uint64_t ips[2 * FR_MAX_STACK], inserted;
+	uint32_t at = h->c.at, end = 0, id;
+	int n;
+
+	memcpy(ips, h->ips, ((size_t)h->kn + at) * sizeof(uint64_t));
+	n = d->hooks.finish(d->hooks.ctx, h->pid, h->start, &h->c,
+			    (const uint8_t *)(h->ips + h->kn + h->un),
+			    ips + h->kn + at, FR_MAX_STACK - at, &end);
+	if (n <= 0)
+		return false;
+	inserted = intern__inserted(d->t.stacks);
+	if (get_stack(d, h->kn, at + (uint32_t)n, h->ev.proc, ips, &id))
+		return false;
+	intern__unref(d->t.stacks, h->ev.ref);
+	h->ev.ref = id;
+	h->ev.flags = (h->ev.flags & ~(FR_DSAMPLE_UEND_MASK | FR_DSAMPLE_UTRUNC)) |
+		      (uint8_t)(end << FR_DSAMPLE_UEND_SHIFT);
+	if (end == FR_UEND_DEPTH)
+		h->ev.flags |= FR_DSAMPLE_UTRUNC;
+	if (d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
+		d->hooks.stack(d->hooks.ctx, h->ev.proc, h->pid, h->start,
+			       &ips[h->kn], at + (uint32_t)n);
+	d->st.ucopy_finished++;
+	return true;
+}
+
+static void stage(struct drain *d, const struct fr_event *ev);
+
+/*
+ * serve_held() - finish the held samples whose rows have come, and stage
+ * them; stage the ones past their time as the kernel walked them. Time is
+ * the watermark @now. Each is asked at most every FR_UCOPY_RETRY_NS, and
+ * once a process's table cannot finish one, not again in this pass. @all:
+ * every one, now (a dump).
+ */
+static void serve_held(struct drain *d, uint64_t now, bool all)
+{
+	struct held **pp = &d->held, *h;
+	uint64_t failed_start = 0;
+	uint32_t failed_pid = 0;
+
+	while ((h = *pp)) {
+		bool done = false;
+
+		if ((all || now >= h->tried + FR_UCOPY_RETRY_NS) &&
+		    !(h->pid == failed_pid && h->start == failed_start)) {
+			h->tried = now;
+			done = finish(d, h);
+			if (!done) {
+				failed_pid = h->pid;
+				failed_start = h->start;
+			}
+		}
+		if (!done && (all || now >= h->due)) {
+			d->st.ucopy_expired++;
+			done = true;
+		}
+		if (!done || d->nstage == d->stage_cap) {
+			pp = &h->next;
+			continue;
+		}
+		stage(d, &h->ev);
+		*pp = h->next;
+		d->held_bytes -= h->bytes;
+		d->nheld--;
+		free(h);
+	}
+	d->held_tail = pp;
+}
+
+/* The newest time whose events may enter the window: before any held one. */
+static uint64_t held_limit(const struct drain *d, uint64_t watermark)
+{
+	for (const struct held *h = d->held; h; h = h->next)
+		if (h->ev.ts <= watermark)
+			watermark = h->ev.ts - 1;
+	return watermark;
 }
 
 static int make_exit(struct drain *d, const void *data, size_t len,
@@ -679,6 +847,10 @@ void drain__release(struct drain *d, uint64_t watermark)
 {
 	size_t i = 0;
 
+	if (d->held) {
+		serve_held(d, watermark, false);
+		watermark = held_limit(d, watermark);
+	}
 	if (d->nstage > d->stage_hi)
 		d->stage_hi = d->nstage;
 	while (i < d->nstage && d->stage[i].ts <= watermark)
@@ -752,10 +924,11 @@ int drain__record(struct drain *d, const void *data, size_t len)
 	}
 	if (err == -EBADMSG)
 		d->st.bad++;
-	else if (err)
+	else if (err < 0)
 		d->st.dropped++;
-	else
+	else if (!err)
 		stage(d, &ev);
+	/* else held: its copy waits for rows (hold()) */
 	return 0;
 }
 
@@ -920,7 +1093,21 @@ int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 		if (r < 0)
 			return r;
 	}
+	drain__settle(d);
 	return 0;
+}
+
+/*
+ * drain__settle() - for a dump, which does not wait for rows: finish now
+ * what the held samples' rows allow, give up the rest (staged as the
+ * kernel walked them), and release up to the watermark.
+ */
+void drain__settle(struct drain *d)
+{
+	if (!d->held)
+		return;
+	serve_held(d, d->watermark, true);
+	drain__release(d, d->watermark);
 }
 
 uint64_t drain__watermark(const struct drain *d)

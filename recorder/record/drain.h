@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "contract.h"
 #include "intern.h"
 #include "proctable.h"
 #include "ringbuf.h"
@@ -100,6 +101,13 @@ struct drain_stats {
 	uint64_t forced;	/* staged events released early: staging full */
 	uint64_t dup_exits;	/* a second exit for one incarnation */
 	uint64_t busy_passes;	/* passes stopped by an uncommitted record */
+	/* Samples that carried a copy of their user stack (FR_SAMPLE_UCOPY):
+	 * held until their walk is finished with rows, or given up. */
+	uint64_t ucopy;		/* received */
+	uint64_t ucopy_finished;	/* walked on from the copy with rows */
+	uint64_t ucopy_expired;	/* no rows in time: released as the kernel walked them */
+	uint64_t ucopy_refused;	/* not held: the copies held were at their budget */
+	uint64_t ucopy_held_max;	/* the most held at once */
 };
 
 struct drain_tables {
@@ -129,6 +137,14 @@ struct drain_hooks {
 	void (*no_table)(void *ctx, uint32_t pid, uint64_t start);
 	/* the path of memory cgroup @id into @buf ("" if unknown) */
 	void (*memcg_path)(void *ctx, uint64_t id, char *buf, size_t len);
+	/*
+	 * Walk on from a sample's copy of its user stack (@c, then @stack):
+	 * its frames from user frame c->at on into @ips (at most @max), how
+	 * the walk ended into *@end. Returns the count, or 0 when the rows
+	 * are not there yet (asked again later). Must not block.
+	 */
+	int (*finish)(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,
+		      const void *stack, uint64_t *ips, unsigned max, uint32_t *end);
 };
 
 struct drain;
@@ -148,6 +164,7 @@ int drain__add_stallsum(struct drain *d, uint64_t ts, uint32_t pid, uint64_t sta
 int drain__pump(struct drain *d, struct ringbuf *rb);
 int drain__sync(struct drain *d, struct ringbuf *rb, uint64_t until,
 		uint64_t timeout_ns);
+void drain__settle(struct drain *d);
 uint64_t drain__watermark(const struct drain *d);
 /*
  * The tables' memory: resident bytes (mincore()) against the bytes their

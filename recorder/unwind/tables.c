@@ -26,6 +26,7 @@
 #include "rows.h"
 #include "sampler.h"
 #include "tables.h"
+#include "uwalk.h"
 #include "util.h"
 
 #define FR_UNWIND_IDLE_NS	(60 * 1000000000ULL)	/* rows kept after their last user */
@@ -962,6 +963,64 @@ bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 		cur = kernel_complete(u, pid, start);
 	pthread_mutex_unlock(&u->lock);
 	return cur;
+}
+
+/* uwalk's view of a process table (u->scratch) and the row pool. */
+struct finish_src {
+	struct unwinder *u;
+	const struct fr_uproc *p;
+};
+
+static int finish_find(void *ctx, uint64_t pc, struct uwalk_code *code)
+{
+	const struct finish_src *fs = ctx;
+	const struct fr_uproc *p = fs->p;
+	uint32_t lo = 0, hi = FR_MIN(p->n, (uint32_t)FR_UMAPS_MAX);
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct fr_umap *m = &p->maps[mid];
+		const struct ufile *f;
+
+		if (pc < m->begin) {
+			hi = mid;
+		} else if (pc >= m->end) {
+			lo = mid + 1;
+		} else {
+			f = m->file < fs->u->nfiles ? fs->u->by_slot[m->file] : NULL;
+			if (f && f->gen == m->file_gen && f->row_start + (uint64_t)f->nrows <= fs->u->nrows) {
+				code->rows = fs->u->pool + f->row_start;
+				code->nrows = f->nrows;
+				code->bias = m->bias;
+			}
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
+		     const struct fr_ucopy *c, const void *stack, uint64_t *ips,
+		     unsigned max, uint32_t *end)
+{
+	struct uwalk_regs r = { .pc = c->pc, .sp = c->sp, .bp = c->bp, .exact = c->exact };
+	struct finish_src fs = { .u = u, .p = u->scratch };
+	struct uwalk_src src = { .find = finish_find, .ctx = &fs, .base = c->sp,
+				 .stack = stack, .len = c->len };
+	struct uwalk_code code = { 0 };
+	struct uwalk_result res = { 0 };
+
+	if (pthread_mutex_trylock(&u->lock))
+		return 0;
+	if (bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) || u->scratch->start != start ||
+	    u->scratch->gen != c->gen || finish_find(&fs, c->pc, &code) || !code.rows) {
+		pthread_mutex_unlock(&u->lock);
+		return 0;
+	}
+	uwalk__run(&src, &r, ips, max, &res);
+	pthread_mutex_unlock(&u->lock);
+	*end = res.end;
+	return (int)res.n;
 }
 
 unsigned unwinder__gc(struct unwinder *u)

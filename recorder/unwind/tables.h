@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "contract.h"
 #include "symbols.h"
 
 struct sampler_unwind_maps;
@@ -109,6 +110,18 @@ bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start);
  * references. Returns how many tables were dropped.
  */
 unsigned unwinder__gc(struct unwinder *u);
+
+/*
+ * unwinder__finish() - walk on from a sample's copy of its user stack
+ * (@c, then c->len bytes at @stack) with the table (@pid, @start) has now,
+ * if it is of the same maps generation and has rows for the file the
+ * kernel's walk stopped in (uwalk.h): at most @max frames into @ips, the
+ * end into *@end. Returns the count, or 0 when that cannot be done yet (no
+ * such table, no rows, or the lock busy: never waits).
+ */
+int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
+		     const struct fr_ucopy *c, const void *stack, uint64_t *ips,
+		     unsigned max, uint32_t *end);
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
 

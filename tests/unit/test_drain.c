@@ -601,6 +601,165 @@ static void test_bad_records(void)
 	drain__free(d);
 }
 
+/* ---- samples held for their rows (FR_SAMPLE_UCOPY) ---- */
+
+static union {
+	struct fr_rec_sample s;
+	uint8_t raw[FR_SAMPLE_COPY_MAX_SIZE];
+} cbuf;
+
+struct finisher {
+	int ready;		/* 1: rows are there */
+	unsigned asked;
+	uint32_t pid;
+	uint64_t start;
+	struct fr_ucopy c;
+	uint64_t first_word;	/* the copy's first 8 bytes, as the hook saw them */
+};
+
+static int fake_finish(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,
+		       const void *stack, uint64_t *ips, unsigned max, uint32_t *end)
+{
+	struct finisher *f = ctx;
+
+	f->asked++;
+	f->pid = pid;
+	f->start = start;
+	f->c = *c;
+	memcpy(&f->first_word, stack, 8);
+	if (!f->ready || max < 3)
+		return 0;
+	/* The walk goes on from the frame the kernel stopped at: its pc first. */
+	ips[0] = c->pc;
+	ips[1] = 0x7000;
+	ips[2] = 0x7001;
+	*end = FR_UEND_OUTERMOST;
+	return 3;
+}
+
+/*
+ * A sample of 2 kernel and 3 user frames whose walk met a file without
+ * rows at user frame 1 (flags: no_info), with @len bytes of stack.
+ */
+static size_t copy_sample(struct drain *d, uint64_t ts, uint32_t pid, uint32_t len)
+{
+	size_t off = sizeof(cbuf.s) + 5 * 8, size = off + sizeof(struct fr_ucopy) + len;
+	struct fr_ucopy *c = (struct fr_ucopy *)(cbuf.raw + off);
+
+	memset(&cbuf, 0, sizeof(cbuf));
+	hdr(&cbuf.s.h, FR_REC_SAMPLE, ts, pid, 7, "py", (uint32_t)size);
+	cbuf.s.kn = 2;
+	cbuf.s.un = 3;
+	cbuf.s.flags = FR_SAMPLE_UCOPY | FR_UEND_NO_INFO << FR_SAMPLE_UEND_SHIFT;
+	for (int i = 0; i < 5; i++)
+		cbuf.s.ips[i] = 0x100 + (uint64_t)i;
+	c->pc = 0x103;
+	c->sp = 0x7ffd0000;
+	c->bp = 0;
+	c->at = 1;
+	c->gen = 4;
+	c->len = len;
+	memcpy(c + 1, &(uint64_t){ 0xfeedULL }, 8);
+	drain__record(d, &cbuf, size);
+	return size;
+}
+
+/* The user frames and end code of the window's event @i. */
+static int user_frames(struct drain *d, uint64_t i, uint64_t *ips, unsigned *end)
+{
+	const struct drain_tables *t = drain__tables(d);
+	struct fr_event e;
+	uint8_t raw[FR_SAMPLE_MAX_SIZE];
+	size_t len, kb;
+
+	window__read(t->win, i, &e);
+	*end = (e.flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT;
+	len = intern__copy(t->stacks, e.ref, raw, sizeof(raw));
+	kb = FR_STACK_KN(intern__tag(t->stacks, e.ref)) * 8;
+	if (len < kb)
+		return -1;
+	memcpy(ips, raw + kb, len - kb);
+	return (int)((len - kb) / 8);
+}
+
+static void test_held(void)
+{
+	struct drain *d = drain__new(16 << 20, 100 * SEC);
+	struct finisher f = { 0 };
+	uint64_t ips[FR_MAX_STACK];
+	unsigned end;
+	int n;
+
+	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &f, .finish = fake_finish });
+	copy_sample(d, 10 * MS, 40, 4096);
+	sample(d, 15 * MS, 41, 1, "other", 3, 4);
+	drain__release(d, 20 * MS);
+	is_int(count(d), 0, "a sample waiting for its rows holds back what came after it");
+	ok(f.asked == 1 && f.pid == 40 && f.start == 7 && f.c.at == 1 && f.c.gen == 4 &&
+	   f.c.len == 4096 && f.first_word == 0xfeed,
+	   "the finisher is asked with the incarnation, the copy's registers and its bytes");
+	drain__release(d, 25 * MS);
+	is_int(f.asked, 1, "and not again within 10 ms");
+	f.ready = 1;
+	drain__release(d, 40 * MS);
+	is_int(count(d), 2, "once the rows are there, both enter the window");
+	n = user_frames(d, window__tail(drain__tables(d)->win), ips, &end);
+	ok(n == 4 && ips[0] == 0x102 && ips[1] == 0x103 && ips[2] == 0x7000 && ips[3] == 0x7001 &&
+	   end == FR_UEND_OUTERMOST,
+	   "its user stack: the frame before the cut, then the finished walk (%d frames, end %u)",
+	   n, end);
+	is_int(drain__stats(d)->ucopy_finished, 1, "counted as finished");
+
+	/* No rows in time: released as the kernel walked it. */
+	f.ready = 0;
+	copy_sample(d, 50 * MS, 42, 512);
+	drain__release(d, 60 * MS);
+	is_int(count(d), 2, "held again");
+	drain__release(d, 50 * MS + 1500 * MS);
+	is_int(count(d), 3, "past 1.5 s it is given up");
+	n = user_frames(d, window__tail(drain__tables(d)->win) + 2, ips, &end);
+	ok(n == 3 && ips[2] == 0x104 && end == FR_UEND_NO_INFO,
+	   "with the kernel's frames and end (%d, %u)", n, end);
+	is_int(drain__stats(d)->ucopy_expired, 1, "counted as expired");
+
+	/* A dump does not wait. */
+	copy_sample(d, 2000 * MS, 43, 512);
+	drain__release(d, 2010 * MS);
+	is_int(count(d), 3, "held");
+	drain__settle(d);
+	drain__release(d, 2010 * MS);
+	ok(count(d) == 4 && drain__stats(d)->ucopy_expired == 2,
+	   "drain__settle() gives it up at once for a dump (%" PRIu64 " in the window)", count(d));
+
+	/* Malformed: a copy longer than the record, a frame past the walk. */
+	{
+		size_t size = copy_sample(d, 3000 * MS, 44, 512);
+		uint64_t bad = drain__stats(d)->bad;
+
+		cbuf.s.h.size = (uint32_t)(size - 8);
+		drain__record(d, &cbuf, size - 8);
+		((struct fr_ucopy *)(cbuf.raw + sizeof(cbuf.s) + 40))->at = 3;
+		cbuf.s.h.size = (uint32_t)size;
+		drain__record(d, &cbuf, size);
+		is_int(drain__stats(d)->bad - bad, 2, "a short copy and one past the user frames are bad");
+	}
+	drain__settle(d);
+
+	/* The budget: 4 MiB of copies held at most. */
+	{
+		uint64_t refused;
+
+		for (int i = 0; i < 600; i++)
+			copy_sample(d, 4000 * MS + (uint64_t)i, 45, FR_UCOPY_MAX);
+		refused = drain__stats(d)->ucopy_refused;
+		ok(refused > 0 && drain__stats(d)->ucopy_held_max < 600,
+		   "past 4 MiB held, copies are refused (%" PRIu64 " of 600; %" PRIu64 " held at most)",
+		   refused, drain__stats(d)->ucopy_held_max);
+		drain__settle(d);
+	}
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_watermark_order();
@@ -613,5 +772,6 @@ int main(void)
 	test_inherit_era();
 	test_loader_era();
 	test_bad_records();
+	test_held();
 	return tap_done_testing();
 }
