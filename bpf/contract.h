@@ -111,8 +111,10 @@ struct fr_ucopy {
 	__u32 len;		/* stack bytes that follow, from sp up */
 	__u32 pad2;
 };
-#define FR_SAMPLE_COPY_MAX_SIZE \
-	(FR_SAMPLE_MAX_SIZE + sizeof(struct fr_ucopy) + FR_UCOPY_MAX)
+/* A record with a stack and a copy after it: samples, stalls and blocks
+ * (the largest of them, FR_STALL_MAX_SIZE, is asserted below). */
+#define FR_REC_COPY_MAX_SIZE \
+	((sizeof(struct fr_rec_hdr) + 40 + 2 * FR_MAX_STACK * sizeof(__u64)) + sizeof(struct fr_ucopy) + FR_UCOPY_MAX)
 
 /* Counters at death. Memory in bytes, times in ns. */
 struct fr_exit_stats {
@@ -495,5 +497,7 @@ _Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS, "fr_uinode size"
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
 _Static_assert(sizeof(struct fr_ucopy) == 40, "fr_ucopy size");
+_Static_assert(FR_REC_COPY_MAX_SIZE == FR_STALL_MAX_SIZE + 40 + FR_UCOPY_MAX, "copy record size");
+_Static_assert(FR_STALL_MAX_SIZE >= FR_SAMPLE_MAX_SIZE, "stalls are the largest stack records");
 
 #endif /* FR_CONTRACT_H */

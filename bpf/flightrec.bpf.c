@@ -54,7 +54,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8[FR_SAMPLE_COPY_MAX_SIZE]);
+	__type(value, __u8[FR_REC_COPY_MAX_SIZE]);
 } scratch SEC(".maps");
 
 struct {
@@ -180,6 +180,97 @@ static __always_inline __u64 mm_pages(struct mm_struct *mm, int member)
 
 #include "memory.bpf.h"
 
+/* A record being built with room for a copy after its stack; the copy's bytes. */
+struct fr_copy_buf {
+	__u8 b[FR_REC_COPY_MAX_SIZE];
+};
+
+struct fr_ucopy_bytes {
+	__u8 b[FR_UCOPY_MAX];
+};
+
+/*
+ * ucopy_read() - the user stack of the current task from @sp up into @dst:
+ * FR_UCOPY_MAX bytes, or fewer where the stack ends sooner, halving down
+ * to FR_UCOPY_MIN. Returns the bytes read, 0 if none could be. A global
+ * function: the verifier checks it once, apart from its callers' paths
+ * (inlined into on_sample, they multiplied past the 1M-instruction limit).
+ */
+__noinline __u32 ucopy_read(struct fr_ucopy_bytes *dst, __u64 sp)
+{
+	const void *src = (const void *)sp;
+
+	if (!dst)
+		return 0;
+	if (!bpf_probe_read_user(dst->b, 8192, src))
+		return 8192;
+	if (!bpf_probe_read_user(dst->b, 4096, src))
+		return 4096;
+	if (!bpf_probe_read_user(dst->b, 2048, src))
+		return 2048;
+	if (!bpf_probe_read_user(dst->b, 1024, src))
+		return 1024;
+	if (!bpf_probe_read_user(dst->b, FR_UCOPY_MIN, src))
+		return FR_UCOPY_MIN;
+	return 0;
+}
+
+/* Is the ring under a quarter full? Copies are taken only then: a copy
+ * never takes another record's room. */
+static __always_inline bool ring_has_room(void)
+{
+	__u64 ring = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
+	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	return used + FR_REC_COPY_MAX_SIZE <= ring / 4;
+}
+
+/*
+ * ucopy_take() - append to the record of @size bytes at @s the copy that
+ * *@cap notes (struct fr_ucopy, then the user stack from cap->sp up) if
+ * the ring has room. Returns the new size (unchanged: no copy).
+ */
+__noinline __u32 ucopy_take(struct fr_copy_buf *s, __u32 size, const struct fr_ucopy *cap,
+			    __u32 tgid)
+{
+	struct fr_ucopy *h;
+	__u32 off = size, len;
+
+	if (!s || !cap)
+		return size;
+	if (!ring_has_room() || off > FR_STALL_MAX_SIZE) {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return size;
+	}
+	h = (struct fr_ucopy *)&s->b[off];
+	len = ucopy_read((struct fr_ucopy_bytes *)&s->b[off + sizeof(*h)], cap->sp);
+	if (!len) {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return size;
+	}
+	*h = *cap;
+	h->gen = ugen_of(tgid);
+	h->len = len;
+	h->pad = 0;
+	h->pad2 = 0;
+	count(FR_CNT_UCOPY);
+	return size + sizeof(*h) + len;
+}
+
+/* The current task's user registers at kernel entry, noted for a copy
+ * walked again from the leaf (a task without a table). */
+static __always_inline void ucopy_note_task(struct task_struct *t, struct fr_ucopy *cap)
+{
+	struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(t);
+
+	cap->pc = BPF_CORE_READ(ur, ip);
+	cap->sp = BPF_CORE_READ(ur, sp);
+	cap->bp = BPF_CORE_READ(ur, bp);
+	cap->at = 0;
+	cap->exact = 1;
+	cap->len = 1;
+}
+
 /*
  * The user stack of @t, the current task, into w->ips[0..]: walked with
  * its unwind rows where the daemon loaded them (stock binaries have no
@@ -187,7 +278,8 @@ static __always_inline __u64 mm_pages(struct mm_struct *mm, int member)
  * frames; adds the end code and the truncation and error bits to *@flags.
  */
 static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
-					    struct fr_rec_sample *w, __u32 *flags)
+					    struct fr_rec_sample *w, __u32 *flags,
+					    struct fr_ucopy *cap)
 {
 	__u32 uend = FR_UEND_NO_TABLE, n;
 	struct fr_uproc *p;
@@ -195,8 +287,10 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 
 	p = uproc_for(t, flags);
 	if (p) {
-		n = unwind_user_task(t, p, w, &uend);
+		n = unwind_user_task(t, p, w, &uend, cap);
 	} else {
+		if (cap && unwind_on)
+			ucopy_note_task(t, cap);
 		ub = bpf_get_stack(ctx, w->ips, FR_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
 		if (ub < 0) {
 			*flags |= FR_SAMPLE_UERR;
@@ -217,61 +311,6 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 }
 
 #include "stall.bpf.h"
-
-/*
- * ucopy_take() - append to the sample of @size bytes at @s the copy that
- * *@cap notes (struct fr_ucopy, then the user stack from cap->sp up:
- * FR_UCOPY_MAX bytes, or fewer where the stack ends sooner, halving down
- * to FR_UCOPY_MIN). Only while the ring is under a quarter full, so that a
- * copy never takes another record's room. Returns the new size.
- */
-struct fr_sample_buf {
-	__u8 b[FR_SAMPLE_COPY_MAX_SIZE];
-};
-
-/* A global function: the verifier checks it once, apart from the three
- * ways on_sample reaches it (its paths multiplied past the limit inlined). */
-__noinline __u32 ucopy_take(struct fr_sample_buf *s, __u32 size,
-			    const struct fr_ucopy *cap, __u32 tgid)
-{
-	__u64 ring = bpf_ringbuf_query(&events, BPF_RB_RING_SIZE);
-	__u64 used = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
-	struct fr_ucopy *h;
-	__u32 off = size, len;
-	const void *src;
-	__u8 *dst;
-
-	if (!s || !cap)
-		return size;
-	src = (const void *)cap->sp;
-	if (used + FR_SAMPLE_COPY_MAX_SIZE > ring / 4 || off > FR_SAMPLE_MAX_SIZE) {
-		count(FR_CNT_UCOPY_SKIPPED);
-		return size;
-	}
-	h = (struct fr_ucopy *)&s->b[off];
-	dst = &s->b[off + sizeof(*h)];
-	if (!bpf_probe_read_user(dst, 8192, src))
-		len = 8192;
-	else if (!bpf_probe_read_user(dst, 4096, src))
-		len = 4096;
-	else if (!bpf_probe_read_user(dst, 2048, src))
-		len = 2048;
-	else if (!bpf_probe_read_user(dst, 1024, src))
-		len = 1024;
-	else if (!bpf_probe_read_user(dst, FR_UCOPY_MIN, src))
-		len = FR_UCOPY_MIN;
-	else {
-		count(FR_CNT_UCOPY_SKIPPED);
-		return size;
-	}
-	*h = *cap;
-	h->gen = ugen_of(tgid);
-	h->len = len;
-	h->pad = 0;
-	h->pad2 = 0;
-	count(FR_CNT_UCOPY);
-	return size + sizeof(*h) + len;
-}
 
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
@@ -348,14 +387,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (size > FR_SAMPLE_MAX_SIZE)
 		return 0;
 	if (cap.len && un && uend != FR_UEND_OUTERMOST) {
-		__u32 with = ucopy_take((struct fr_sample_buf *)s, size, &cap,
+		__u32 with = ucopy_take((struct fr_copy_buf *)s, size, &cap,
 					BPF_CORE_READ(t, tgid));
 
 		if (with > size)
 			flags |= FR_SAMPLE_UCOPY;
 		size = with;
 	}
-	if (size > FR_SAMPLE_COPY_MAX_SIZE)
+	if (size > FR_REC_COPY_MAX_SIZE)
 		return 0;
 	fill_hdr(&s->h, t, FR_REC_SAMPLE, size);
 	s->kn = kn;
@@ -484,7 +523,7 @@ static __always_inline void oom_user_stack(void *ctx, struct task_struct *cur, s
 
 	s = bpf_map_lookup_elem(&oom_scratch, &zero);
 	if (s) {
-		n = user_stack_now(ctx, cur, s, &flags);
+		n = user_stack_now(ctx, cur, s, &flags, NULL);
 		if (n > FR_MAX_STACK)
 			n = FR_MAX_STACK;
 		if (n)

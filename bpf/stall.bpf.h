@@ -80,7 +80,8 @@ struct off_task {
 	__u32 state;
 	__u8 kind;
 	__u8 stack;		/* its user stack is in off_stk */
-	__u16 pad;
+	__u8 copy;		/* and a copy of the stack memory in off_copy */
+	__u8 pad;
 };
 
 struct {
@@ -98,6 +99,35 @@ struct {
 	__type(key, __u32);	/* tid */
 	__type(value, __u8[sizeof(struct fr_rec_sample) + FR_MAX_STACK * sizeof(__u64)]);
 } off_stk SEC(".maps");
+
+/*
+ * A copy of its user stack where the walk met a file without rows (struct
+ * fr_ucopy), taken as it left: the record is written at its return, in
+ * another task's context, which cannot read its memory. Few at a time: a
+ * process's table lacks rows only until the daemon has built them.
+ */
+#define FR_OFF_COPIES	64
+
+struct off_copy {
+	struct fr_ucopy c;
+	struct fr_ucopy_bytes b;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FR_OFF_COPIES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);	/* tid */
+	__type(value, struct off_copy);
+} off_copy SEC(".maps");
+
+/* Where off_leave() builds one (a switch does not nest). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_copy);
+} off_copy_buf SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -117,7 +147,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8[FR_STALL_MAX_SIZE]);
+	__type(value, __u8[FR_REC_COPY_MAX_SIZE]);
 } stall_rec SEC(".maps");
 
 struct {
@@ -191,14 +221,48 @@ static __always_inline void stall_thread_exit(struct task_struct *p)
 	if (!bpf_map_delete_elem(&off_task, &tid))
 		__sync_fetch_and_add(&off_tasks, -1);
 	bpf_map_delete_elem(&off_stk, &tid);
+	bpf_map_delete_elem(&off_copy, &tid);
+}
+
+/* Did a walk that ended with FR_SAMPLE_* @flags after @un frames note a copy worth taking? */
+static __always_inline bool ucopy_wanted(const struct fr_ucopy *cap, __u32 un, __u32 flags)
+{
+	return cap->len && un &&
+	       (flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT != FR_UEND_OUTERMOST;
+}
+
+/*
+ * ucopy_append() - append copy @cp to the record of @size bytes at @rec if
+ * the ring has room. Returns the new size. Global: verified once, apart
+ * from on_switch's paths.
+ */
+__noinline __u32 ucopy_append(struct fr_copy_buf *rec, __u32 size, const struct off_copy *cp)
+{
+	__u32 off = size, len;
+
+	if (!rec || !cp)
+		return size;
+	len = cp->c.len;
+	if (!ring_has_room() || off > FR_STALL_MAX_SIZE || len > FR_UCOPY_MAX || !len) {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return size;
+	}
+	*(struct fr_ucopy *)&rec->b[off] = cp->c;
+	if (bpf_probe_read_kernel(&rec->b[off + sizeof(cp->c)], len, cp->b.b)) {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return size;
+	}
+	count(FR_CNT_UCOPY);
+	return size + sizeof(cp->c) + len;
 }
 
 /*
  * @rec's stack, both parts: the kernel stack of the current thread @t
- * (from @ctx) and its user stack. Sets rec->kn, rec->un, rec->flags.
+ * (from @ctx) and its user stack. Sets rec->kn, rec->un, rec->flags, and
+ * *@cap where a copy of the stack would let the walk go on later.
  */
 static __always_inline void stall_stacks(void *ctx, struct task_struct *t,
-					 struct fr_rec_stall *rec)
+					 struct fr_rec_stall *rec, struct fr_ucopy *cap)
 {
 	__u32 zero = 0, kn = 0, un = 0, flags = 0;
 	struct fr_rec_sample *w;
@@ -216,7 +280,7 @@ static __always_inline void stall_stacks(void *ctx, struct task_struct *t,
 	}
 	w = bpf_map_lookup_elem(&stall_walk, &zero);
 	if (w && !(t->flags & PF_KTHREAD)) {
-		un = user_stack_now(ctx, t, w, &flags);
+		un = user_stack_now(ctx, t, w, &flags, cap);
 		if (un > FR_MAX_STACK)
 			un = FR_MAX_STACK;
 		if (un)
@@ -236,6 +300,7 @@ static __always_inline void stall_emit(void *ctx, struct task_struct *t, __u32 k
 				       __s32 order, __u32 reason)
 {
 	__u64 dur = end > begin ? end - begin : 0, memcg = 0;
+	struct fr_ucopy cap = {};
 	struct fr_rec_stall *rec;
 	__u32 zero = 0, size;
 
@@ -258,9 +323,18 @@ static __always_inline void stall_emit(void *ctx, struct task_struct *t, __u32 k
 	rec->order = order;
 	rec->kind = kind;
 	rec->reason = reason;
-	stall_stacks(ctx, t, rec);
+	stall_stacks(ctx, t, rec, &cap);
 	size = sizeof(*rec) + (rec->kn + rec->un) * sizeof(__u64);
 	if (size > FR_STALL_MAX_SIZE)
+		return;
+	if (ucopy_wanted(&cap, rec->un, rec->flags)) {
+		__u32 with = ucopy_take((struct fr_copy_buf *)rec, size, &cap, t->tgid);
+
+		if (with > size)
+			rec->flags |= FR_SAMPLE_UCOPY;
+		size = with;
+	}
+	if (size > FR_REC_COPY_MAX_SIZE)
 		return;
 	fill_hdr(&rec->h, t, FR_REC_STALL, size);
 	/* The end, taken before the stacks: within the drain's stamp-to-commit slack. */
@@ -378,6 +452,35 @@ static __always_inline __u32 off_kind(__u32 state)
 }
 
 /*
+ * Copy the stack of @t (the current task, about to leave the CPU) that
+ * *@cap notes into off_copy. Returns 1 if kept.
+ */
+static __always_inline __u8 off_copy_take(struct task_struct *t, __u32 tid,
+					  const struct fr_ucopy *cap)
+{
+	__u32 zero = 0, len;
+	struct off_copy *buf = bpf_map_lookup_elem(&off_copy_buf, &zero);
+
+	if (!buf)
+		return 0;
+	len = ucopy_read(&buf->b, cap->sp);
+	if (!len) {
+		count(FR_CNT_UCOPY_SKIPPED);
+		return 0;
+	}
+	buf->c = *cap;
+	buf->c.gen = ugen_of(t->tgid);
+	buf->c.len = len;
+	buf->c.pad = 0;
+	buf->c.pad2 = 0;
+	if (bpf_map_update_elem(&off_copy, &tid, buf, BPF_ANY)) {
+		count(FR_CNT_UCOPY_SKIPPED);	/* FR_OFF_COPIES held */
+		return 0;
+	}
+	return 1;
+}
+
+/*
  * @prev (the current task) leaves the CPU to wait: note when and how, and
  * its user stack while it can be read. A full off_task forgets the block
  * (counted); a full off_stk keeps it without a user stack (counted).
@@ -387,16 +490,19 @@ static __always_inline void off_leave(void *ctx, struct task_struct *prev, __u32
 {
 	struct off_task ot = { .since = now, .state = state, .kind = kind,
 			       .nsw = prev->nvcsw + prev->nivcsw };
+	struct fr_ucopy cap = {};
 	struct fr_rec_sample *w;
 	__u32 tid = prev->pid, zero = 0, flags = 0;
 
 	if (!(prev->flags & PF_KTHREAD) && (w = bpf_map_lookup_elem(&stall_walk, &zero))) {
-		w->un = user_stack_now(ctx, prev, w, &flags);
+		w->un = user_stack_now(ctx, prev, w, &flags, &cap);
 		w->flags = flags;
 		if (!bpf_map_update_elem(&off_stk, &tid, w, BPF_ANY))
 			ot.stack = 1;
 		else
 			count(FR_CNT_OFFCPU_NOSTACK);
+		if (ot.stack && ucopy_wanted(&cap, w->un, flags))
+			ot.copy = off_copy_take(prev, tid, &cap);
 	}
 	if (!bpf_map_update_elem(&off_task, &tid, &ot, BPF_NOEXIST))
 		__sync_fetch_and_add(&off_tasks, 1);
@@ -416,11 +522,14 @@ static __always_inline void off_return(struct task_struct *next, const struct of
 	__u64 dur = now > ot->since ? now - ot->since : 0;
 	struct fr_rec_offcpu *rec;
 	__u32 tid = next->pid, zero = 0, kn, un = 0, flags = 0, size;
+	struct off_copy *cp = NULL;
 	__u8 *ustk = NULL;
 	long kb;
 
 	if (ot->stack)
 		ustk = bpf_map_lookup_elem(&off_stk, &tid);
+	if (ot->copy)
+		cp = bpf_map_lookup_elem(&off_copy, &tid);
 	if (next->nvcsw + next->nivcsw != ot->nsw) {
 		count(FR_CNT_STALL_UNTRACKED);	/* a stale entry: not this block's */
 		goto out;
@@ -466,6 +575,15 @@ static __always_inline void off_return(struct task_struct *next, const struct of
 	size = sizeof(*rec) + (kn + un) * sizeof(__u64);
 	if (size > FR_STALL_MAX_SIZE)
 		goto out;
+	if (cp && un) {
+		__u32 with = ucopy_append((struct fr_copy_buf *)rec, size, cp);
+
+		if (with > size)
+			rec->flags |= FR_SAMPLE_UCOPY;
+		size = with;
+	}
+	if (size > FR_REC_COPY_MAX_SIZE)
+		goto out;
 	fill_hdr(&rec->h, next, FR_REC_OFFCPU, size);
 	rec->h.ts = now;
 	if (bpf_ringbuf_output(&events, rec, size, wakeup_flag())) {
@@ -477,6 +595,8 @@ static __always_inline void off_return(struct task_struct *next, const struct of
 out:
 	if (ustk)
 		bpf_map_delete_elem(&off_stk, &tid);
+	if (ot->copy)
+		bpf_map_delete_elem(&off_copy, &tid);
 }
 
 /*

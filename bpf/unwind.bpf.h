@@ -122,18 +122,19 @@ struct uwalk {
 	__u64 di;			/* rdi of the interrupted frame (its return address in __vfork) */
 	__u32 last;			/* the previous frame's mapping: most callers share it */
 	__u32 copy_on;			/* note in ucap the first frame in a file without rows */
+	__u32 cap_slot;			/* ucap's: 0 samples, 1 the task-context programs */
 };
 
 /*
  * Where a sample's walk met the first file without rows (len 1: noted),
  * for on_sample's copy of the stack. A map, not a field of struct uwalk:
  * stack slots the callback writes split the verifier's states at every
- * step, and the walk went past the 1M-instruction limit. Per CPU: samples
- * do not nest.
+ * step, and the walk went past the 1M-instruction limit. Per CPU, one
+ * slot for samples and one for the programs they may interrupt.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, 2);		/* a sample may interrupt a stall's walk */
 	__type(key, __u32);
 	__type(value, struct fr_ucopy);
 } ucap SEC(".maps");
@@ -565,8 +566,8 @@ static __always_inline void uwalk_row(struct uwalk *w, const struct fr_urow *r)
 /* The frame just recorded, where the walk can go on once its file has rows. */
 static __always_inline void uwalk_note(struct uwalk *w)
 {
-	__u32 zero = 0;
-	struct fr_ucopy *c = bpf_map_lookup_elem(&ucap, &zero);
+	__u32 slot = w->cap_slot;
+	struct fr_ucopy *c = bpf_map_lookup_elem(&ucap, &slot);
 
 	if (!c || c->len)
 		return;
@@ -702,20 +703,32 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 /*
  * unwind_user_task() - the same walk from the user registers @t saved at
  * kernel entry: for a tracepoint (the OOM invoker, in a page fault or a
- * system call), which has no sampled registers.
+ * system call), which has no sampled registers. @cap as unwind_user()'s.
  */
 static __always_inline __u32 unwind_user_task(struct task_struct *t, struct fr_uproc *p,
-					      struct fr_rec_sample *s, __u32 *end)
+					      struct fr_rec_sample *s, __u32 *end,
+					      struct fr_ucopy *cap)
 {
-	struct uwalk w = { .s = s, .p = p, .base = 0, .exact = 1, .last = FR_UMAPS_MAX };
+	struct uwalk w = { .s = s, .p = p, .base = 0, .exact = 1, .last = FR_UMAPS_MAX,
+			   .cap_slot = 1 };
 	struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(t);
+	__u32 one = 1;
+	struct fr_ucopy *c = cap ? bpf_map_lookup_elem(&ucap, &one) : NULL;
 
 	w.pc = BPF_CORE_READ(ur, ip);
 	w.sp = BPF_CORE_READ(ur, sp);
 	w.bp = BPF_CORE_READ(ur, bp);
 	w.di = BPF_CORE_READ(ur, di);
+	if (c && (p->flags & FR_UPROC_MISSING)) {
+		c->len = 0;
+		w.copy_on = 1;
+	}
 	bpf_loop(FR_MAX_STACK, uwalk_step, &w, 0);
 	*end = w.end ? w.end : FR_UEND_DEPTH;
+	if (cap)
+		cap->len = 0;
+	if (c && w.copy_on && c->len)
+		*cap = *c;
 	return w.n;
 }
 

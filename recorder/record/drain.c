@@ -286,8 +286,8 @@ static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *
 	return err;
 }
 
-static int hold(struct drain *d, const struct fr_rec_sample *s, size_t len,
-		const struct fr_event *ev);
+static int hold(struct drain *d, const struct fr_rec_hdr *rh, uint32_t kn, uint32_t un,
+		uint32_t flags, const __u64 *ips, size_t len, const struct fr_event *ev);
 
 static int make_sample(struct drain *d, const void *data, size_t len,
 		       struct fr_event *ev)
@@ -321,27 +321,29 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 	if (s->un && d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, ev->proc, s->h.tgid, s->h.start,
 			       &s->ips[s->kn], s->un);
-	return hold(d, s, len, ev);
+	return hold(d, &s->h, s->kn, s->un, s->flags, s->ips, len, ev);
 }
 
 /*
- * hold() - keep sample @s (made into @ev) back from staging while its copy
- * of the user stack waits for rows. Returns 1 held, 0 not (staged as the
- * kernel walked it): no finisher, a malformed copy, or the budget spent.
+ * hold() - keep the sample, stall or block of @len bytes at @rh (made into
+ * @ev; its stack kn + un frames at @ips, with FR_SAMPLE_* @flags) back from
+ * staging while the copy of its user stack after them waits for rows.
+ * Returns 1 held, 0 not (staged as the kernel walked it): no copy, no
+ * finisher, a malformed copy, or the budget spent.
  */
-static int hold(struct drain *d, const struct fr_rec_sample *s, size_t len,
-		const struct fr_event *ev)
+static int hold(struct drain *d, const struct fr_rec_hdr *rh, uint32_t kn, uint32_t un,
+		uint32_t flags, const __u64 *ips, size_t len, const struct fr_event *ev)
 {
-	size_t n = (size_t)s->kn + s->un, off = sizeof(*s) + n * sizeof(uint64_t);
-	const struct fr_ucopy *c = (const void *)((const char *)s + off);
+	size_t n = (size_t)kn + un, off = (size_t)((const char *)(ips + n) - (const char *)rh);
+	const struct fr_ucopy *c = (const void *)(ips + n);
 	struct held *h;
 	size_t bytes;
 
-	if (!(s->flags & FR_SAMPLE_UCOPY) || !d->hooks.finish)
+	if (!(flags & FR_SAMPLE_UCOPY) || !d->hooks.finish)
 		return 0;
 	d->st.ucopy++;
 	if (len < off + sizeof(*c) || c->len > FR_UCOPY_MAX || len - off - sizeof(*c) < c->len ||
-	    c->at >= s->un) {
+	    c->at >= un) {
 		d->st.bad++;
 		return 0;
 	}
@@ -352,15 +354,15 @@ static int hold(struct drain *d, const struct fr_rec_sample *s, size_t len,
 	}
 	h->next = NULL;
 	h->ev = *ev;
-	h->pid = s->h.tgid;
-	h->start = s->h.start;
+	h->pid = rh->tgid;
+	h->start = rh->start;
 	h->tried = 0;
-	h->due = s->h.ts + FR_UCOPY_WAIT_NS;
-	h->kn = s->kn;
-	h->un = s->un;
+	h->due = rh->ts + FR_UCOPY_WAIT_NS;
+	h->kn = kn;
+	h->un = un;
 	h->bytes = bytes;
 	h->c = *c;
-	memcpy(h->ips, s->ips, n * sizeof(uint64_t));
+	memcpy(h->ips, ips, n * sizeof(uint64_t));
 	memcpy(h->ips + n, c + 1, c->len);
 	*d->held_tail = h;
 	d->held_tail = &h->next;
@@ -371,13 +373,36 @@ static int hold(struct drain *d, const struct fr_rec_sample *s, size_t len,
 }
 
 /*
- * finish() - walk held sample @h on from its copy (hooks.finish); on
+ * A finished stall's details say how its stack ended too (its blob's
+ * stack_flags): the new end, in a new blob. Returns 0 or -errno.
+ */
+static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
+{
+	struct fr_stall_info info = { 0 };
+	size_t n = intern__copy(d->t.strs, ev->ref, &info, sizeof(info));
+	uint32_t id;
+	int err;
+
+	info.stack_flags = (info.stack_flags & ~(uint32_t)(FR_DSAMPLE_UEND_MASK | FR_DSAMPLE_UTRUNC)) |
+			   end << FR_DSAMPLE_UEND_SHIFT |
+			   (end == FR_UEND_DEPTH ? FR_DSAMPLE_UTRUNC : 0);
+	err = get_str(d, FR_TAG_STALL, &info, n, &id);
+	if (err)
+		return err;
+	intern__unref(d->t.strs, ev->ref);
+	ev->ref = id;
+	return 0;
+}
+
+/*
+ * finish() - walk held record @h on from its copy (hooks.finish); on
  * success its event references the whole stack. Returns true if done.
  */
 static bool finish(struct drain *d, struct held *h)
 {
 	uint64_t ips[2 * FR_MAX_STACK], inserted;
 	uint32_t at = h->c.at, end = 0, id;
+	uint32_t *ref = h->ev.type == FR_EV_SAMPLE ? &h->ev.ref : &h->ev.arg;
 	int n;
 
 	memcpy(ips, h->ips, ((size_t)h->kn + at) * sizeof(uint64_t));
@@ -389,12 +414,18 @@ static bool finish(struct drain *d, struct held *h)
 	inserted = intern__inserted(d->t.stacks);
 	if (get_stack(d, h->kn, at + (uint32_t)n, h->ev.proc, ips, &id))
 		return false;
-	intern__unref(d->t.stacks, h->ev.ref);
-	h->ev.ref = id;
-	h->ev.flags = (h->ev.flags & ~(FR_DSAMPLE_UEND_MASK | FR_DSAMPLE_UTRUNC)) |
-		      (uint8_t)(end << FR_DSAMPLE_UEND_SHIFT);
-	if (end == FR_UEND_DEPTH)
-		h->ev.flags |= FR_DSAMPLE_UTRUNC;
+	if (h->ev.type == FR_EV_STALL && restamp_stall(d, &h->ev, end)) {
+		intern__unref(d->t.stacks, id);
+		return false;
+	}
+	intern__unref(d->t.stacks, *ref);
+	*ref = id;
+	/* The end code sits in the same bits for the three types; the
+	 * truncation bit is a sample's own (a stall's is in its blob). */
+	h->ev.flags = (h->ev.flags & ~FR_DSAMPLE_UEND_MASK) | (uint8_t)(end << FR_DSAMPLE_UEND_SHIFT);
+	if (h->ev.type == FR_EV_SAMPLE)
+		h->ev.flags = (h->ev.flags & ~FR_DSAMPLE_UTRUNC) |
+			      (end == FR_UEND_DEPTH ? FR_DSAMPLE_UTRUNC : 0);
 	if (d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, h->ev.proc, h->pid, h->start,
 			       &ips[h->kn], at + (uint32_t)n);
@@ -701,8 +732,9 @@ static int make_stall(struct drain *d, const void *data, size_t len,
 	if (err) {
 		ev->ref = 0;
 		put_refs(d, ev);
+		return err;
 	}
-	return err;
+	return hold(d, &r->h, r->kn, r->un, r->flags, r->ips, len, ev);
 }
 
 /* The kernel's TASK_WAKEKILL: a fatal signal ends the wait (a killable D). */
@@ -735,9 +767,11 @@ static int make_offcpu(struct drain *d, const void *data, size_t len,
 	ev->ref = (uint32_t)dur;
 	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, r->flags,
 			  &ev->arg);
-	if (err)
+	if (err) {
 		put_refs(d, ev);
-	return err;
+		return err;
+	}
+	return hold(d, &r->h, r->kn, r->un, r->flags, r->ips, len, ev);
 }
 
 /* Insert into the staging area, keeping it sorted (input is nearly sorted). */

@@ -55,7 +55,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import (Daemon, Tap, daemon_asan, events, flightrec,  # noqa: E402
+from harness import (Daemon, Tap, control, daemon_asan, events, flightrec,  # noqa: E402
                      memory_cgroup, require_root_bpf, show, FRTOOL, FRSTALL, remove_cgroup)
 from stackcmp import Maps, our_frame, perf_samples, reaches_entry  # noqa: E402
 
@@ -72,13 +72,12 @@ TOL = 0.05
 # ASan daemon paused them 1.5 s until its /proc worker stopped building
 # rows itself: its reads, which name the frames, waited behind other
 # files' rows and came after the process's end. Their pause argument is 0.
-# Python sleeps this long before its fsync: not for its table, which it has
-# from its exec, but for the rows of /usr/bin/python3.11, new to this
-# daemon, which builds them alongside those of the perf recording it (54
-# files; under ASan python3's rows came 0.9-1.5 s after its exec). Without
-# the pause its first fsync was walked by frame pointers from python3.11 on.
-# Rows built from a copy of the stack, later, would end this wait (not done).
-PY_PAUSE_S = 2.5 if daemon_asan() else 0.6
+# Python does not pause before its fsync, nor dd before its writes: the
+# rows of /usr/bin/python3.11 and /usr/bin/dd, new to this daemon, come
+# after their first blocks and stalls (under ASan python3's came 0.9-1.5 s
+# after its exec), and those are walked on from a copy of their stack once
+# the rows are there (bpf/contract.h: struct fr_ucopy). Before, python3
+# paused 0.6 s (2.5 s under ASan) and dd 0.8 s.
 KILLABLE = 0x100        # TASK_WAKEKILL in the task state
 
 tap = Tap()
@@ -173,8 +172,7 @@ def check_lock(evs, w, dump):
 # Debian's python3 (stripped, no frame pointers) blocks in fsync after a pause
 # that lets the daemon give it an unwind table.
 PY_FSYNC = """
-import os, sys, time
-time.sleep(float(sys.argv[2]))
+import os, sys
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 buf = bytes(range(256)) * 4096
 for i in range(32):
@@ -227,8 +225,7 @@ def stock_offcpu(d):
     """Debian's python3 blocked in fsync: our offcpu events' user stacks, captured as it
     left the CPU, against perf's sched_switch samples of the same switches."""
     data, path = os.path.join(work, "py.perf"), os.path.join(work, "py.dat")
-    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path,
-                                                 str(PY_PAUSE_S)],
+    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path],
                           data)
     if not tap.ok(rc == 0, "stock: perf record of /usr/bin/python3's fsync ran", err[-2000:]):
         return
@@ -250,7 +247,7 @@ def stock_offcpu(d):
 def stock_stall(d):
     """Debian's dd writing 160 MiB in a 64 MiB memory cgroup: our memcg reclaim stalls'
     user stacks against perf's samples of mm_vmscan_memcg_reclaim_end, where ours are
-    taken too. dd waits on a FIFO first, so that the daemon gives it an unwind table."""
+    taken too."""
     mc = memory_cgroup(64 * MIB)
     if not tap.ok(mc is not None, "stock: a memory cgroup for dd"):
         return
@@ -258,13 +255,7 @@ def stock_stall(d):
     fifo, data, out = (os.path.join(work, n) for n in ("dd.fifo", "dd.perf", "dd.out"))
     os.mkfifo(fifo)
 
-    # dd blocks on the FIFO for 0.8 s first: not for its table (it has one
-    # from its exec) but for the rows of /usr/bin/dd, new to this daemon;
-    # without the wait its first stalls' stacks stopped at dd's first
-    # frame under ASan (43 of 99 complete). Rows from a copy of the stack,
-    # later, would end this wait (not done).
     def feed():
-        time.sleep(0.8)
         with open(fifo, "wb") as f:
             for _ in range(160):
                 f.write(bytes(MIB))
@@ -478,6 +469,8 @@ try:
                 check_lock(events(dump), w, dump)
             stock_offcpu(d)
             stock_stall(d)
+            st = json.loads(control(d.socket, "status json"))
+            tap.diag(f"stack copies: {st['unwind']['stack_copies']}")
         d.cleanup()
         d = Daemon(tap, window="60s", memory="128M", recorder_extra="ring = 16K\n",
                    extra="[stalls]\nmin_stall = 0s\nmin_block = 0s\n")

@@ -605,7 +605,7 @@ static void test_bad_records(void)
 
 static union {
 	struct fr_rec_sample s;
-	uint8_t raw[FR_SAMPLE_COPY_MAX_SIZE];
+	uint8_t raw[FR_REC_COPY_MAX_SIZE];
 } cbuf;
 
 struct finisher {
