@@ -27,7 +27,7 @@
 /* Samples with a copy of their stack, held for their file's rows: at most
  * this many bytes of them, each for at most this long, asked every so often. */
 #define FR_UCOPY_HELD_MAX	(4u << 20)
-#define FR_UCOPY_WAIT_NS	(1500 * 1000 * 1000ULL)
+#define FR_UCOPY_WAIT_NS	(3000 * 1000 * 1000ULL)
 #define FR_UCOPY_RETRY_NS	(10 * 1000 * 1000ULL)
 
 /*
@@ -396,9 +396,11 @@ static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
 
 /*
  * finish() - walk held record @h on from its copy (hooks.finish); on
- * success its event references the whole stack. Returns true if done.
+ * success its event references the whole stack. Returns 1 done, 0 not
+ * yet, or -errno: never (its process ended without rows, or its maps
+ * changed since).
  */
-static bool finish(struct drain *d, struct held *h)
+static int finish(struct drain *d, struct held *h)
 {
 	uint64_t ips[2 * FR_MAX_STACK], inserted;
 	uint32_t at = h->c.at, end = 0, id;
@@ -410,13 +412,13 @@ static bool finish(struct drain *d, struct held *h)
 			    (const uint8_t *)(h->ips + h->kn + h->un),
 			    ips + h->kn + at, FR_MAX_STACK - at, &end);
 	if (n <= 0)
-		return false;
+		return n;
 	inserted = intern__inserted(d->t.stacks);
 	if (get_stack(d, h->kn, at + (uint32_t)n, h->ev.proc, ips, &id))
-		return false;
+		return -ENOSPC;
 	if (h->ev.type == FR_EV_STALL && restamp_stall(d, &h->ev, end)) {
 		intern__unref(d->t.stacks, id);
-		return false;
+		return -ENOSPC;
 	}
 	intern__unref(d->t.stacks, *ref);
 	*ref = id;
@@ -430,7 +432,7 @@ static bool finish(struct drain *d, struct held *h)
 		d->hooks.stack(d->hooks.ctx, h->ev.proc, h->pid, h->start,
 			       &ips[h->kn], at + (uint32_t)n);
 	d->st.ucopy_finished++;
-	return true;
+	return 1;
 }
 
 static void stage(struct drain *d, const struct fr_event *ev);
@@ -439,28 +441,31 @@ static void stage(struct drain *d, const struct fr_event *ev);
  * serve_held() - finish the held samples whose rows have come, and stage
  * them; stage the ones past their time as the kernel walked them. Time is
  * the watermark @now. Each is asked at most every FR_UCOPY_RETRY_NS, and
- * once a process's table cannot finish one, not again in this pass. @all:
- * every one, now (a dump).
+ * once a process's table cannot finish one of a maps generation, no other
+ * of that generation in this pass. @all: every one, now (a dump).
  */
 static void serve_held(struct drain *d, uint64_t now, bool all)
 {
 	struct held **pp = &d->held, *h;
 	uint64_t failed_start = 0;
-	uint32_t failed_pid = 0;
+	uint32_t failed_pid = 0, failed_gen = 0;
 
 	while ((h = *pp)) {
 		bool done = false;
+		int r = 0;
 
 		if ((all || now >= h->tried + FR_UCOPY_RETRY_NS) &&
-		    !(h->pid == failed_pid && h->start == failed_start)) {
+		    !(h->pid == failed_pid && h->start == failed_start && h->c.gen == failed_gen)) {
 			h->tried = now;
-			done = finish(d, h);
-			if (!done) {
+			r = finish(d, h);
+			done = r > 0;
+			if (!r) {
 				failed_pid = h->pid;
 				failed_start = h->start;
+				failed_gen = h->c.gen;
 			}
 		}
-		if (!done && (all || now >= h->due)) {
+		if (!done && (r < 0 || all || now >= h->due)) {
 			d->st.ucopy_expired++;
 			done = true;
 		}

@@ -138,10 +138,11 @@ struct drain_hooks {
 	/* the path of memory cgroup @id into @buf ("" if unknown) */
 	void (*memcg_path)(void *ctx, uint64_t id, char *buf, size_t len);
 	/*
-	 * Walk on from a sample's copy of its user stack (@c, then @stack):
+	 * Walk on from a record's copy of its user stack (@c, then @stack):
 	 * its frames from user frame c->at on into @ips (at most @max), how
-	 * the walk ended into *@end. Returns the count, or 0 when the rows
-	 * are not there yet (asked again later). Must not block.
+	 * the walk ended into *@end. Returns the count, 0 when the rows are
+	 * not there yet (asked again later), or -errno when they never will
+	 * be (the record is released as it is). Must not block.
 	 */
 	int (*finish)(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,
 		      const void *stack, uint64_t *ips, unsigned max, uint32_t *end);

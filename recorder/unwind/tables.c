@@ -1010,15 +1010,27 @@ int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 	struct uwalk_code code = { 0 };
 	struct uwalk_result res = { 0 };
 
+	int err = 0;
+
 	if (pthread_mutex_trylock(&u->lock))
 		return 0;
-	if (bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) || u->scratch->start != start ||
-	    u->scratch->gen != c->gen || finish_find(&fs, c->pc, &code) || !code.rows) {
-		pthread_mutex_unlock(&u->lock);
-		return 0;
+	if (bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) || u->scratch->start != start) {
+		/* No table: none yet, or none ever again (the process ended). */
+		err = fr_procstat__gone(pid, start) ? -ESRCH : 0;
+		goto out;
 	}
+	if (u->scratch->gen != c->gen) {
+		/* Its maps changed since (exec, dlopen): never this copy's. */
+		err = u->scratch->gen > c->gen ? -ESTALE : 0;
+		goto out;
+	}
+	if (finish_find(&fs, c->pc, &code) || !code.rows)
+		goto out;
 	uwalk__run(&src, &r, ips, max, &res);
+out:
 	pthread_mutex_unlock(&u->lock);
+	if (err || !res.n)
+		return err;
 	*end = res.end;
 	return (int)res.n;
 }

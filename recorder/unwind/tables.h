@@ -116,8 +116,10 @@ unsigned unwinder__gc(struct unwinder *u);
  * (@c, then c->len bytes at @stack) with the table (@pid, @start) has now,
  * if it is of the same maps generation and has rows for the file the
  * kernel's walk stopped in (uwalk.h): at most @max frames into @ips, the
- * end into *@end. Returns the count, or 0 when that cannot be done yet (no
- * such table, no rows, or the lock busy: never waits).
+ * end into *@end. Returns the count, 0 when that cannot be done yet (no
+ * table yet, no rows, or the lock busy: never waits), or -ESRCH (the
+ * process ended without a table) or -ESTALE (its maps changed since the
+ * copy) when it never can.
  */
 int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 		     const struct fr_ucopy *c, const void *stack, uint64_t *ips,

@@ -609,7 +609,7 @@ static union {
 } cbuf;
 
 struct finisher {
-	int ready;		/* 1: rows are there */
+	int ready;		/* 1: rows are there; -errno: never */
 	unsigned asked;
 	uint32_t pid;
 	uint64_t start;
@@ -627,7 +627,9 @@ static int fake_finish(void *ctx, uint32_t pid, uint64_t start, const struct fr_
 	f->start = start;
 	f->c = *c;
 	memcpy(&f->first_word, stack, 8);
-	if (!f->ready || max < 3)
+	if (f->ready < 0)
+		return f->ready;
+	if (!f->ready || max < 3 || c->gen == 99)	/* 99: no table of that generation yet */
 		return 0;
 	/* The walk goes on from the frame the kernel stopped at: its pc first. */
 	ips[0] = c->pc;
@@ -636,6 +638,8 @@ static int fake_finish(void *ctx, uint32_t pid, uint64_t start, const struct fr_
 	*end = FR_UEND_OUTERMOST;
 	return 3;
 }
+
+static uint32_t copy_gen = 4;	/* the maps generation copy_sample() stamps */
 
 /*
  * A sample of 2 kernel and 3 user frames whose walk met a file without
@@ -657,7 +661,7 @@ static size_t copy_sample(struct drain *d, uint64_t ts, uint32_t pid, uint32_t l
 	c->sp = 0x7ffd0000;
 	c->bp = 0;
 	c->at = 1;
-	c->gen = 4;
+	c->gen = copy_gen;
 	c->len = len;
 	memcpy(c + 1, &(uint64_t){ 0xfeedULL }, 8);
 	drain__record(d, &cbuf, size);
@@ -715,25 +719,52 @@ static void test_held(void)
 	copy_sample(d, 50 * MS, 42, 512);
 	drain__release(d, 60 * MS);
 	is_int(count(d), 2, "held again");
-	drain__release(d, 50 * MS + 1500 * MS);
-	is_int(count(d), 3, "past 1.5 s it is given up");
+	drain__release(d, 50 * MS + 2900 * MS);
+	is_int(count(d), 2, "still held at 2.9 s");
+	drain__release(d, 50 * MS + 3000 * MS);
+	is_int(count(d), 3, "past 3 s it is given up");
 	n = user_frames(d, window__tail(drain__tables(d)->win) + 2, ips, &end);
 	ok(n == 3 && ips[2] == 0x104 && end == FR_UEND_NO_INFO,
 	   "with the kernel's frames and end (%d, %u)", n, end);
 	is_int(drain__stats(d)->ucopy_expired, 1, "counted as expired");
 
-	/* A dump does not wait. */
-	copy_sample(d, 2000 * MS, 43, 512);
-	drain__release(d, 2010 * MS);
-	is_int(count(d), 3, "held");
-	drain__settle(d);
-	drain__release(d, 2010 * MS);
+	/* Never: the process ended without rows. */
+	f.ready = -ESRCH;
+	copy_sample(d, 3100 * MS, 46, 512);
+	drain__release(d, 3110 * MS);
 	ok(count(d) == 4 && drain__stats(d)->ucopy_expired == 2,
+	   "a copy that can never be finished (-ESRCH) is given up at once");
+	f.ready = 0;
+
+	/* A dump does not wait. */
+	copy_sample(d, 3200 * MS, 43, 512);
+	drain__release(d, 3210 * MS);
+	is_int(count(d), 4, "held");
+	drain__settle(d);
+	drain__release(d, 3210 * MS);
+	ok(count(d) == 5 && drain__stats(d)->ucopy_expired == 3,
 	   "drain__settle() gives it up at once for a dump (%" PRIu64 " in the window)", count(d));
+
+	/* A copy its table cannot finish yet does not hold up the process's
+	 * copies of another maps generation. */
+	{
+		uint64_t done = drain__stats(d)->ucopy_finished;
+
+		f.ready = 1;
+		copy_gen = 99;
+		copy_sample(d, 3250 * MS, 47, 512);
+		copy_gen = 4;
+		copy_sample(d, 3251 * MS, 47, 512);
+		drain__release(d, 3260 * MS);
+		ok(drain__stats(d)->ucopy_finished == done + 1 && count(d) == 5,
+		   "a copy of another generation is finished past one that waits (the window waits for it)");
+		f.ready = 0;
+		drain__settle(d);
+	}
 
 	/* Malformed: a copy longer than the record, a frame past the walk. */
 	{
-		size_t size = copy_sample(d, 3000 * MS, 44, 512);
+		size_t size = copy_sample(d, 3300 * MS, 44, 512);
 		uint64_t bad = drain__stats(d)->bad;
 
 		cbuf.s.h.size = (uint32_t)(size - 8);
