@@ -72,12 +72,16 @@ TOL = 0.05
 # ASan daemon paused them 1.5 s until its /proc worker stopped building
 # rows itself: its reads, which name the frames, waited behind other
 # files' rows and came after the process's end. Their pause argument is 0.
-# Python does not pause before its fsync, nor dd before its writes: the
-# rows of /usr/bin/python3.11 and /usr/bin/dd, new to this daemon, come
-# after their first blocks and stalls (under ASan python3's came 0.9-1.5 s
-# after its exec), and those are walked on from a copy of their stack once
-# the rows are there (bpf/contract.h: struct fr_ucopy). Before, python3
-# paused 0.6 s (2.5 s under ASan) and dd 0.8 s.
+# Python does not pause before its first fsync, nor dd before its writes:
+# the rows of /usr/bin/python3.11 and /usr/bin/dd, new to this daemon,
+# come after their first blocks and stalls (under ASan python3's came
+# 0.9-1.5 s after its exec), and those are walked on from a copy of their
+# stack once the rows are there (bpf/contract.h: struct fr_ucopy), while
+# the process lives: python3 writes and fsyncs for FSYNC_S, and each of
+# its blocks is checked against perf's, the first ones too. A copy of a
+# process that ended before its rows were built is not finished (not
+# done). Before, python3 paused 0.6 s (2.5 s under ASan) and dd 0.8 s.
+FSYNC_S = 2.5 if daemon_asan() else 1.0
 KILLABLE = 0x100        # TASK_WAKEKILL in the task state
 
 tap = Tap()
@@ -172,12 +176,15 @@ def check_lock(evs, w, dump):
 # Debian's python3 (stripped, no frame pointers) blocks in fsync after a pause
 # that lets the daemon give it an unwind table.
 PY_FSYNC = """
-import os, sys
+import os, sys, time
 fd = os.open(sys.argv[1], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
 buf = bytes(range(256)) * 4096
-for i in range(32):
-    os.write(fd, buf)
-os.fsync(fd)
+t = time.monotonic()
+while time.monotonic() - t < float(sys.argv[2]):
+    os.lseek(fd, 0, os.SEEK_SET)
+    for i in range(4):
+        os.write(fd, buf)
+    os.fsync(fd)
 os.close(fd)
 """
 
@@ -225,8 +232,8 @@ def stock_offcpu(d):
     """Debian's python3 blocked in fsync: our offcpu events' user stacks, captured as it
     left the CPU, against perf's sched_switch samples of the same switches."""
     data, path = os.path.join(work, "py.perf"), os.path.join(work, "py.dat")
-    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path],
-                          data)
+    rc, err = perf_record("sched:sched_switch", ["/usr/bin/python3", "-I", "-c", PY_FSYNC, path,
+                                                 str(FSYNC_S)], data)
     if not tap.ok(rc == 0, "stock: perf record of /usr/bin/python3's fsync ran", err[-2000:]):
         return
     time.sleep(1.5)
