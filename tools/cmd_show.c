@@ -124,6 +124,14 @@ static void text_no_table(const struct fr_dump *d, const struct view *v)
 	printf("\n");
 }
 
+/* Samples of this dump whose user stack was walked on from a copy (LOSS, 1.5). */
+static uint64_t walked_later(const struct fr_dump *d)
+{
+	const struct fr_kv *kv = kvlist__find(&d->loss, "unwind_walked_later");
+
+	return kv && kv->type == FR_KV_UINT ? kv->u : 0;
+}
+
 /* How complete the user stacks are, and where walks stopped short. */
 static void text_completeness(const struct fr_dump *d, const struct view *v)
 {
@@ -142,6 +150,9 @@ static void text_completeness(const struct fr_dump *d, const struct view *v)
 		if (v->uend[k])
 			printf(", %s %" PRIu64, dump__uend_name(k), v->uend[k]);
 	printf("\n");
+	if (walked_later(d))
+		printf("           walked on later from a copy of the stack, once a new file's rows "
+		       "were built: %" PRIu64 " samples\n", walked_later(d));
 	nt = view_stop_top(v, top, FR_STOP_SHOWN);
 	if (nt) {
 		printf("           stopped short in:");
@@ -462,6 +473,7 @@ static void json_completeness(struct json *j, const struct fr_dump *d, const str
 	json__u64(j, "samples", view_user_stacks(v));
 	for (unsigned k = FR_DUEND_OUTERMOST; k < FR_DUEND_NR; k++)
 		json__u64(j, dump__uend_name(k), v->uend[k]);
+	json__u64(j, "walked_later", walked_later(d));
 	json__arr(j, "stopped_in");
 	for (uint32_t i = 0; i < nt; i++) {
 		json__obj(j, NULL);

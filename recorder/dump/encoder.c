@@ -235,6 +235,7 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	switch ((enum fr_event_type)ev->type) {
 	case FR_EV_SAMPLE:
 		e->st.uend[(ev->flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT]++;
+		e->st.walked_later += !!(ev->arg & FR_EVSAMPLE_LATER);
 		return ev->ref ? encoder__stack_of(e, ev->ref, ev->ts, true, &tmp) : 0;
 	case FR_EV_FORK:
 		return encoder__proc_of(e, ev->ref, &tmp);
@@ -599,6 +600,7 @@ static int add_losses(struct encoder *e)
 		snprintf(key, sizeof(key), "user_stack_end_%s", dump__uend_name(k));
 		err |= kvlist__add_u64(l, key, st->uend[k]);
 	}
+	err |= kvlist__add_u64(l, "unwind_walked_later", st->walked_later);
 	untrusted__stats(&us);
 	for (int r = 0; r < FR_REFUSED_NR; r++) {
 		snprintf(key, sizeof(key), "untrusted_refused_%s", untrusted__refusal_name(r));

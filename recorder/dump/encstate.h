@@ -52,6 +52,7 @@ struct encoder_stats {
 	uint64_t lines_failed;		/* lookups of one that failed (unreadable DWARF, a bound) */
 	uint64_t lines_skipped;		/* not looked up: past the deadline */
 	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
+	uint64_t walked_later;		/* samples whose user stack was walked on from a copy */
 };
 
 

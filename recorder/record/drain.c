@@ -425,9 +425,11 @@ static int finish(struct drain *d, struct held *h)
 	/* The end code sits in the same bits for the three types; the
 	 * truncation bit is a sample's own (a stall's is in its blob). */
 	h->ev.flags = (h->ev.flags & ~FR_DSAMPLE_UEND_MASK) | (uint8_t)(end << FR_DSAMPLE_UEND_SHIFT);
-	if (h->ev.type == FR_EV_SAMPLE)
+	if (h->ev.type == FR_EV_SAMPLE) {
 		h->ev.flags = (h->ev.flags & ~FR_DSAMPLE_UTRUNC) |
 			      (end == FR_UEND_DEPTH ? FR_DSAMPLE_UTRUNC : 0);
+		h->ev.arg = FR_EVSAMPLE_LATER;
+	}
 	if (d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, h->ev.proc, h->pid, h->start,
 			       &ips[h->kn], at + (uint32_t)n);

@@ -63,7 +63,7 @@ enum fr_event_type {
  *   arg:   exit: wait status; fork: child pid; oom: the invoker's process
  *          table slot (a reference, 0: none); rss: microseconds since the
  *          value was reached; oom_score_adj: the value; stall, offcpu:
- *          stack id (0: none); otherwise 0.
+ *          stack id (0: none); sample: FR_EVSAMPLE_LATER or 0; otherwise 0.
  *   flags: sample: FR_SAMPLE_* bits; rss: member | why << 2 | FR_EVRSS_OTHER;
  *          stall, offcpu: the kind | the user stack's end code << 5
  *          (offcpu: | FR_EVOFF_KILLABLE, FR_EVOFF_US); stallsum: the kind.
@@ -75,6 +75,7 @@ enum fr_event_type {
 #define FR_EVSTALL_KIND_MASK	0x7
 #define FR_EVOFF_KILLABLE	0x08	/* the wait could be ended by a fatal signal */
 #define FR_EVOFF_US		0x10	/* ref counts microseconds (a block over 4.29 s) */
+#define FR_EVSAMPLE_LATER	0x1	/* sample arg: its user stack was walked on from a copy */
 struct fr_event {
 	uint64_t ts;		/* CLOCK_BOOTTIME ns */
 	uint32_t proc;

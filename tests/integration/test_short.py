@@ -239,6 +239,9 @@ def test_new_file(d, tmp):
            f"new file: samples were walked on from copies of their stack "
            f"({after['finished'] - before['finished']} finished, "
            f"{after['expired'] - before['expired']} expired)")
+    later = show(dump).get("user_stacks", {}).get("walked_later", 0)
+    tap.ok(0 < later <= after["finished"],
+           f"new file: show says how many of the dump's samples were walked on later ({later})")
     os.unlink(pdata)
     os.unlink(exe)
 
