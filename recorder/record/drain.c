@@ -882,15 +882,20 @@ static void trim_tables(struct drain *d, uint64_t now)
 /*
  * drain__release() - move every staged event stamped at or before
  * @watermark into the window, oldest first, then age the window out
- * relative to the newest time the watermark vouches for.
+ * relative to the newest time the watermark vouches for. A record held
+ * for its copy (hold()) holds the release back before it, unless forced
+ * (UINT64_MAX); with the staging area half full, the held are given up.
  */
 void drain__release(struct drain *d, uint64_t watermark)
 {
 	size_t i = 0;
 
 	if (d->held) {
-		serve_held(d, watermark, false);
-		watermark = held_limit(d, watermark);
+		/* Never hold the window back past half the staging area: the
+		 * held are given up first (an 8 MiB cap stages 4096 events). */
+		serve_held(d, watermark, d->nstage >= d->stage_cap / 2);
+		if (watermark != UINT64_MAX)	/* forced: everything staged goes */
+			watermark = held_limit(d, watermark);
 	}
 	if (d->nstage > d->stage_hi)
 		d->stage_hi = d->nstage;

@@ -791,6 +791,31 @@ static void test_held(void)
 	drain__free(d);
 }
 
+/*
+ * A copy that waits must not hold the window back past the staging area:
+ * at half of it, the held are given up, and a full one releases all.
+ */
+static void test_held_full_stage(void)
+{
+	struct drain *d = drain__new(8 << 20, 100 * SEC);
+	struct finisher f = { 0 };
+	uint64_t n;
+
+	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &f, .finish = fake_finish });
+	copy_sample(d, 1 * MS, 50, 512);
+	for (int i = 0; i < 20000; i++) {
+		sample(d, 2 * MS + (uint64_t)i * 1000, 51, 1, "s", 1, 2);
+		if (i % 100 == 99)
+			drain__release(d, 2 * MS + (uint64_t)i * 1000);
+	}
+	drain__release(d, 30 * MS);
+	n = count(d);
+	ok(drain__stats(d)->ucopy_expired == 1 && n == 20001,
+	   "20,000 samples behind a held copy: it is given up, none is lost (%" PRIu64 " in the window)",
+	   n);
+	drain__free(d);
+}
+
 int main(void)
 {
 	test_watermark_order();
@@ -804,5 +829,6 @@ int main(void)
 	test_loader_era();
 	test_bad_records();
 	test_held();
+	test_held_full_stage();
 	return tap_done_testing();
 }
