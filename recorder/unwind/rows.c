@@ -829,6 +829,24 @@ static int build_lone(Elf *lone, bool eh, struct builder *b)
  */
 #define FR_ENTRY_STOP_MAX	256
 
+/*
+ * Drop each row whose rule is its predecessor's. entry_stop() can put its
+ * stop row beside a stop row of the file's own CFI (an FDE whose return
+ * address is undefined, as _start's may be, right before or after the
+ * gap), and the BPF binary search must never meet two rows with one rule.
+ */
+static void merge_neighbours(struct urows *u)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < u->n; i++) {
+		if (n && same_rule(&u->row[n - 1], &u->row[i]))
+			continue;
+		u->row[n++] = u->row[i];
+	}
+	u->n = n;
+}
+
 static int entry_stop(struct urows *u, uint64_t entry)
 {
 	struct fr_urow *row;
@@ -860,6 +878,7 @@ static int entry_stop(struct urows *u, uint64_t entry)
 		row[i + 1] = (struct fr_urow){ .pc = (uint32_t)end, .kind = FR_UROW_NONE };
 	u->n += !replace + tail;
 	u->st.stop++;
+	merge_neighbours(u);
 	return 0;
 }
 

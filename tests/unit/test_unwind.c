@@ -1578,6 +1578,22 @@ static const char entry_src[] =
 	"FN(f_c)\n"
 	"\t.cfi_startproc\n"
 	"\tret\n"
+	"\t.cfi_endproc\n"
+	"FN(f_u)\n"
+	"\t.cfi_startproc\n"
+	"\t.cfi_undefined rip\n"
+	"\tnop\n"
+	"\t.cfi_endproc\n"
+	"FN(e_mid)\n"
+	"\t.fill 16, 1, 0x90\n"
+	"FN(f_v)\n"
+	"\t.cfi_startproc\n"
+	"\t.cfi_undefined rip\n"
+	"\tnop\n"
+	"\t.cfi_endproc\n"
+	"FN(f_w)\n"
+	"\t.cfi_startproc\n"
+	"\tret\n"
 	"\t.cfi_endproc\n";
 
 /* @path's row kind at symbol @sym + @delta; 0xff when there is none. */
@@ -1599,15 +1615,27 @@ static uint8_t row_kind_at(const char *path, const struct urows *u, const char *
  */
 static void test_entry(void)
 {
-	char near[PATH_MAX], far[PATH_MAX], cov[PATH_MAX];
+	char near[PATH_MAX], far[PATH_MAX], cov[PATH_MAX], mid[PATH_MAX];
 	struct urows u;
 
 	snprintf(near, sizeof(near), "%s/entry_near.so", tdir);
 	snprintf(far, sizeof(far), "%s/entry_far.so", tdir);
 	snprintf(cov, sizeof(cov), "%s/entry_cov.so", tdir);
+	snprintf(mid, sizeof(mid), "%s/entry_mid.so", tdir);
 	if (!ok(build_src(entry_src, near, "-Wl,-e,e_near") && build_src(entry_src, far, "-Wl,-e,e_far") &&
-		build_src(entry_src, cov, "-Wl,-e,f_a"), "three .so files entered at e_near, e_far, f_a"))
+		build_src(entry_src, cov, "-Wl,-e,f_a") && build_src(entry_src, mid, "-Wl,-e,e_mid"),
+		"four .so files entered at e_near, e_far, f_a, e_mid"))
 		return;
+	/* The fuzzer's find (fuzz_cfi): the entry's stop row between two
+	 * FDEs whose return address is undefined, stop rows too, is one row. */
+	if (is_int(build_path(mid, &u), 0, "entry_mid.so: rows")) {
+		ok(row_kind_at(mid, &u, "f_u", 0) == FR_UROW_STOP && row_kind_at(mid, &u, "e_mid", 0) ==
+		   FR_UROW_STOP && row_kind_at(mid, &u, "f_v", 0) == FR_UROW_STOP &&
+		   row_kind_at(mid, &u, "f_w", 0) == FR_UROW_RSP,
+		   "entry_mid.so: stop from f_u through the entry gap and f_v, then f_w's own row");
+		test_search(&u, "entry_mid.so");
+		urows__fini(&u);
+	}
 	if (!is_int(build_path(near, &u), 0, "entry_near.so: rows"))
 		return;
 	ok(row_kind_at(near, &u, "f_a", 1) == FR_UROW_RSP && row_kind_at(near, &u, "e_near", -1) == FR_UROW_RSP,
@@ -1627,7 +1655,7 @@ static void test_entry(void)
 	}
 	if (is_int(build_path(cov, &u), 0, "entry_cov.so: rows")) {
 		ok(row_kind_at(cov, &u, "f_a", 0) == FR_UROW_RSP && row_kind_at(cov, &u, "e_near", 0) ==
-		   FR_UROW_NONE && u.st.stop == 0,
+		   FR_UROW_NONE && row_kind_at(cov, &u, "e_mid", 0) == FR_UROW_NONE && u.st.stop == 2,
 		   "entry_cov.so: an entry an FDE covers keeps its rows; the gaps stay frame pointers");
 		urows__fini(&u);
 	}
