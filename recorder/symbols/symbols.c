@@ -925,6 +925,7 @@ struct fr_cacheent {
 	uint64_t used;		/* CLOCK_BOOTTIME ns of the last get */
 	uint64_t bytes;		/* charged to the budget now */
 	uint64_t retry_at;	/* FR_DEBUG_PENDING: load again from then on */
+	char *path;		/* where it was first mapped (absolute), NULL: unknown */
 };
 
 struct symcache {
@@ -976,7 +977,8 @@ struct symcache *symcache__new(void)
 static void cacheent__charge(struct symcache *c, struct fr_cacheent *e)
 {
 	const struct fr_symtab *t = e->syms ? atomic_load(&e->syms->tab) : NULL;
-	uint64_t b = sizeof(*e) + (e->syms ? sizeof(*e->syms) : 0) +
+	uint64_t b = sizeof(*e) + (e->path ? strlen(e->path) + 1 : 0) +
+		     (e->syms ? sizeof(*e->syms) : 0) +
 		     (e->syms && e->syms->lines ? sizeof(*e->syms->lines) : 0) + (t ? t->bytes : 0);
 
 	c->st.bytes = c->st.bytes - e->bytes + b;
@@ -990,6 +992,7 @@ static void cacheent__free(struct symcache *c, struct fr_cacheent *e)
 	c->st.bytes -= e->bytes;
 	c->st.entries--;
 	elfsyms__free(e->syms);
+	free(e->path);
 	free(e);
 }
 
@@ -1003,6 +1006,7 @@ void symcache__free(struct symcache *c)
 
 		if (fr_hashmap__at(&c->map, i, &k, (void **)&e)) {
 			elfsyms__free((*e)->syms);
+			free((*e)->path);
 			free(*e);
 		}
 	}
@@ -1016,7 +1020,7 @@ void symcache__free(struct symcache *c)
  * @key. On -ENOMEM @syms is freed. Returns the entry or NULL with errno set.
  */
 static struct fr_cacheent *symcache__add(struct symcache *c, const struct fr_cachekey *key,
-					 struct elfsyms *syms, int err)
+					 const char *path, struct elfsyms *syms, int err)
 {
 	struct fr_cacheent *e = calloc(1, sizeof(*e));
 
@@ -1028,6 +1032,9 @@ static struct fr_cacheent *symcache__add(struct symcache *c, const struct fr_cac
 	}
 	e->key = *key;
 	e->c = c;
+	/* Without room for the path the entry still names frames: a read
+	 * gives the path with the mapping; only an exit's mappings lack it. */
+	e->path = path && path[0] == '/' ? strdup(path) : NULL;
 	e->syms = syms;
 	e->err = err;
 	if (syms)
@@ -1109,6 +1116,10 @@ static struct fr_cacheent *get_fd_locked(struct symcache *c, int fd, const char 
 	key = fr_key_file(&st);
 	e = symcache__find(c, &key);
 	if (e) {
+		if (!e->path && path && path[0] == '/') {
+			e->path = strdup(path);
+			cacheent__charge(c, e);
+		}
 		/* Under a hold only an evicted table may be filled: none is read. */
 		if (e->syms && (!atomic_load(&e->syms->tab) ||
 				(!c->hold && e->retry_at && fr_boottime_ns() >= e->retry_at)))
@@ -1126,7 +1137,7 @@ static struct fr_cacheent *get_fd_locked(struct symcache *c, int fd, const char 
 	else
 		c->st.bad_elf++;
 	/* Failures are remembered per file: malformed, or past the per-file bound. */
-	e = symcache__add(c, &key, syms, err);
+	e = symcache__add(c, &key, path, syms, err);
 	if (e && syms && (syms->debug & FR_DEBUG_PENDING))
 		e->retry_at = fr_boottime_ns() + FR_SYMCACHE_RETRY_NS;
 found:
@@ -1173,6 +1184,27 @@ const struct elfsyms *symcache__get_fd_hint(struct symcache *c, int fd, const ch
 const struct elfsyms *symcache__get_fd(struct symcache *c, int fd)
 {
 	return symcache__get_fd_hint(c, fd, NULL);
+}
+
+const struct elfsyms *symcache__get_key(struct symcache *c, const struct symcache_key *k,
+				       char **path)
+{
+	struct fr_cachekey key = { .w = { k->dev, k->ino, k->size, k->mtime, k->ctime } };
+	struct fr_cacheent *e;
+
+	*path = NULL;
+	pthread_mutex_lock(&c->lock);
+	e = symcache__find(c, &key);
+	if (e && e->syms && e->path)
+		*path = strdup(e->path);
+	if (e && e->syms && *path) {
+		e->used = fr_boottime_ns();
+		atomic_fetch_add(&e->refs, 1);
+	} else {
+		e = NULL;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return e ? e->syms : NULL;
 }
 
 void symcache__put(const struct elfsyms *s)

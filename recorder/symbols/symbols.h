@@ -260,6 +260,21 @@ const struct elfsyms *symcache__get_fd_hint(struct symcache *c, int fd, const ch
 /* symcache__get_fd() - symcache__get_fd_hint() without a path. */
 const struct elfsyms *symcache__get_fd(struct symcache *c, int fd);
 
+/* A file's identity as fstat() gives it, the cache's key. */
+struct symcache_key {
+	uint64_t dev, ino, size, mtime, ctime;	/* times in ns */
+};
+
+/*
+ * symcache__get_key() - the symbols of the file of identity @k if the cache
+ * holds them, and in *@path (malloc'd) the path it was first mapped at:
+ * no file is opened, so the caller needs no live process (an exited one's
+ * mappings, struct fr_rec_maps). NULL (and *@path NULL) if the cache has
+ * no such file, only its failure, or no path for it.
+ */
+const struct elfsyms *symcache__get_key(struct symcache *c, const struct symcache_key *k,
+				       char **path);
+
 /* symcache__put() - drop a reference a get handed out; accepts NULL. Lock-free. */
 void symcache__put(const struct elfsyms *s);
 
