@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	7
+#define FR_CONTRACT_VERSION	8
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -36,6 +36,7 @@ enum fr_rec_type {
 	FR_REC_OOMADJ	= 8,	/* oom_score_adj_update: the value was written */
 	FR_REC_STALL	= 9,	/* a reclaim, compaction or throttle stall ended */
 	FR_REC_OFFCPU	= 10,	/* a blocked thread is back on a CPU */
+	FR_REC_MAPS	= 11,	/* an exiting process's code mappings (struct fr_rec_maps) */
 };
 
 /* Sample flags. */
@@ -133,6 +134,40 @@ struct fr_rec_exit {
 	__s32 code;		/* wait(2) status: exit code << 8 | signal */
 	__u32 nr_threads;	/* threads still counted at group death */
 	struct fr_exit_stats st;
+};
+
+/*
+ * A process's code as it exits, sent right before its exit record when the
+ * daemon has not read its current maps (uread): a short process often ends
+ * before the /proc worker gets to it, and without its mappings its frames
+ * cannot be named. Each executable file mapping with the file's identity
+ * as fstat() gives it (the symbol cache's key: device as userspace encodes
+ * it, inode, size, modification and change times in ns).
+ */
+#define FR_XMAPS_MAX		32
+
+struct fr_xmap {
+	__u64 begin, end, pgoff;
+	__u64 dev, ino, size, mtime, ctime;
+};
+
+struct fr_rec_maps {
+	struct fr_rec_hdr h;	/* the exiting thread and its incarnation */
+	__u32 n;		/* mappings in m[] (the record's size says so too) */
+	__u32 gen;		/* the process's maps generation (ugen) */
+	__u32 vmas;		/* executable file mappings seen, n or more */
+	__u32 pad;
+	struct fr_xmap m[FR_XMAPS_MAX];
+};
+
+/*
+ * The daemon read the maps of (tgid, start) at maps generation gen (the
+ * uread map): its exit sends no struct fr_rec_maps.
+ */
+struct fr_uread {
+	__u64 start;
+	__u32 gen;
+	__u32 pad;
 };
 
 struct fr_rec_fork {
@@ -466,6 +501,8 @@ enum fr_counter {
 	FR_CNT_OFFCPU_NOSTACK,	/* blocks recorded without a user stack: off_stk was full */
 	FR_CNT_UCOPY,		/* samples that carried a copy of their user stack */
 	FR_CNT_UCOPY_SKIPPED,	/* copies not taken: the ring was busy or the stack unreadable */
+	FR_CNT_XMAPS,		/* exits that sent their code mappings (the daemon had not read them) */
+	FR_CNT_XMAPS_SKIPPED,	/* ... not sent: the ring was busy, or the mm's lock taken */
 	FR_CNT_NR,
 };
 
@@ -497,6 +534,10 @@ _Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS, "fr_uinode size"
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
 _Static_assert(sizeof(struct fr_ucopy) == 40, "fr_ucopy size");
+_Static_assert(sizeof(struct fr_xmap) == 64, "fr_xmap size");
+_Static_assert(sizeof(struct fr_rec_maps) == sizeof(struct fr_rec_hdr) + 16 + 64 * FR_XMAPS_MAX,
+	       "fr_rec_maps size");
+_Static_assert(sizeof(struct fr_uread) == 16, "fr_uread size");
 _Static_assert(FR_REC_COPY_MAX_SIZE == FR_STALL_MAX_SIZE + 40 + FR_UCOPY_MAX, "copy record size");
 _Static_assert(FR_STALL_MAX_SIZE >= FR_SAMPLE_MAX_SIZE, "stalls are the largest stack records");
 

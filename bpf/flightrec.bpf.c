@@ -407,6 +407,94 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	return 0;
 }
 
+/*
+ * exit_maps() - at @t's group death (@t is current, its mm still there),
+ * send its executable file mappings (struct fr_rec_maps) unless the daemon
+ * read its maps at this generation (uread): a process of 20 ms on a busy
+ * machine ends before the /proc worker reads it, and its frames were bare
+ * addresses. Only while the ring is under a quarter full, as the copies
+ * of stacks: it never takes another record's room. The VMA loop is
+ * bounded by FR_UBUILD_VMAS, its state kept in the map value as in
+ * uproc_build(). Call before unwind_forget(), which drops ugen.
+ */
+static __noinline int exit_maps(struct task_struct *t, __u64 start)
+{
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	__u32 zero = 0, tgid = t->tgid, size;
+	struct fr_rec_maps *r;
+	struct fr_uread *u;
+	__u32 seen = 0;
+
+	if (!ubuild_on || !t->mm)
+		return 0;
+	u = bpf_map_lookup_elem(&uread, &tgid);
+	if (u && u->start == start && u->gen == ugen_of(tgid)) {
+		bpf_map_delete_elem(&uread, &tgid);
+		return 0;
+	}
+	if (u)
+		bpf_map_delete_elem(&uread, &tgid);
+	r = bpf_map_lookup_elem(&xmaps, &zero);
+	if (!r)
+		return 0;
+	if (!ring_has_room()) {
+		count(FR_CNT_XMAPS_SKIPPED);
+		return 0;
+	}
+	r->n = 0;
+	r->vmas = 0;
+	r->pad = 0;
+	r->gen = ugen_of(tgid);
+	if (bpf_iter_task_vma_new(&it, t, 0)) {
+		bpf_iter_task_vma_destroy(&it);
+		count(FR_CNT_XMAPS_SKIPPED);
+		return 0;
+	}
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		struct file *file;
+		struct inode *ino;
+		struct fr_xmap *m;
+		__u32 n = r->n;
+
+		if (seen++ >= FR_UBUILD_VMAS)
+			break;
+		if (!(BPF_CORE_READ(vma, vm_flags) & FR_VM_EXEC))
+			continue;
+		file = BPF_CORE_READ(vma, vm_file);
+		if (!file)
+			continue;
+		r->vmas++;
+		if (n >= FR_XMAPS_MAX)
+			continue;
+		m = &r->m[n];
+		ino = BPF_CORE_READ(file, f_inode);
+		m->begin = BPF_CORE_READ(vma, vm_start);
+		m->end = BPF_CORE_READ(vma, vm_end);
+		m->pgoff = BPF_CORE_READ(vma, vm_pgoff) << 12;
+		m->dev = user_dev(BPF_CORE_READ(ino, i_sb, s_dev));
+		m->ino = BPF_CORE_READ(ino, i_ino);
+		m->size = BPF_CORE_READ(ino, i_size);
+		m->mtime = inode_mtime(ino);
+		m->ctime = inode_ctime(ino);
+		r->n = n + 1;
+	}
+	bpf_iter_task_vma_destroy(&it);
+	if (!r->n)
+		return 0;
+	fill_hdr(&r->h, t, FR_REC_MAPS, 0);
+	size = sizeof(*r) - sizeof(r->m) + r->n * sizeof(r->m[0]);
+	if (size > sizeof(*r))
+		return 0;
+	r->h.size = size;
+	r->h.ts = bpf_ktime_get_boot_ns();
+	if (bpf_ringbuf_output(&events, r, size, wakeup_flag()))
+		count(FR_CNT_RESERVE);
+	else
+		count(FR_CNT_XMAPS);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
@@ -423,8 +511,10 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	stall_thread_exit(p);
 	if (!group_dead)
 		return 0;
-	if (unwind_on)
+	if (unwind_on) {
+		exit_maps(p, leader_start(p));
 		unwind_forget(p);
+	}
 	if (stall_on || offcpu_on)
 		stall_group_dead(p);
 	if (rss_on && mm)

@@ -44,6 +44,10 @@
 #ifndef FR_UNWIND_BPF_H
 #define FR_UNWIND_BPF_H
 
+/* Processes whose read the uread map remembers: an LRU, so one forgotten
+ * only sends its mappings at exit for nothing. */
+#define FR_UREAD_MAX	16384
+
 const volatile __u32 unwind_on = 0;	/* the daemon loaded a row pool */
 const volatile __u32 ubuild_on = 0;	/* and the kernel has the VMA iterator: uproc_build() */
 
@@ -84,6 +88,22 @@ struct {
 	__type(key, struct fr_uinode_key);
 	__type(value, struct fr_uinode);
 } uinodes SEC(".maps");
+
+/* (tgid, start, maps generation) the daemon read maps at: its exit sends none. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, FR_UREAD_MAX);
+	__type(key, __u32);
+	__type(value, struct fr_uread);
+} uread SEC(".maps");
+
+/* An exiting process's mappings being gathered (exit_maps()). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fr_rec_maps);
+} xmaps SEC(".maps");
 
 /* A table being built (uproc_build()): too big for the stack. */
 struct {
@@ -199,6 +219,31 @@ static __always_inline __u64 inode_ctime(struct inode *ino)
 	if (bpf_core_field_exists(o->i_ctime))
 		return BPF_CORE_READ(o, i_ctime.tv_sec) * 1000000000ULL +
 		       BPF_CORE_READ(o, i_ctime.tv_nsec);
+	return 0;
+}
+
+/* The inode's modification time before 6.7 and in 6.7-6.10. */
+struct inode___pre67m {
+	struct timespec64 i_mtime;
+} __attribute__((preserve_access_index));
+struct inode___v67m {
+	struct timespec64 __i_mtime;
+} __attribute__((preserve_access_index));
+
+/* @ino's modification time in ns, as stat() gives it; 0 if unknown. */
+static __always_inline __u64 inode_mtime(struct inode *ino)
+{
+	struct inode___pre67m *o = (void *)ino;
+	struct inode___v67m *m = (void *)ino;
+
+	if (bpf_core_field_exists(ino->i_mtime_sec))
+		return BPF_CORE_READ(ino, i_mtime_sec) * 1000000000ULL + BPF_CORE_READ(ino, i_mtime_nsec);
+	if (bpf_core_field_exists(m->__i_mtime))
+		return BPF_CORE_READ(m, __i_mtime.tv_sec) * 1000000000ULL +
+		       BPF_CORE_READ(m, __i_mtime.tv_nsec);
+	if (bpf_core_field_exists(o->i_mtime))
+		return BPF_CORE_READ(o, i_mtime.tv_sec) * 1000000000ULL +
+		       BPF_CORE_READ(o, i_mtime.tv_nsec);
 	return 0;
 }
 

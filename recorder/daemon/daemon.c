@@ -193,6 +193,14 @@ static void hook_fork(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 	procinfo__inherit(dm->procinfo, slot, pid, start, parent_slot, parent_pid, parent_start);
 }
 
+/* An exit's code mappings: its frames named without /proc. */
+static void hook_exit_maps(void *ctx, uint32_t slot, const void *rec)
+{
+	struct daemon *dm = ctx;
+
+	procinfo__exit_maps(dm->procinfo, slot, rec);
+}
+
 static void hook_stack(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		       const void *user_ips, unsigned n)
 {
@@ -459,7 +467,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
 		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
 		.oom = hook_oom, .no_table = hook_no_table, .memcg_path = hook_memcg_path,
-		.finish = hook_finish });
+		.finish = hook_finish, .exit_maps = hook_exit_maps });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
 	if (!dm->rb || !dm->dumper) {

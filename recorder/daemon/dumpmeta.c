@@ -133,6 +133,10 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "procinfo_inherited", is.inherited);
 	err |= kvlist__add_u64(m, "procinfo_code_eras", is.code_eras);
 	err |= kvlist__add_u64(m, "procinfo_loader_rereads", is.loader_rereads);
+	err |= add_cpu_counter(dm, m, "exit_maps_sent", FR_CNT_XMAPS);
+	err |= kvlist__add_u64(m, "exit_maps_named", is.exit_maps);
+	err |= kvlist__add_u64(m, "exit_maps_current", is.exit_maps_current);
+	err |= kvlist__add_u64(m, "exit_maps_unnamed_files", is.exit_maps_unnamed);
 	err |= add_unwind_meta(dm, m);
 	err |= add_lines_meta(m);
 	err |= add_cache_meta(dm, m);
@@ -228,6 +232,7 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= kvlist__add_u64(l, "drain_forced", ds->forced);
 	err |= kvlist__add_u64(l, "drain_busy_passes", ds->busy_passes);
 	err |= add_cpu_counter(dm, l, "unwind_copies_skipped", FR_CNT_UCOPY_SKIPPED);
+	err |= add_cpu_counter(dm, l, "exit_maps_skipped", FR_CNT_XMAPS_SKIPPED);
 	err |= kvlist__add_u64(l, "unwind_copies_expired", ds->ucopy_expired);
 	err |= kvlist__add_u64(l, "unwind_copies_refused", ds->ucopy_refused);
 	err |= kvlist__add_u64(l, "proctable_full", ps.full);

@@ -247,6 +247,22 @@ static void json_copies(struct daemon *dm, struct json *j)
 	json__end_obj(j);
 }
 
+/* Exits that sent their code mappings, since the /proc worker had not read them. */
+static void json_exit_maps(struct daemon *dm, struct json *j)
+{
+	struct procinfo_stats is;
+
+	procinfo__stats(dm->procinfo, &is);
+	json__obj(j, "exit_maps");
+	json__u64(j, "sent", cpu_sum(dm, FR_CNT_XMAPS));
+	json__u64(j, "skipped", cpu_sum(dm, FR_CNT_XMAPS_SKIPPED));
+	json__u64(j, "received", drain__stats(dm->drain)->exit_maps);
+	json__u64(j, "named", is.exit_maps);
+	json__u64(j, "current", is.exit_maps_current);
+	json__u64(j, "unnamed_files", is.exit_maps_unnamed);
+	json__end_obj(j);
+}
+
 static void json_unwind(struct daemon *dm, struct json *j)
 {
 	struct unwinder_stats us = { 0 };
@@ -275,6 +291,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "kernel_busy", cpu_sum(dm, FR_CNT_UNWIND_KBUSY));
 	json__u64(j, "kernel_tables_kept", us.kernel_tables);
 	json_copies(dm, j);
+	json_exit_maps(dm, j);
 	if (dm->attacher) {
 		struct attacher_stats as;
 

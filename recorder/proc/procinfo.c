@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "contract.h"
 #include "procinfo.h"
 #include "procstat.h"
 #include "tables.h"
@@ -340,6 +341,8 @@ struct req {
 	uint64_t start;
 	uint64_t ips[FR_INFO_USER_IPS];	/* INHERIT: parent slot, pid, start */
 	bool recheck;		/* a new stack's re-read, parked (counted if done) */
+	struct fr_xmap *xm;	/* EXIT_MAPS: n mappings (malloc'd, the worker frees) */
+	uint32_t xgen;		/* EXIT_MAPS: their maps generation */
 };
 
 struct procinfo {
@@ -442,6 +445,8 @@ static void do_read(struct procinfo *pi, const struct req *r)
 			      timeout ? fr_boottime_ns() + timeout : 0, &m);
 	if (!err) {
 		m->ugen = ugen;
+		if (m->img && !m->img->skipped)
+			unwinder__mark_read(uw, r->pid, r->start, ugen);
 		/* The start-up scan reads everyone: rows wait for a first sample
 		 * (the attacher gives a sampled process its first table). */
 		if (uw && r->kind != FR_INFO_READ_LATER && !unwinder__current(uw, r->pid, r->start))
@@ -587,6 +592,7 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 	struct proc_meta *pm = proctable__meta(pi->pt, (uint32_t)r->ips[0], (uint32_t)r->ips[1],
 					       r->ips[2]);
 	struct proc_meta *m = pm ? proc_meta__inherit(pm, r->pid, r->start) : NULL;
+	struct unwinder *uw;
 
 	proc_meta__put(pm);
 	if (!m) {
@@ -595,6 +601,99 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 	}
 	worker__lock(&pi->w);
 	pi->st.inherited++;
+	worker__unlock(&pi->w);
+	/* Its code is its parent's until it execs or maps more (the
+	 * generation moves then): its exit need not send it. */
+	uw = atomic_load(&pi->uw);
+	if (uw && m->img && !m->img->skipped)
+		unwinder__mark_read(uw, r->pid, r->start, unwinder__gen(uw, r->pid, NULL));
+	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
+		proc_meta__put(m);
+}
+
+/*
+ * The image an exit's mappings @r describe: each file mapping named by
+ * the symbol cache's table of its identity, if the cache holds one with
+ * a path (a file it loaded for another process, or this one's earlier
+ * read); the others stay unnamed, as in no mapping. NULL on -ENOMEM.
+ */
+static struct proc_image *exit_image(struct procinfo *pi, const struct req *r,
+				     uint64_t *unnamed)
+{
+	struct proc_image *img = calloc(1, sizeof(*img));
+	struct procmaps *pm = calloc(1, sizeof(*pm));
+
+	if (img)
+		img->syms = calloc(r->n ? r->n : 1, sizeof(*img->syms));
+	if (pm)
+		pm->m = calloc(r->n ? r->n : 1, sizeof(*pm->m));
+	if (!img || !pm || !img->syms || !pm->m) {
+		if (pm)
+			free(pm->m);
+		free(pm);
+		if (img)
+			free(img->syms);
+		free(img);
+		return NULL;
+	}
+	atomic_init(&img->refs, 1);
+	img->maps = pm;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct fr_xmap *x = &r->xm[i];
+		struct symcache_key k = { .dev = x->dev, .ino = x->ino, .size = x->size,
+					  .mtime = x->mtime, .ctime = x->ctime };
+		struct fr_mapping *m = &pm->m[pm->n];
+		char *path;
+
+		if (x->end <= x->begin || (pm->n && x->begin < pm->m[pm->n - 1].end))
+			continue;	/* the kernel's VMAs come sorted: never */
+		img->syms[pm->n] = symcache__get_key(pi->sc, &k, &path);
+		*unnamed += !img->syms[pm->n];
+		*m = (struct fr_mapping){ .start = x->begin, .end = x->end, .pgoff = x->pgoff,
+					  .dev = x->dev, .inode = x->ino,
+					  .prot = PROT_READ | PROT_EXEC, .path = path };
+		pm->bytes += path ? strlen(path) + 1 : 0;
+		pm->n++;
+	}
+	pm->bytes += sizeof(*pm) + r->n * sizeof(*pm->m);
+	img->sc = pi->sc;
+	img->bytes = sizeof(*img) + pm->bytes + r->n * sizeof(*img->syms);
+	symcache__charge_image(pi->sc, (int64_t)img->bytes, 1, 0);
+	return img;
+}
+
+/*
+ * An exit's mappings: the incarnation's image from them, unless its last
+ * read was whole and of the same code (maps generation).
+ */
+static void do_exit_maps(struct procinfo *pi, const struct req *r)
+{
+	struct proc_meta *old = proctable__meta(pi->pt, r->slot, r->pid, r->start);
+	struct proc_image *img;
+	struct proc_meta *m = NULL;
+	uint64_t unnamed = 0;
+
+	if (old && old->img && !old->img->skipped && old->ugen == r->xgen) {
+		proc_meta__put(old);
+		worker__lock(&pi->w);
+		pi->st.exit_maps_current++;
+		worker__unlock(&pi->w);
+		return;
+	}
+	img = exit_image(pi, r, &unnamed);
+	if (img) {
+		m = proc_meta__with_image(old, img, fr_boottime_ns());
+		if (m)
+			m->ugen = r->xgen;
+		else
+			proc_image__put(img);
+	}
+	proc_meta__put(old);
+	if (!m)
+		return;
+	worker__lock(&pi->w);
+	pi->st.exit_maps++;
+	pi->st.exit_maps_unnamed += unnamed;
 	worker__unlock(&pi->w);
 	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
 		proc_meta__put(m);
@@ -687,6 +786,11 @@ static void stat_inc(struct procinfo *pi, uint64_t *c)
  */
 static void serve(struct procinfo *pi, const struct req *r, bool parked)
 {
+	if (r->kind == FR_INFO_EXIT_MAPS) {
+		do_exit_maps(pi, r);
+		free(r->xm);
+		return;
+	}
 	if (r->kind != FR_INFO_INHERIT && proctable__exited(pi->pt, r->slot, r->pid, r->start)) {
 		stat_inc(pi, &pi->st.exited);
 		return;
@@ -806,6 +910,8 @@ void procinfo__free(struct procinfo *pi)
 	symcache__set_marker(pi->sc, NULL, NULL);
 	pthread_cond_destroy(&pi->idle);
 	worker__fini(&pi->w);
+	for (size_t i = 0; i < pi->len[0]; i++)
+		free(pi->q[(pi->head[0] + i) % pi->cap].xm);
 	free(pi->q);
 	free(pi);
 }
@@ -840,6 +946,7 @@ int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slo
 	r = &pi->q[k * pi->cap + (pi->head[k] + pi->len[k]) % pi->cap];
 	r->kind = kind;
 	r->recheck = false;
+	r->xm = NULL;
 	r->slot = slot;
 	r->pid = pid;
 	r->start = start;
@@ -897,6 +1004,35 @@ void procinfo__set_what(struct procinfo *pi, unsigned what)
  * parent in @parent_slot: give it the parent's facts (no /proc read).
  * Returns 0 or -EAGAIN (queue full).
  */
+int procinfo__exit_maps(struct procinfo *pi, uint32_t slot, const void *rec)
+{
+	const struct fr_rec_maps *x = rec;
+	struct fr_xmap *copy = malloc((x->n ? x->n : 1) * sizeof(*copy));
+	struct req *r;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, x->m, x->n * sizeof(*copy));
+	worker__lock(&pi->w);
+	pi->st.requests++;
+	if (pi->len[0] == pi->cap) {
+		pi->st.dropped++;
+		worker__unlock(&pi->w);
+		free(copy);
+		return -EAGAIN;
+	}
+	r = &pi->q[(pi->head[0] + pi->len[0]) % pi->cap];
+	*r = (struct req){ .kind = FR_INFO_EXIT_MAPS, .slot = slot, .pid = x->h.tgid,
+			   .start = x->h.start, .n = x->n, .xm = copy, .xgen = x->gen };
+	pi->len[0]++;
+	pi->queued[0]++;
+	if (pi->len[0] == FR_INFO_KICK_LEN)
+		worker__wake(&pi->w);
+	worker__unlock(&pi->w);
+	return err;
+}
+
 int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t start,
 		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start)
 {

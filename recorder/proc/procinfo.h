@@ -43,6 +43,7 @@ enum procinfo_kind {
 	FR_INFO_INHERIT	= 4,	/* a fork's child: the parent's image, no /proc read */
 	FR_INFO_READ_SOON = 5,	/* an exec: read in FR_INFO_SOON_NS, or at its first
 				 * sample; most short-lived processes never cost one */
+	FR_INFO_EXIT_MAPS = 6,	/* an exit's mappings: name its frames without /proc */
 };
 
 #define FR_INFO_SOON_NS		(3 * 1000 * 1000ULL)
@@ -71,6 +72,10 @@ struct procinfo_stats {
 	uint64_t unwind_deferred;	/* not written: a big file has no rows yet (the attacher's) */
 	uint64_t code_eras;	/* images cut in two: code changed without an exec */
 	uint64_t loader_rereads;	/* read again in place: code added while ld.so maps */
+	/* Exits that sent their code mappings (struct fr_rec_maps): */
+	uint64_t exit_maps;		/* whose image they gave (no current read) */
+	uint64_t exit_maps_current;	/* not needed: a read of the same code came first */
+	uint64_t exit_maps_unnamed;	/* their file mappings the symbol cache did not hold */
 };
 
 struct procinfo;
@@ -80,6 +85,15 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 void procinfo__free(struct procinfo *pi);
 int procinfo__request(struct procinfo *pi, enum procinfo_kind kind, uint32_t slot,
 		      uint32_t pid, uint64_t start, const uint64_t *ips, unsigned n);
+/*
+ * procinfo__exit_maps() - the code mappings an exiting incarnation in slot
+ * @slot sent (@rec, a struct fr_rec_maps the drain checked): unless a read
+ * of the same code came first, its image becomes one made of them, each
+ * file named by the symbol cache's table of that identity (no file is
+ * opened: the process is gone). Copies @rec; never waits for the worker.
+ * Returns 0 or -EAGAIN (queue full, counted) or -ENOMEM.
+ */
+int procinfo__exit_maps(struct procinfo *pi, uint32_t slot, const void *rec);
 int procinfo__inherit(struct procinfo *pi, uint32_t slot, uint32_t pid, uint64_t start,
 		      uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
 void procinfo__stats(struct procinfo *pi, struct procinfo_stats *st);

@@ -9,8 +9,7 @@
 #include "procmeta.h"
 #include "util.h"
 
-/* Drop a reference to @img; the last one frees it. */
-static void image_put(struct proc_image *img)
+void proc_image__put(struct proc_image *img)
 {
 	if (!img || atomic_fetch_sub(&img->refs, 1) != 1)
 		return;
@@ -39,7 +38,7 @@ void proc_meta__put(struct proc_meta *m)
 	free(m->memcg);
 	free(m->container);
 	free(m->threads);
-	image_put(m->img);
+	proc_image__put(m->img);
 	free(m);
 }
 
@@ -47,6 +46,48 @@ const struct proctable_meta_ops proc_meta__ops = {
 	.get = proc_meta__get,
 	.put = proc_meta__put,
 };
+
+/*
+ * proc_meta__with_image() - @old's facts (none if NULL) with image @img in
+ * place of its own; the new meta takes the caller's reference on @img.
+ * Begun when @old was, else at @begun. Returns NULL and sets errno.
+ */
+struct proc_meta *proc_meta__with_image(const struct proc_meta *old, struct proc_image *img,
+					uint64_t begun)
+{
+	struct proc_meta *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	atomic_init(&m->refs, 1);
+	m->begun = begun;
+	m->stamp = begun;
+	if (old) {
+		m->begun = old->begun;
+		m->stamp = old->stamp;
+		m->ppid = old->ppid;
+		m->state = old->state;
+		m->has_uid = old->has_uid;
+		m->uid = old->uid;
+		m->rss = old->rss;
+		m->exe = old->exe ? strdup(old->exe) : NULL;
+		m->cmdline = old->cmdline ? strdup(old->cmdline) : NULL;
+		m->cgroup = old->cgroup ? strdup(old->cgroup) : NULL;
+		m->memcg = old->memcg ? strdup(old->memcg) : NULL;
+		m->container = old->container ? strdup(old->container) : NULL;
+		m->cgroup_id = old->cgroup_id;
+		m->nspid = old->nspid;
+		m->ugen = old->ugen;
+		if (old->nthreads)
+			m->threads = calloc(old->nthreads, sizeof(*m->threads));
+		if (m->threads) {
+			memcpy(m->threads, old->threads, old->nthreads * sizeof(*m->threads));
+			m->nthreads = old->nthreads;
+		}
+	}
+	m->img = img;
+	return m;
+}
 
 /*
  * proc_meta__inherit() - the facts of fork's child (@pid, @start) from its

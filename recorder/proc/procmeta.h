@@ -55,6 +55,8 @@ struct proc_meta {
 	uint32_t ugen;			/* unwind maps generation before img was read */
 };
 
+/* proc_image__put() - drop a reference to @img; the last one frees it. Accepts NULL. */
+void proc_image__put(struct proc_image *img);
 /* proc_meta__get() - take a reference on @m; accepts NULL. */
 void proc_meta__get(struct proc_meta *m);
 /* proc_meta__put() - drop a reference; the last one frees @m. Accepts NULL. */
@@ -63,5 +65,7 @@ void proc_meta__put(struct proc_meta *m);
 extern const struct proctable_meta_ops proc_meta__ops;
 struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pid,
 				     uint64_t start);
+struct proc_meta *proc_meta__with_image(const struct proc_meta *old, struct proc_image *img,
+					uint64_t begun);
 
 #endif /* FR_PROCMETA_H */

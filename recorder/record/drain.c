@@ -514,6 +514,25 @@ static int make_exit(struct drain *d, const void *data, size_t len,
 	return err;
 }
 
+/*
+ * take_maps() - an exiting process's code mappings (no event of its own):
+ * to the exit_maps hook if the incarnation has an entry, i.e. events that
+ * may need its frames named. Returns 1 (nothing staged) or -EBADMSG.
+ */
+static int take_maps(struct drain *d, const void *data, size_t len)
+{
+	const struct fr_rec_maps *r = data;
+	uint32_t slot;
+
+	if (len < offsetof(struct fr_rec_maps, m) || r->n > FR_XMAPS_MAX ||
+	    len < offsetof(struct fr_rec_maps, m) + r->n * sizeof(r->m[0]))
+		return -EBADMSG;
+	d->st.exit_maps++;
+	if (d->hooks.exit_maps && !proctable__find(d->t.procs, r->h.tgid, r->h.start, &slot))
+		d->hooks.exit_maps(d->hooks.ctx, slot, r);
+	return 1;
+}
+
 static int make_fork(struct drain *d, const void *data, size_t len,
 		     struct fr_event *ev)
 {
@@ -964,6 +983,9 @@ int drain__record(struct drain *d, const void *data, size_t len)
 		break;
 	case FR_REC_OFFCPU:
 		err = make_offcpu(d, data, len, &ev);
+		break;
+	case FR_REC_MAPS:
+		err = take_maps(d, data, len);
 		break;
 	case FR_REC_TASK:
 		break;	/* the task iterator's, never on the ring */

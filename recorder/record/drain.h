@@ -105,6 +105,7 @@ struct drain_stats {
 	 * held until their walk is finished with rows, or given up. */
 	uint64_t ucopy;		/* received */
 	uint64_t ucopy_finished;	/* walked on from the copy with rows */
+	uint64_t exit_maps;		/* exits that sent their code mappings */
 	uint64_t ucopy_expired;	/* no rows in time: released as the kernel walked them */
 	uint64_t ucopy_refused;	/* not held: the copies held were at their budget */
 	uint64_t ucopy_held_max;	/* the most held at once */
@@ -146,6 +147,9 @@ struct drain_hooks {
 	 */
 	int (*finish)(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,
 		      const void *stack, uint64_t *ips, unsigned max, uint32_t *end);
+	/* an exiting incarnation in the process table sent its code mappings
+	 * (struct fr_rec_maps at @rec): the daemon had not read them */
+	void (*exit_maps)(void *ctx, uint32_t slot, const void *rec);
 };
 
 struct drain;

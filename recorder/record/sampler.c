@@ -386,6 +386,7 @@ int sampler__unwind_maps(const struct sampler *s, struct sampler_unwind_maps *ou
 	out->procs = bpf_map__fd(s->skel->maps.uprocs);
 	out->gen = bpf_map__fd(s->skel->maps.ugen);
 	out->inodes = bpf_map__fd(s->skel->maps.uinodes);
+	out->read = s->kbuild ? bpf_map__fd(s->skel->maps.uread) : -1;
 	out->nrows = s->unwind_rows;
 	out->nfiles = s->unwind_files;
 	return 0;

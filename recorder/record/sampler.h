@@ -31,7 +31,7 @@ struct sampler_opts {
 
 /* The BPF maps the unwinder (recorder/unwind/) writes; -1 when off. */
 struct sampler_unwind_maps {
-	int rows, files, procs, gen, inodes;
+	int rows, files, procs, gen, inodes, read;	/* read: uread, -1 without kernel tables */
 	uint32_t nrows, nfiles;
 };
 

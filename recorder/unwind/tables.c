@@ -71,7 +71,7 @@ struct extent {
 
 struct unwinder {
 	pthread_mutex_t lock;
-	int rows_fd, files_fd, procs_fd, gen_fd, inodes_fd;
+	int rows_fd, files_fd, procs_fd, gen_fd, inodes_fd, read_fd;
 	struct fr_urow *pool;		/* the mmap'd row array */
 	size_t pool_len;
 	uint32_t nrows, nfiles;
@@ -185,6 +185,7 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	u->procs_fd = m->procs;
 	u->gen_fd = m->gen;
 	u->inodes_fd = m->inodes;
+	u->read_fd = m->read;
 	u->nrows = m->nrows;
 	u->nfiles = m->nfiles;
 	u->pool_len = FR_ALIGN((size_t)m->nrows * sizeof(struct fr_urow),
@@ -289,6 +290,14 @@ static uint32_t gen_locked(struct unwinder *u, uint32_t pid)
 uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed)
 {
 	return gen_ts(u, pid, changed);
+}
+
+void unwinder__mark_read(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen)
+{
+	struct fr_uread r = { .start = start, .gen = gen };
+
+	if (u && u->read_fd >= 0)
+		bpf_map_update_elem(u->read_fd, &pid, &r, BPF_ANY);
 }
 
 /* @k as the BPF side reads a mapping's identity (uinodes); false if it cannot. */

@@ -70,6 +70,13 @@ void unwinder__free(struct unwinder *u);
 uint32_t unwinder__gen(struct unwinder *u, uint32_t pid, uint64_t *changed);
 
 /*
+ * unwinder__mark_read() - the daemon holds the maps of (@pid, @start) read
+ * at generation @gen (unwinder__gen() before the read): its exit need not
+ * send them (struct fr_rec_maps). Best effort: a mark lost costs one record.
+ */
+void unwinder__mark_read(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen);
+
+/*
  * Asked before each file's rows are built (not for files built already):
  * true stops the attach, so that a caller can serve a more urgent
  * process first. The rows built so far are kept for the next attach.

@@ -5,10 +5,14 @@
  * exec's, a rate-limited re-read's) is taken in bounded time even when the
  * queue never empties, as under a fork storm on the other CPU; a request
  * for an incarnation whose exit was drained reads nothing; a parked
- * re-read is done only when code was mapped since the last read.
+ * re-read is done only when code was mapped since the last read; an
+ * exited process's code mappings (struct fr_rec_maps) name its frames with
+ * the symbol cache's tables of those files, without /proc.
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -24,6 +28,7 @@
 #include "util.h"
 
 #define MS	(1000 * 1000ULL)
+#define FR_USER_TOP_TEST	0x0000800000000000ULL
 
 /* The start of @pid in ns of CLOCK_BOOTTIME, to the clock tick (/proc's). */
 static uint64_t start_of(pid_t pid)
@@ -225,10 +230,151 @@ out:
 	symcache__free(sc);
 }
 
+/* @m: a mapping of ours as an exit sends it, its identity from stat(). */
+static bool xmap_of(const struct fr_mapping *m, struct fr_xmap *x)
+{
+	struct stat st;
+
+	if (!m->path || m->path[0] != '/' || stat(m->path, &st))
+		return false;
+	*x = (struct fr_xmap){ .begin = m->start, .end = m->end, .pgoff = m->pgoff,
+			       .dev = st.st_dev, .ino = st.st_ino, .size = (uint64_t)st.st_size,
+			       .mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ULL +
+					(uint64_t)st.st_mtim.tv_nsec,
+			       .ctime = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL +
+					(uint64_t)st.st_ctim.tv_nsec };
+	return true;
+}
+
+/* The name @img gives @addr, or "". */
+static const char *name_in(const struct proc_image *img, uint64_t addr)
+{
+	for (size_t i = 0; img && i < img->maps->n; i++) {
+		const struct fr_mapping *m = &img->maps->m[i];
+		uint64_t off;
+
+		if (addr >= m->start && addr < m->end && img->syms[i]) {
+			const char *n = elfsyms__lookup(img->syms[i], addr - m->start + m->pgoff, &off);
+
+			return n ? n : "";
+		}
+	}
+	return "";
+}
+
+/*
+ * An exit's mappings: our own code mappings, sent for an incarnation the
+ * worker never read (a gone PID), name its frames with the tables a read
+ * of ours loaded, by file identity, with their paths; a mapping of a file
+ * the cache does not hold stays unnamed; and for an incarnation whose
+ * read is of the same code (its maps generation), they change nothing.
+ * A whole read is marked in uread for the BPF side.
+ */
+static void test_exit_maps(void)
+{
+	static struct fr_rec_maps rec;
+	struct sampler_unwind_maps m;
+	struct proctable *pt = proctable__new(64);
+	struct symcache *sc = symcache__new();
+	struct procinfo *pi = pt && sc ? procinfo__new(pt, sc, 64, 0) : NULL;
+	struct unwinder *uw = NULL;
+	uint64_t self_st = start_of(getpid()), addr = (uint64_t)(uintptr_t)&getppid;
+	struct proc_meta *self = NULL, *gone = NULL, *after = NULL;
+	uint32_t slot, gslot, pid = (uint32_t)getpid(), named = 0;
+	struct fr_uread ur = { 0 };
+	struct procinfo_stats st;
+	const char *libc_path = NULL;
+	int err;
+
+	if (!ok(pi && unwind_maps__create(&m, 1 << 16, 64), "exit maps: a worker and BPF maps"))
+		goto out;
+	uw = unwinder__new(&m);
+	if (!ok(uw != NULL, "exit maps: an unwinder"))
+		goto maps;
+	procinfo__set_unwinder(pi, uw);
+	proctable__get(pt, pid, self_st, "self", &slot);
+	procinfo__request(pi, FR_INFO_READ, slot, pid, self_st, NULL, 0);
+	procinfo__kick(pi);
+	procinfo__sync(pi, 5000 * MS);
+	self = proctable__meta(pt, slot, pid, self_st);
+	if (!ok(self && self->img && self->img->maps->n > 2, "exit maps: our own image read"))
+		goto free;
+	err = bpf_map_lookup_elem(m.read, &pid, &ur);
+	ok(!err && ur.start == self_st && ur.gen == 0,
+	   "exit maps: the whole read is marked in uread (start %llu, gen %u)",
+	   (unsigned long long)ur.start, ur.gen);
+	for (size_t i = 0; i < self->img->maps->n && rec.n < FR_XMAPS_MAX - 1; i++)
+		if (xmap_of(&self->img->maps->m[i], &rec.m[rec.n])) {
+			const struct fr_mapping *mp = &self->img->maps->m[i];
+
+			if (addr >= mp->start && addr < mp->end)
+				libc_path = mp->path;
+			rec.n++;
+		}
+	/* One more, of a file no read loaded: past our last, a made-up inode. */
+	rec.m[rec.n] = rec.m[rec.n - 1];
+	rec.m[rec.n].begin = FR_USER_TOP_TEST - 2 * 4096;
+	rec.m[rec.n].end = FR_USER_TOP_TEST - 4096;
+	rec.m[rec.n].ino ^= 0x5a5a5a;
+	rec.n++;
+	rec.h = (struct fr_rec_hdr){ .tgid = 0x7ffffff0, .start = 12345, .type = FR_REC_MAPS };
+	proctable__get(pt, rec.h.tgid, rec.h.start, "gone", &gslot);
+	ok(procinfo__exit_maps(pi, gslot, &rec) == 0, "exit maps: %u mappings queued", rec.n);
+	procinfo__kick(pi);
+	procinfo__sync(pi, 5000 * MS);
+	gone = proctable__meta(pt, gslot, rec.h.tgid, rec.h.start);
+	procinfo__stats(pi, &st);
+	if (ok(gone && gone->img && gone->img->maps->n == rec.n,
+	       "exit maps: the gone process has an image of its %u mappings", rec.n)) {
+		for (size_t i = 0; i + 1 < gone->img->maps->n; i++)
+			named += gone->img->syms[i] != NULL;
+		ok(named == rec.n - 1 && !gone->img->syms[rec.n - 1] &&
+		   st.exit_maps == 1 && st.exit_maps_unnamed == 1,
+		   "exit maps: each cached file named, the unknown one not (%u of %u; stats %llu, "
+		   "unnamed %llu)", named, rec.n - 1, (unsigned long long)st.exit_maps,
+		   (unsigned long long)st.exit_maps_unnamed);
+		ok(libc_path && !strcmp(name_in(gone->img, addr), name_in(self->img, addr)) &&
+		   strstr(name_in(gone->img, addr), "getppid"),
+		   "exit maps: getppid's address is named '%s' as in our read",
+		   name_in(gone->img, addr));
+		for (size_t i = 0; i < gone->img->maps->n; i++)
+			if (gone->img->maps->m[i].start <= addr && addr < gone->img->maps->m[i].end)
+				ok(libc_path && gone->img->maps->m[i].path &&
+				   !strcmp(gone->img->maps->m[i].path, libc_path),
+				   "exit maps: its mapping has the path it was read at (%s)",
+				   gone->img->maps->m[i].path);
+	}
+	/* Ours were read at generation 0: the same mappings change nothing. */
+	rec.h.tgid = pid;
+	rec.h.start = self_st;
+	ok(procinfo__exit_maps(pi, slot, &rec) == 0, "exit maps: ours sent too");
+	procinfo__kick(pi);
+	procinfo__sync(pi, 5000 * MS);
+	after = proctable__meta(pt, slot, pid, self_st);
+	procinfo__stats(pi, &st);
+	ok(after == self && st.exit_maps_current == 1 && st.exit_maps == 1,
+	   "exit maps: after a read of the same code they change nothing (current %llu)",
+	   (unsigned long long)st.exit_maps_current);
+free:
+	proc_meta__put(after);
+	proc_meta__put(gone);
+	proc_meta__put(self);
+	procinfo__free(pi);
+	pi = NULL;
+	unwinder__free(uw);
+maps:
+	unwind_maps__close(&m);
+out:
+	procinfo__free(pi);
+	proctable__free(pt);
+	symcache__free(sc);
+}
+
 int main(void)
 {
 	test_deferred_not_starved();
 	test_exited_skipped();
 	test_parked_unchanged();
+	test_exit_maps();
 	return tap_done_testing();
 }

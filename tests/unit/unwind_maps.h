@@ -33,10 +33,12 @@ static inline bool unwind_maps__create(struct sampler_unwind_maps *m, uint32_t n
 	m->gen = bpf_map_create(BPF_MAP_TYPE_HASH, "t_ugen", 4, sizeof(struct fr_ugen), 64, &np);
 	m->inodes = bpf_map_create(BPF_MAP_TYPE_HASH, "t_uinodes", sizeof(struct fr_uinode_key),
 				   sizeof(struct fr_uinode), nfiles, NULL);
+	m->read = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, "t_uread", 4, sizeof(struct fr_uread), 64,
+				 NULL);
 	m->nrows = nrows;
 	m->nfiles = nfiles;
 	return m->rows >= 0 && m->files >= 0 && m->procs >= 0 && m->gen >= 0 &&
-	       m->inodes >= 0;
+	       m->inodes >= 0 && m->read >= 0;
 }
 
 static inline void unwind_maps__close(struct sampler_unwind_maps *m)
@@ -46,6 +48,7 @@ static inline void unwind_maps__close(struct sampler_unwind_maps *m)
 	close(m->procs);
 	close(m->gen);
 	close(m->inodes);
+	close(m->read);
 }
 
 /*
