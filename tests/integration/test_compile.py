@@ -19,10 +19,12 @@ Checked, for cc1 and as, over the processes perf saw:
     outermost frame is >= 90 % of perf's (perf's 16 KiB copy of the
     stack often ends before cc1's outermost frame);
   no_table: <= 5 % of our samples were walked without a table;
-and, warm, bare addresses are <= 1 % of our user frames (5 % for the
-ASan daemon, as test_short): a frame is bare when the /proc read that
-names it came before ld.so mapped the library (as: 5 % of its frames,
-until an exec's read waited 3 ms and a re-read too soon was parked).
+and, warm, bare addresses are <= 1 % of our user frames, in both builds:
+a frame is bare when the /proc read that names it came before ld.so
+mapped the library (as: 5 % of its frames, until an exec's read waited 3
+ms and a re-read too soon was parked), or never came while the process
+lived (the ASan daemon in CI, still building cc1's rows: 83 of 796 of
+as's frames, until exits sent their code mappings, struct fr_rec_maps).
 The gcc driver's completeness is said, not judged; its samples without
 a table are <= 10 % (12-20 % when its vfork children, which run in its
 mm until they exec, were walked without its table, and samples in
@@ -41,13 +43,13 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Tap, daemon_asan, events, require_root_bpf  # noqa: E402
+from harness import Daemon, Tap, events, require_root_bpf  # noqa: E402
 from stackcmp import ours_by_command, perf_samples, reaches_entry  # noqa: E402
 
 FREQ = 499
 JUDGED = ("cc1", "as")
 SAID = ("gcc",)
-BARE_MAX = 0.05 if daemon_asan() else 0.01
+BARE_MAX = 0.01
 SRC = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("FR_BUILD_ROOT", os.path.join(SRC, "build"))
 
