@@ -601,6 +601,60 @@ static void test_bad_records(void)
 	drain__free(d);
 }
 
+/* ---- an exit's code mappings (FR_REC_MAPS) ---- */
+
+struct maps_seen {
+	unsigned calls;
+	uint32_t slot, pid, n;
+};
+
+static void fake_exit_maps(void *ctx, uint32_t slot, const void *rec)
+{
+	const struct fr_rec_maps *r = rec;
+	struct maps_seen *m = ctx;
+
+	m->calls++;
+	m->slot = slot;
+	m->pid = r->h.tgid;
+	m->n = r->n;
+}
+
+/*
+ * An exit's mappings go to the hook for an incarnation the table has
+ * (none is staged: no event of their own), not for one it never saw;
+ * a count past FR_XMAPS_MAX or past the record's bytes is a bad record.
+ */
+static void test_exit_maps(void)
+{
+	struct drain *d = drain__new(8 << 20, 10 * SEC);
+	static struct fr_rec_maps r;
+	struct maps_seen seen = { 0 };
+	size_t two = offsetof(struct fr_rec_maps, m) + 2 * sizeof(r.m[0]);
+	uint32_t slot = 0;
+
+	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &seen, .exit_maps = fake_exit_maps });
+	sample(d, 100, 42, 4200, "short", 1, 4);
+	proctable__find(drain__tables(d)->procs, 42, 4200, &slot);
+	hdr(&r.h, FR_REC_MAPS, 110, 42, 4200, "short", (uint32_t)two);
+	r.n = 2;
+	r.m[0] = (struct fr_xmap){ .begin = 0x1000, .end = 0x2000, .ino = 7 };
+	r.m[1] = (struct fr_xmap){ .begin = 0x3000, .end = 0x4000, .ino = 8 };
+	drain__record(d, &r, two);
+	ok(seen.calls == 1 && seen.slot == slot && slot && seen.pid == 42 && seen.n == 2,
+	   "exit maps: the hook gets the incarnation's slot and its 2 mappings");
+	is_int(drain__staged(d), 1, "exit maps: no event staged for them (the sample only)");
+	hdr(&r.h, FR_REC_MAPS, 120, 43, 4300, "never", (uint32_t)two);
+	drain__record(d, &r, two);
+	is_int(seen.calls, 1, "exit maps: none for an incarnation the table never saw");
+	r.n = FR_XMAPS_MAX + 1;
+	drain__record(d, &r, sizeof(r));
+	r.n = 3;
+	drain__record(d, &r, two);
+	is_int(drain__stats(d)->bad, 2, "exit maps: too many, or more than the bytes hold: bad records");
+	is_int(drain__stats(d)->exit_maps, 2, "exit maps: the two good ones counted");
+	drain__free(d);
+}
+
 /* ---- samples held for their rows (FR_SAMPLE_UCOPY) ---- */
 
 static union {
@@ -828,6 +882,7 @@ int main(void)
 	test_inherit_era();
 	test_loader_era();
 	test_bad_records();
+	test_exit_maps();
 	test_held();
 	test_held_full_stage();
 	return tap_done_testing();
