@@ -602,11 +602,14 @@ static void do_inherit(struct procinfo *pi, const struct req *r)
 	worker__lock(&pi->w);
 	pi->st.inherited++;
 	worker__unlock(&pi->w);
-	/* Its code is its parent's until it execs or maps more (the
-	 * generation moves then): its exit need not send it. */
+	/* Its code is its parent's while its maps generation is 0 (none
+	 * yet): an exec or more code moves it, and its exit sends the new
+	 * code. Not the generation now: a vfork child has often exec'd by
+	 * the time this runs, and marking that one kept the exit of an as
+	 * that outran its exec's read from sending its mappings. */
 	uw = atomic_load(&pi->uw);
 	if (uw && m->img && !m->img->skipped)
-		unwinder__mark_read(uw, r->pid, r->start, unwinder__gen(uw, r->pid, NULL));
+		unwinder__mark_read(uw, r->pid, r->start, 0);
 	if (proctable__set_meta(pi->pt, r->slot, r->pid, r->start, m, m->begun))
 		proc_meta__put(m);
 }

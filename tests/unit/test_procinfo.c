@@ -344,6 +344,23 @@ static void test_exit_maps(void)
 				   "exit maps: its mapping has the path it was read at (%s)",
 				   gone->img->maps->m[i].path);
 	}
+	/* A fork child given our image is marked at generation 0 whatever
+	 * its generation now: a vfork child has often exec'd by then. */
+	{
+		uint32_t cpid = 0x7fffffe0, cslot = 0;
+		struct fr_ugen g3 = { .gen = 3 };
+		struct fr_uread cr = { .gen = 99 };
+
+		bpf_map_update_elem(m.gen, &cpid, &g3, BPF_ANY);
+		proctable__get(pt, cpid, 999, "child", &cslot);
+		procinfo__inherit(pi, cslot, cpid, 999, slot, pid, self_st);
+		procinfo__kick(pi);
+		procinfo__sync(pi, 5000 * MS);
+		err = bpf_map_lookup_elem(m.read, &cpid, &cr);
+		ok(!err && cr.start == 999 && cr.gen == 0,
+		   "exit maps: a fork child with our image is marked read at generation 0 (%u), "
+		   "not its current 3", cr.gen);
+	}
 	/* Ours were read at generation 0: the same mappings change nothing. */
 	rec.h.tgid = pid;
 	rec.h.start = self_st;
