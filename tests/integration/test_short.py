@@ -109,6 +109,21 @@ def boottime():
     return time.clock_gettime_ns(time.CLOCK_BOOTTIME)
 
 
+def exit_maps_after(d, before, want=1, timeout=10.0):
+    """The daemon's exit_maps status once the stalled rounds' exits are
+    handled: the /proc worker names them after the drain took them, and
+    the dump waits for neither; read again while `named` still grows."""
+    end = time.monotonic() + timeout
+    last = None
+    while True:
+        xm = json.loads(control(d.socket, "status json"))["unwind"]["exit_maps"]
+        if (last and xm["named"] == last["named"] and xm["named"] - before["named"] >= want) \
+                or time.monotonic() > end:
+            return xm
+        last = xm
+        time.sleep(0.2)
+
+
 def check_no_table_view(dump, evs):
     """`flightrec show --json`'s user_stacks.no_table against the events: the
     samples walked by frame pointers for want of a table, per process, and
@@ -169,7 +184,6 @@ def test_short(d, tmp):
     finally:
         os.kill(d.proc.pid, signal.SIGCONT)
     t4 = boottime()
-    xm2 = json.loads(control(d.socket, "status json"))["unwind"]["exit_maps"]
     perf = subprocess.run(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(FREQ), "-k", "boottime",
                            "--call-graph", "dwarf,16384", "-o", pdata, "--", "sh", "-c", script(paths)],
                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -180,6 +194,7 @@ def test_short(d, tmp):
     dump = d.dump()
     if not tap.ok(dump is not None, "flightrecd wrote a dump"):
         return
+    xm2 = exit_maps_after(d, xm)
     theirs = perf_samples(pdata, None, set(COMMANDS))
     pids = {s.tid for s in theirs}	# single-threaded: tid == pid
     by_cmd = collections.defaultdict(list)
