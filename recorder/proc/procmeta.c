@@ -47,6 +47,22 @@ const struct proctable_meta_ops proc_meta__ops = {
 	.put = proc_meta__put,
 };
 
+/* The facts a fork's child and a re-imaged process keep of @src. */
+static void copy_facts(struct proc_meta *m, const struct proc_meta *src)
+{
+	m->stamp = src->stamp;
+	m->state = src->state;
+	m->has_uid = src->has_uid;
+	m->uid = src->uid;
+	m->rss = src->rss;
+	m->exe = src->exe ? strdup(src->exe) : NULL;
+	m->cmdline = src->cmdline ? strdup(src->cmdline) : NULL;
+	m->cgroup = src->cgroup ? strdup(src->cgroup) : NULL;
+	m->memcg = src->memcg ? strdup(src->memcg) : NULL;
+	m->container = src->container ? strdup(src->container) : NULL;
+	m->cgroup_id = src->cgroup_id;
+}
+
 /*
  * proc_meta__with_image() - @old's facts (none if NULL) with image @img in
  * place of its own; the new meta takes the caller's reference on @img.
@@ -63,19 +79,9 @@ struct proc_meta *proc_meta__with_image(const struct proc_meta *old, struct proc
 	m->begun = begun;
 	m->stamp = begun;
 	if (old) {
+		copy_facts(m, old);
 		m->begun = old->begun;
-		m->stamp = old->stamp;
 		m->ppid = old->ppid;
-		m->state = old->state;
-		m->has_uid = old->has_uid;
-		m->uid = old->uid;
-		m->rss = old->rss;
-		m->exe = old->exe ? strdup(old->exe) : NULL;
-		m->cmdline = old->cmdline ? strdup(old->cmdline) : NULL;
-		m->cgroup = old->cgroup ? strdup(old->cgroup) : NULL;
-		m->memcg = old->memcg ? strdup(old->memcg) : NULL;
-		m->container = old->container ? strdup(old->container) : NULL;
-		m->cgroup_id = old->cgroup_id;
 		m->nspid = old->nspid;
 		m->ugen = old->ugen;
 		if (old->nthreads)
@@ -108,17 +114,7 @@ struct proc_meta *proc_meta__inherit(const struct proc_meta *parent, uint32_t pi
 		return NULL;
 	atomic_init(&m->refs, 1);
 	m->begun = FR_MIN(parent->begun, start);
-	m->stamp = parent->stamp;
-	m->state = parent->state;
-	m->has_uid = parent->has_uid;
-	m->uid = parent->uid;
-	m->rss = parent->rss;
-	m->exe = parent->exe ? strdup(parent->exe) : NULL;
-	m->cmdline = parent->cmdline ? strdup(parent->cmdline) : NULL;
-	m->cgroup = parent->cgroup ? strdup(parent->cgroup) : NULL;
-	m->memcg = parent->memcg ? strdup(parent->memcg) : NULL;
-	m->container = parent->container ? strdup(parent->container) : NULL;
-	m->cgroup_id = parent->cgroup_id;	/* nspid: the child's own, unknown */
+	copy_facts(m, parent);	/* nspid: the child's own, unknown */
 	m->threads = calloc(1, sizeof(*m->threads));
 	if (m->threads) {
 		m->threads[0].tid = pid;
