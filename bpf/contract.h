@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	8
+#define FR_CONTRACT_VERSION	9
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -394,10 +394,13 @@ struct fr_urow {
 /* A file's rows: [row_start, row_start + nrows) of the row pool, sorted by pc. */
 struct fr_ufile {
 	__u32 row_start;
-	__u32 nrows;
+	__u32 nrows;		/* 0: evicted while mapped (cold), walked by frame pointer */
 	__u32 gen;		/* bumped when the slot is reused */
-	__u32 pad;
+	__u32 used;		/* the last walk that came to this file, in CLOCK_MONOTONIC
+				 * ns >> FR_UFILE_EPOCH_SHIFT: the BPF side writes it */
 };
+
+#define FR_UFILE_EPOCH_SHIFT	30	/* the used stamp's unit: 1.07 s */
 
 #define FR_UFILE_NONE		0xffffffffu	/* a mapping walked by frame pointer */
 /* Executable mappings per process: 112 keeps a struct fr_uproc, with the

@@ -143,6 +143,7 @@ struct uwalk {
 	__u32 last;			/* the previous frame's mapping: most callers share it */
 	__u32 copy_on;			/* note in ucap the first frame in a file without rows */
 	__u32 cap_slot;			/* ucap's: 0 samples, 1 the task-context programs */
+	__u32 epoch;			/* now, in struct fr_ufile's used units */
 };
 
 /*
@@ -674,6 +675,11 @@ static long uwalk_step(__u32 i, void *arg)
 		uwalk_fp(w);
 		return w->end ? 1 : 0;
 	}
+	/* The daemon evicts the rows of files no walk came to for a while,
+	 * and builds again those of an evicted file a walk comes to (nrows 0:
+	 * no row is found, frame pointers). Written once a second at most. */
+	if (f->used != w->epoch)
+		((struct fr_ufile *)f)->used = w->epoch;
 	v = w->pc - um->bias - (w->exact ? 0 : 1);
 	ri = v >> 32 ? -1 : fr_urow_find(f, (__u32)v);
 	at = (__u32)ri;
@@ -723,7 +729,8 @@ static __always_inline __u32 unwind_user(struct bpf_perf_event_data *ctx,
 					 struct fr_rec_sample *s, __u32 base, __u32 *end,
 					 struct fr_ucopy *cap)
 {
-	struct uwalk w = { .s = s, .p = p, .base = base, .exact = 1, .last = FR_UMAPS_MAX };
+	struct uwalk w = { .s = s, .p = p, .base = base, .exact = 1, .last = FR_UMAPS_MAX,
+			   .epoch = (__u32)(bpf_ktime_get_ns() >> FR_UFILE_EPOCH_SHIFT) };
 	__u32 zero = 0;
 	struct fr_ucopy *c = cap ? bpf_map_lookup_elem(&ucap, &zero) : NULL;
 
@@ -755,7 +762,8 @@ static __always_inline __u32 unwind_user_task(struct task_struct *t, struct fr_u
 					      struct fr_ucopy *cap)
 {
 	struct uwalk w = { .s = s, .p = p, .base = 0, .exact = 1, .last = FR_UMAPS_MAX,
-			   .cap_slot = 1 };
+			   .cap_slot = 1,
+			   .epoch = (__u32)(bpf_ktime_get_ns() >> FR_UFILE_EPOCH_SHIFT) };
 	struct pt_regs *ur = (struct pt_regs *)bpf_task_pt_regs(t);
 	__u32 one = 1;
 	struct fr_ucopy *c = cap ? bpf_map_lookup_elem(&ucap, &one) : NULL;
