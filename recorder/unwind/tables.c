@@ -8,6 +8,15 @@
  * free list that merges neighbours. A slot's gen changes on every reuse,
  * and a process table records the gen it was written with, so a table
  * the daemon is about to replace never reaches another file's rows.
+ *
+ * When a file does not fit, the pool makes room in this order: idle files
+ * (no table names them), oldest first; files moved down into free runs
+ * below them (compaction); then the rows of files tables still name but
+ * no walk came to for FR_UNWIND_COLD_EPOCHS (the BPF side stamps each
+ * file it walks through), least recently used first, whoever owns or maps
+ * them. Such a cold file keeps its slot with no rows: walked by frame
+ * pointer until a walk comes to it again, then built again (a process
+ * that maps it is attached anew, unwinder__wanted()).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +41,8 @@
 #define FR_UNWIND_IDLE_NS	(60 * 1000000000ULL)	/* rows kept after their last user */
 #define FR_UNWIND_BUILDERS	8	/* builds in flight that others wait for */
 #define FR_UNWIND_OWNER_SHARE	4	/* a file owner but root: 1/4 of the pool at most */
+#define FR_UNWIND_COLD_EPOCHS	10	/* no walk for that long (x 1.07 s): rows may go */
+#define FR_UNWIND_RETRY_NS	(10 * 1000000000ULL)	/* a cold file's next build, at the soonest */
 
 #define FR_UKEY_FILE	1
 #define FR_UKEY_VDSO	3
@@ -52,6 +63,10 @@ struct ufile {
 	uid_t owner;			/* the file's owner (the vDSO: root) */
 	uint32_t refs;			/* mappings of process tables naming it */
 	uint64_t idle_since;		/* refs 0 since then (CLOCK_MONOTONIC ns); kept a while */
+	bool cold;			/* its rows were evicted while mapped: nrows 0 */
+	uint32_t cold_at;		/* when, in used-stamp units */
+	uint32_t nrows_built;		/* its rows when it had them */
+	uint64_t retry_at;		/* CLOCK_MONOTONIC ns: no build of a cold file before */
 	uint32_t nkeys;
 	struct ukey keys[1];
 	struct urows_load load[FR_UROWS_LOADS];
@@ -69,6 +84,12 @@ struct extent {
 	uint32_t start, len;
 };
 
+/* A file that may lose its rows, and the last walk that came to it. */
+struct cold_cand {
+	uint32_t used;
+	struct ufile *f;
+};
+
 struct unwinder {
 	pthread_mutex_t lock;
 	int rows_fd, files_fd, procs_fd, gen_fd, inodes_fd, read_fd;
@@ -81,8 +102,10 @@ struct unwinder {
 	uint32_t nslot_free;
 	uint32_t *slot_gen;
 	struct ufile **by_slot;		/* the file in each slot, or NULL */
+	struct cold_cand *cands;	/* nfiles: evict_cold()'s scratch, allocated up front */
 	struct fr_hashmap files;	/* struct ukey -> struct ufile * */
 	uint32_t nidle;			/* files no table names, kept for reuse */
+	uint32_t ncold;			/* files whose rows were evicted while mapped */
 	struct fr_hashmap procs;	/* uint32_t pid -> struct uproc_rec * */
 	struct fr_uproc *scratch;	/* under the lock: a process table being read */
 	struct ukey building[FR_UNWIND_BUILDERS];	/* files whose rows a thread builds now */
@@ -105,10 +128,37 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/* Now in the units of the BPF side's used stamps (struct fr_ufile). */
+static uint32_t epoch_now(void)
+{
+	return (uint32_t)(now_ns() >> FR_UFILE_EPOCH_SHIFT);
+}
+
 /* First fit from the free list; returns the start or -ENOSPC. */
 static int64_t pool_alloc(struct unwinder *u, uint32_t n)
 {
 	for (size_t i = 0; i < u->nfree; i++) {
+		struct extent *e = &u->free_ext[i];
+		uint32_t at = e->start;
+
+		if (e->len < n)
+			continue;
+		e->start += n;
+		e->len -= n;
+		if (!e->len) {
+			memmove(e, e + 1, (u->nfree - i - 1) * sizeof(*e));
+			u->nfree--;
+		}
+		u->st.rows_used += n;
+		return at;
+	}
+	return -ENOSPC;
+}
+
+/* The lowest free run of @n rows that ends at or below @limit, taken; or -ENOSPC. */
+static int64_t pool_alloc_below(struct unwinder *u, uint32_t n, uint32_t limit)
+{
+	for (size_t i = 0; i < u->nfree && u->free_ext[i].start + (uint64_t)n <= limit; i++) {
 		struct extent *e = &u->free_ext[i];
 		uint32_t at = e->start;
 
@@ -201,7 +251,9 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	u->by_slot = calloc(m->nfiles, sizeof(*u->by_slot));
 	u->free_ext = malloc(64 * sizeof(*u->free_ext));
 	u->scratch = malloc(sizeof(*u->scratch));
-	if (!u->slot_free || !u->slot_gen || !u->by_slot || !u->free_ext || !u->scratch)
+	u->cands = malloc(m->nfiles * sizeof(*u->cands));
+	if (!u->slot_free || !u->slot_gen || !u->by_slot || !u->free_ext || !u->scratch ||
+	    !u->cands)
 		goto fail;
 	for (uint32_t i = 0; i < m->nfiles; i++)
 		u->slot_free[i] = m->nfiles - 1 - i;
@@ -218,6 +270,7 @@ struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
 	return u;
 fail:
 	if (u) {
+		free(u->cands);
 		free(u->scratch);
 		free(u->free_ext);
 		free(u->by_slot);
@@ -262,6 +315,7 @@ void unwinder__free(struct unwinder *u)
 	fr_hashmap__fini(&u->files);
 	pthread_cond_destroy(&u->built);
 	pthread_mutex_destroy(&u->lock);
+	free(u->cands);
 	free(u->scratch);
 	free(u->free_ext);
 	free(u->by_slot);
@@ -346,8 +400,12 @@ static void file_free(struct unwinder *u, struct ufile *f)
 		u->slot_gen[f->slot]++;
 		u->by_slot[f->slot] = NULL;
 		u->slot_free[u->nslot_free++] = f->slot;
-		pool_free(u, f->row_start, f->nrows);
-		u->st.files--;
+		if (f->nrows)
+			pool_free(u, f->row_start, f->nrows);
+		if (f->cold)
+			u->ncold--;
+		else
+			u->st.files--;
 		u->st.freed++;
 	}
 	for (uint32_t i = 0; i < f->nkeys; i++)
@@ -466,6 +524,170 @@ static int owner_admit(struct unwinder *u, const struct ufile *f, uint32_t n)
 	return evicted_enough(u, n, f->owner) ? 0 : -EDQUOT;
 }
 
+/* Under the lock: the BPF side's stamp of the last walk that came to @f (0: none). */
+static uint32_t file_used(struct unwinder *u, const struct ufile *f)
+{
+	struct fr_ufile ent;
+
+	if (f->slot == FR_UFILE_NONE || bpf_map_lookup_elem(u->files_fd, &f->slot, &ent))
+		return 0;
+	return ent.used;
+}
+
+/* Under the lock: point @f's slot at its run as @f holds it now, stamped @used. */
+static int slot_write(struct unwinder *u, const struct ufile *f, uint32_t used)
+{
+	struct fr_ufile ent = { .row_start = f->row_start, .nrows = f->nrows, .gen = f->gen,
+				.used = used };
+
+	return bpf_map_update_elem(u->files_fd, &f->slot, &ent, BPF_ANY) ? -errno : 0;
+}
+
+/*
+ * Under the lock: move @f's rows to the lowest free run below them. The
+ * copy is made, then the slot points at it, then the old run is freed:
+ * a walk that read the slot before reads the old rows, which stay as
+ * they are until a later publish takes the run (as after any eviction).
+ * Returns 0, or -ENOSPC when no free run below fits.
+ */
+static int file_move(struct unwinder *u, struct ufile *f)
+{
+	int64_t at = pool_alloc_below(u, f->nrows, f->row_start);
+	uint32_t old = f->row_start;
+	int err;
+
+	if (at < 0)
+		return (int)at;
+	memcpy(&u->pool[at], &u->pool[old], (size_t)f->nrows * sizeof(*u->pool));
+	f->row_start = (uint32_t)at;
+	err = slot_write(u, f, file_used(u, f));
+	if (err) {
+		f->row_start = old;
+		pool_free(u, (uint32_t)at, f->nrows);
+		return err;
+	}
+	pool_free(u, old, f->nrows);
+	u->st.moved++;
+	return 0;
+}
+
+/* Under the lock: does a free run below @f's rows hold them all? */
+static bool fits_below(const struct unwinder *u, const struct ufile *f)
+{
+	for (size_t i = 0; i < u->nfree && u->free_ext[i].start < f->row_start; i++)
+		if (u->free_ext[i].len >= f->nrows)
+			return true;
+	return false;
+}
+
+/*
+ * Under the lock: compaction. While no free run holds @need rows though
+ * the free rows add up to it, the file highest in the pool that a free
+ * run below it can take moves there, so that free runs gather at the
+ * top. Copies never overlap their source (a walk may be reading it), so
+ * a file larger than every hole below it stays. Returns pool_fits().
+ */
+static bool pool_compact(struct unwinder *u, uint32_t need)
+{
+	for (uint32_t moves = 0; moves < u->nfiles && !pool_fits(u, need) &&
+	     u->nrows - u->st.rows_used >= need; moves++) {
+		struct ufile *top = NULL;
+
+		for (uint32_t s = 0; s < u->nfiles; s++) {
+			struct ufile *f = u->by_slot[s];
+
+			if (f && f->nrows && (!top || f->row_start > top->row_start) &&
+			    fits_below(u, f))
+				top = f;
+		}
+		if (!top || file_move(u, top))
+			break;
+	}
+	return pool_fits(u, need);
+}
+
+/*
+ * Under the lock: evict @f's rows though tables name it. Its slot stays,
+ * with no rows (nrows 0): the walks that come to it go by frame pointer
+ * and stamp it, which makes it wanted again (unwinder__wanted()).
+ */
+static void file_cool(struct unwinder *u, struct ufile *f, uint32_t used)
+{
+	uint32_t start = f->row_start, n = f->nrows;
+
+	f->row_start = 0;
+	f->nrows = 0;
+	if (slot_write(u, f, used)) {
+		f->row_start = start;
+		f->nrows = n;
+		return;
+	}
+	pool_free(u, start, n);
+	f->nrows_built = n;
+	f->cold = true;
+	f->cold_at = epoch_now();
+	f->retry_at = 0;
+	u->ncold++;
+	u->st.files--;
+	u->st.cold++;
+}
+
+static int cand_cmp(const void *a, const void *b)
+{
+	const struct cold_cand *x = a, *y = b;
+
+	return x->used < y->used ? -1 : x->used > y->used;
+}
+
+/*
+ * Under the lock: the files with rows, other than @keep, that no walk came
+ * to for FR_UNWIND_COLD_EPOCHS, into u->cands, least recently used first.
+ * Whoever owns or maps them: use, not who came first, keeps rows.
+ */
+static uint32_t cold_files(struct unwinder *u, const struct ufile *keep)
+{
+	uint32_t now = epoch_now(), n = 0;
+
+	for (uint32_t s = 0; s < u->nfiles; s++) {
+		struct ufile *f = u->by_slot[s];
+		uint32_t used;
+
+		if (!f || f == keep || !f->nrows)
+			continue;
+		used = file_used(u, f);
+		if (now - used >= FR_UNWIND_COLD_EPOCHS)
+			u->cands[n++] = (struct cold_cand){ used, f };
+	}
+	qsort(u->cands, n, sizeof(*u->cands), cand_cmp);
+	return n;
+}
+
+/*
+ * Under the lock: make a free run of @need rows for @keep (NULL: a new
+ * file): idle files first, oldest first; then compaction; then cold
+ * files, least recently used first, compacting again once their rows add
+ * up. Returns whether @need rows fit now.
+ */
+static bool make_room(struct unwinder *u, uint32_t need, const struct ufile *keep)
+{
+	uint32_t n, i = 0;
+
+	if (need > u->nrows)
+		return false;
+	if (!pool_fits(u, need) && u->nidle)
+		evict_idle(u, 0, need);
+	if (pool_fits(u, need) || pool_compact(u, need))
+		return true;
+	n = cold_files(u, keep);
+	while (i < n && !pool_fits(u, need)) {
+		file_cool(u, u->cands[i].f, u->cands[i].used);
+		i++;
+		if (u->nrows - u->st.rows_used >= need)
+			pool_compact(u, need);
+	}
+	return pool_fits(u, need);
+}
+
 static int file_index(struct unwinder *u, struct ufile *f, const struct ukey *k)
 {
 	int err = fr_hashmap__insert(&u->files, k, &f);
@@ -473,6 +695,33 @@ static int file_index(struct unwinder *u, struct ufile *f, const struct ukey *k)
 	if (!err)
 		f->keys[f->nkeys++] = *k;
 	return err;
+}
+
+/*
+ * Under the lock: @f's @n rows found no room. It takes a slot with no rows,
+ * as a cold file: the walks that come to it stamp it, and it is built
+ * when room is made (cold_claim() checks first that idle and cold files
+ * would make it). Returns -ENOSPC.
+ */
+static int file_wait_room(struct unwinder *u, struct ufile *f, uint32_t n)
+{
+	uint32_t slot = u->slot_free[u->nslot_free - 1];
+	struct fr_ufile ent = { .gen = u->slot_gen[slot] };
+
+	if (bpf_map_update_elem(u->files_fd, &slot, &ent, BPF_ANY))
+		return -ENOSPC;
+	u->nslot_free--;
+	f->slot = slot;
+	f->gen = ent.gen;
+	u->by_slot[slot] = f;
+	f->row_start = 0;
+	f->nrows = 0;
+	f->nrows_built = n;
+	f->cold = true;
+	f->cold_at = epoch_now();
+	f->retry_at = 0;
+	u->ncold++;
+	return -ENOSPC;
 }
 
 /* Copy @r into the pool and publish it in a file slot of @f. */
@@ -486,17 +735,19 @@ static int file_publish(struct unwinder *u, struct ufile *f, const struct urows 
 		return -ENODATA;
 	if (owner_admit(u, f, r->n))
 		return -EDQUOT;
-	if ((!u->nslot_free || !pool_fits(u, r->n)) && u->nidle)
+	if (!u->nslot_free && u->nidle)
 		evict_idle(u, 0, r->n);
 	if (!u->nslot_free)
 		return -ENOSPC;
+	if (!make_room(u, r->n, NULL))
+		return file_wait_room(u, f, r->n);
 	at = pool_alloc(u, r->n);
 	if (at < 0)
 		return (int)at;
 	slot = u->slot_free[--u->nslot_free];
 	memcpy(&u->pool[at], r->row, (size_t)r->n * sizeof(*r->row));
 	ent = (struct fr_ufile){ .row_start = (uint32_t)at, .nrows = r->n,
-				 .gen = u->slot_gen[slot] };
+				 .gen = u->slot_gen[slot], .used = epoch_now() };
 	if (bpf_map_update_elem(u->files_fd, &slot, &ent, BPF_ANY)) {
 		int err = -errno;
 
@@ -688,6 +939,95 @@ static struct ufile *file_build(struct unwinder *u, const struct ukey *fk, int f
 }
 
 /*
+ * Under the lock: may the caller build cold @f's rows again, as @fk? Not
+ * before its retry time, nor while another thread builds it, nor when
+ * even every idle and cold file's rows would not make room for what it
+ * had (then not for FR_UNWIND_RETRY_NS: a build costs CPU). Claims the
+ * build when it may.
+ */
+static bool cold_claim(struct unwinder *u, struct ufile *f, const struct ukey *fk,
+		       uint64_t size, const struct unwind_yield *yield)
+{
+	uint64_t now = now_ns(), room;
+
+	if (!f->cold || now < f->retry_at || building(u, fk) ||
+	    u->nbuilding >= FR_UNWIND_BUILDERS ||
+	    (yield && yield->no_wait && yield->build_max && size > yield->build_max))
+		return false;
+	room = u->nrows - u->st.rows_used;
+	for (uint32_t i = 0, n = cold_files(u, f); i < n; i++)
+		room += u->cands[i].f->nrows;
+	for (uint32_t s = 0; s < u->nfiles; s++)
+		if (u->by_slot[s] && !u->by_slot[s]->refs)
+			room += u->by_slot[s]->nrows;
+	if (room < f->nrows_built) {
+		f->retry_at = now + FR_UNWIND_RETRY_NS;
+		u->st.cold_no_room++;
+		return false;
+	}
+	u->building[u->nbuilding++] = *fk;
+	return true;
+}
+
+/* Under the lock: give cold @f the rows @r again, in its own slot. */
+static int file_refill(struct unwinder *u, struct ufile *f, const struct urows *r)
+{
+	int64_t at;
+	int err;
+
+	if (!r->n)
+		return -ENODATA;
+	if (owner_admit(u, f, r->n) || !make_room(u, r->n, f))
+		return -ENOSPC;
+	at = pool_alloc(u, r->n);
+	if (at < 0)
+		return (int)at;
+	memcpy(&u->pool[at], r->row, (size_t)r->n * sizeof(*r->row));
+	f->row_start = (uint32_t)at;
+	f->nrows = r->n;
+	err = slot_write(u, f, epoch_now());
+	if (err) {
+		pool_free(u, (uint32_t)at, r->n);
+		f->row_start = 0;
+		f->nrows = 0;
+		return err;
+	}
+	f->cold = false;
+	u->ncold--;
+	u->st.files++;
+	u->st.refilled++;
+	for (uint32_t i = 0; i < f->nkeys; i++)
+		inode_publish(u, f, &f->keys[i]);
+	return 0;
+}
+
+/*
+ * Unlocked: build again the rows of cold @f (referenced by the caller),
+ * open at @fd, then under the lock put them back in its slot and end the
+ * claim on @fk. When they do not fit, @f stays cold until its retry time.
+ */
+static void file_rebuild(struct unwinder *u, struct ufile *f, const struct ukey *fk, int fd)
+{
+	struct urows r;
+	uint64_t ns;
+	int err = rows_build(fd, &r, &ns);
+	int built = err;
+
+	pthread_mutex_lock(&u->lock);
+	u->st.build_ns += ns;
+	if (!err && f->cold)
+		err = file_refill(u, f, &r);
+	if (err) {
+		f->retry_at = now_ns() + FR_UNWIND_RETRY_NS;
+		u->st.cold_no_room += err == -ENOSPC;
+	}
+	unclaim(u, fk);
+	pthread_mutex_unlock(&u->lock);
+	if (!built)
+		urows__fini(&r);
+}
+
+/*
  * Unlocked: the file behind mapping @m, with a reference taken: found by
  * its identity (device, inode, change time: one stat of its map_files
  * link), else opened and built without the lock held (a large file's rows take 100s of ms, and the
@@ -734,8 +1074,11 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 				   yield->build_max, &claimed, stop);
 	else
 		f = lookup_or_claim(u, &fk, &claimed);
+	if (f && f->cold)
+		claimed = cold_claim(u, f, &fk, fk.w[0] == FR_UKEY_VDSO ? 0 : (uint64_t)st.st_size,
+				     yield);
 	pthread_mutex_unlock(&u->lock);
-	if (f || *stop)
+	if ((f && !claimed) || *stop)
 		return f;
 	fd = fk.w[0] == FR_UKEY_VDSO ? -1 : fr_mapping__open(procdir, m);
 	/* Changed since the stat: not the file the key names; frame pointers this time. */
@@ -755,7 +1098,10 @@ static struct ufile *file_get(struct unwinder *u, const char *procdir,
 		pthread_mutex_lock(&u->lock);
 		goto unclaim;
 	}
-	f = file_build(u, &fk, fd, fd >= 0 ? st.st_uid : 0);
+	if (f)
+		file_rebuild(u, f, &fk, fd);
+	else
+		f = file_build(u, &fk, fd, fd >= 0 ? st.st_uid : 0);
 	if (fd >= 0)
 		close(fd);
 	return f;
@@ -922,6 +1268,27 @@ static bool rec_live(struct unwinder *u, uint32_t pid, const struct uproc_rec *r
 }
 
 /*
+ * Under the lock: is cold @f wanted back? A walk came to it since its rows
+ * went (the BPF side stamped it), and its retry time has come.
+ */
+static bool cold_wanted(struct unwinder *u, const struct ufile *f)
+{
+	return f && f->cold && now_ns() >= f->retry_at &&
+	       (int32_t)(file_used(u, f) - f->cold_at) >= 0;
+}
+
+/* Under the lock: does @rec name a cold file that is wanted back? */
+static bool rec_wants(struct unwinder *u, const struct uproc_rec *rec)
+{
+	if (!u->ncold)
+		return false;
+	for (uint32_t i = 0; i < rec->nfiles; i++)
+		if (cold_wanted(u, rec->files[i]))
+			return true;
+	return false;
+}
+
+/*
  * Under the lock: does the BPF side hold a table it built for (@pid,
  * @start) from the VMAs (uproc_build()), current and with rows for every
  * file? Then ours would be the same: the attacher and the /proc worker
@@ -945,7 +1312,7 @@ static bool kernel_complete(struct unwinder *u, uint32_t pid, uint64_t start)
 		const struct fr_umap *um = &v->maps[i];
 		const struct ufile *f = um->file < u->nfiles ? u->by_slot[um->file] : NULL;
 
-		if (um->file != FR_UFILE_NONE && (!f || f->gen != um->file_gen))
+		if (um->file != FR_UFILE_NONE && (!f || f->gen != um->file_gen || cold_wanted(u, f)))
 			return false;
 	}
 	now = now_ns();
@@ -967,7 +1334,7 @@ bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start)
 	pthread_mutex_lock(&u->lock);
 	r = fr_hashmap__find(&u->procs, &pid);
 	if (r && (*r)->start == start)
-		cur = rec_live(u, pid, *r);
+		cur = rec_live(u, pid, *r) && !rec_wants(u, *r);
 	if (!cur)
 		cur = kernel_complete(u, pid, start);
 	pthread_mutex_unlock(&u->lock);
@@ -997,7 +1364,8 @@ static int finish_find(void *ctx, uint64_t pc, struct uwalk_code *code)
 			lo = mid + 1;
 		} else {
 			f = m->file < fs->u->nfiles ? fs->u->by_slot[m->file] : NULL;
-			if (f && f->gen == m->file_gen && f->row_start + (uint64_t)f->nrows <= fs->u->nrows) {
+			if (f && f->gen == m->file_gen && f->nrows &&
+			    f->row_start + (uint64_t)f->nrows <= fs->u->nrows) {
 				code->rows = fs->u->pool + f->row_start;
 				code->nrows = f->nrows;
 				code->bias = m->bias;
@@ -1084,11 +1452,28 @@ unsigned unwinder__gc(struct unwinder *u)
 	return dropped;
 }
 
+unsigned unwinder__wanted(struct unwinder *u, struct unwind_want *out, unsigned max)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&u->lock);
+	for (size_t i = 0; u->ncold && i < u->procs.cap && n < max; i++) {
+		struct uproc_rec **r;
+		const void *k;
+
+		if (fr_hashmap__at(&u->procs, i, &k, (void **)&r) && rec_wants(u, *r))
+			out[n++] = (struct unwind_want){ *(const uint32_t *)k, (*r)->start };
+	}
+	pthread_mutex_unlock(&u->lock);
+	return n;
+}
+
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 {
 	pthread_mutex_lock(&u->lock);
 	*st = u->st;
 	st->idle = u->nidle;
+	st->cold_now = u->ncold;
 	pthread_mutex_unlock(&u->lock);
 	st->bytes = st->rows_cap * sizeof(struct fr_urow) + st->files_cap * sizeof(struct fr_ufile) +
 		    st->procs * 4096;

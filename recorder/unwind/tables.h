@@ -9,7 +9,8 @@
  * processes find with one stat, without opening the file. A build-id is
  * never a key: another user's file may claim any. A file's rows are freed a minute after no
  * process that has a table maps it any more, or sooner when the pool
- * needs the room. A process's table is dropped when the BPF
+ * needs the room; then files are moved together, and the rows of mapped
+ * files no walk came to for ~10 s go too (built again when one does). A process's table is dropped when the BPF
  * side has dropped or outdated it (exit, exec, munmap of code):
  * unwinder__gc() notices. Thread-safe: the /proc worker and the attacher
  * attach, the daemon's tick collects, status reads the figures; rows are
@@ -43,6 +44,12 @@ struct unwinder_stats {
 	uint64_t idle;		/* files no table names now, kept FR_UNWIND_IDLE_NS for reuse */
 	uint64_t full;		/* files left out: the pool or file table was full */
 	uint64_t over_share;	/* files left out: their owner (not root) held its share of the pool */
+	uint64_t cold;		/* files whose rows were evicted while mapped: no walk came to
+				 * them for ~10 s and the pool needed the room */
+	uint64_t cold_now;	/* such files without rows now */
+	uint64_t refilled;	/* cold files given their rows again: a walk came to them */
+	uint64_t cold_no_room;	/* cold files a walk came to that found no room (retried later) */
+	uint64_t moved;		/* files moved down the pool to join its free runs (compaction) */
 	uint64_t maps_over;	/* executable mappings beyond FR_UMAPS_MAX, left out */
 	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */
 	uint64_t exited;	/* tables not installed: the process exited while they were built */
@@ -107,9 +114,25 @@ int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t 
 
 /*
  * unwinder__current() - does (@pid, @start) have a table the BPF side
- * uses: ours, or one it built with rows for every file it maps?
+ * uses: ours, or one it built with rows for every file it maps? Not when
+ * it names a file whose rows were evicted while cold and that a walk has
+ * come to since: attaching it again builds them.
  */
 bool unwinder__current(struct unwinder *u, uint32_t pid, uint64_t start);
+
+/* A process to attach anew (unwinder__wanted()). */
+struct unwind_want {
+	uint32_t pid;
+	uint64_t start;
+};
+
+/*
+ * unwinder__wanted() - up to @max processes into @out whose tables name a
+ * file that lost its rows while cold and that a walk has come to since:
+ * the caller has them attached again, which builds those rows back.
+ * Cheap when no file is cold. Returns how many.
+ */
+unsigned unwinder__wanted(struct unwinder *u, struct unwind_want *out, unsigned max);
 
 /*
  * unwinder__gc() - drop the tables the BPF side no longer uses (the

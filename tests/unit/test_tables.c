@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -605,6 +606,239 @@ static void test_exited(const struct procmaps *pm)
 	free(v);
 }
 
+/* Now in the units of struct fr_ufile's used stamp, as the BPF side writes it. */
+static uint32_t epoch_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint32_t)(((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec) >>
+			  FR_UFILE_EPOCH_SHIFT);
+}
+
+/* The slot of the file mapped at @addr in (@pid)'s BPF table; FR_UFILE_NONE if none. */
+static uint32_t slot_at(const struct maps *mp, uint32_t pid, uint64_t addr, uint32_t *gen)
+{
+	struct fr_uproc *v = calloc(1, sizeof(*v));
+	uint32_t slot = FR_UFILE_NONE;
+
+	if (v && !bpf_map_lookup_elem(mp->m.procs, &pid, v))
+		for (uint32_t i = 0; i < v->n && i < FR_UMAPS_MAX; i++)
+			if (addr >= v->maps[i].begin && addr < v->maps[i].end) {
+				slot = v->maps[i].file;
+				*gen = v->maps[i].file_gen;
+			}
+	free(v);
+	return slot;
+}
+
+/* What the BPF side would do when walks come to @slot (@ago epochs back). */
+static void stamp(const struct maps *mp, uint32_t slot, uint32_t ago)
+{
+	struct fr_ufile ent;
+
+	if (!bpf_map_lookup_elem(mp->m.files, &slot, &ent)) {
+		ent.used = epoch_now() - ago;
+		bpf_map_update_elem(mp->m.files, &slot, &ent, BPF_ANY);
+	}
+}
+
+static struct fr_ufile slot_ent(const struct maps *mp, uint32_t slot)
+{
+	struct fr_ufile ent = { 0 };
+
+	bpf_map_lookup_elem(mp->m.files, &slot, &ent);
+	return ent;
+}
+
+/*
+ * Eviction by use, whoever maps the file: in a 40000-row pool, our libc
+ * (28k rows, mapped by our live table) is hot, and a kid's libstdc++ (34k)
+ * does not fit (it waits with a slot and no rows); once no walk has come
+ * to libc for 20 s, its rows go for another kid's libstdc++ though libc
+ * stays mapped, its slot kept with no rows. A walk that comes to libc again makes our process wanted; its
+ * attach builds libc's rows back into the same slot, evicting the now
+ * cold libstdc++.
+ */
+static void test_cold(const struct procmaps *pm)
+{
+	const struct fr_mapping *lc = self_mapping(pm, dlsym(RTLD_DEFAULT, "getpid"));
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW);
+	void *sfn = h ? dlsym(h, "_ZNSt6chrono3_V212system_clock3nowEv") : NULL;
+	struct procmaps *pm2 = procmaps__read(getpid());
+	const struct fr_mapping *sm = sfn && pm2 ? self_mapping(pm2, sfn) : NULL;
+	uint64_t addr = (uint64_t)(uintptr_t)dlsym(RTLD_DEFAULT, "getpid");
+	struct fr_mapping lib[1];
+	struct procmaps one = { .n = 1, .m = lib };
+	struct unwind_want want[4];
+	struct unwinder_stats st;
+	struct unwinder *u = NULL;
+	uint32_t pid = getpid(), slot, gen = 0, gen2 = 0, sslot, sgen = 0;
+	struct fr_ufile ent;
+	struct maps mp;
+
+	if (!ok(lc && sm && maps__create(&mp, 40000, 8), "cold: a 40000-row pool, libc, libstdc++")) {
+		procmaps__free(pm2);
+		return;
+	}
+	u = unwinder__new(&mp.m);
+	lib[0] = *lc;
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
+	       "cold: our libc");
+	slot = slot_at(&mp, pid, addr, &gen);
+	lib[0] = *sm;
+	is_int(unwinder__attach(u, kid[0], kid_start[0], 0, "/proc/self", &one, NULL), 0,
+	       "cold: a kid's libstdc++ while libc was just walked");
+	unwinder__stats(u, &st);
+	ok(st.full == 1 && st.cold == 0 && st.files == 1,
+	   "cold: a file walked now keeps its rows: libstdc++ is left out (full %llu, cold %llu)",
+	   (unsigned long long)st.full, (unsigned long long)st.cold);
+	stamp(&mp, slot, 20);
+	is_int(unwinder__attach(u, kid[1], kid_start[1], 0, "/proc/self", &one, NULL), 0,
+	       "cold: another kid's libstdc++ once no walk came to libc for 20 s");
+	unwinder__stats(u, &st);
+	ent = slot_ent(&mp, slot);
+	ok(slot != FR_UFILE_NONE && ent.nrows == 0 && ent.gen == gen,
+	   "cold: libc's slot %u stays, gen %u, with no rows (nrows %u)", slot, ent.gen, ent.nrows);
+	ok(st.cold == 1 && st.cold_now == 1 && st.procs == 3 && st.refilled == 1,
+	   "cold: libc is cold though our table maps it, and libstdc++, left out for room, "
+	   "got its rows (cold %llu, now %llu, tables %llu, built again %llu)",
+	   (unsigned long long)st.cold, (unsigned long long)st.cold_now,
+	   (unsigned long long)st.procs, (unsigned long long)st.refilled);
+	sslot = slot_at(&mp, kid[1], (uint64_t)(uintptr_t)sfn, &sgen);
+	ok(sslot != FR_UFILE_NONE && slot_ent(&mp, sslot).nrows > 30000,
+	   "cold: libstdc++ has its rows (%u)", slot_ent(&mp, sslot).nrows);
+	ok(unwinder__current(u, pid, self_start) && !unwinder__wanted(u, want, 4),
+	   "cold: no walk came to libc since: nothing is wanted, our table is current");
+	stamp(&mp, slot, 0);
+	ok(unwinder__wanted(u, want, 4) == 1 && want[0].pid == pid && want[0].start == self_start,
+	   "cold: a walk came to libc: our process is wanted");
+	ok(!unwinder__current(u, pid, self_start), "cold: and its table is not current");
+	stamp(&mp, sslot, 30);
+	lib[0] = *lc;
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
+	       "cold: attach ours again");
+	unwinder__stats(u, &st);
+	ent = slot_ent(&mp, slot);
+	ok(slot_at(&mp, pid, addr, &gen2) == slot && gen2 == gen && ent.gen == gen &&
+	   ent.nrows > 20000, "cold: libc's rows are back in slot %u (%u rows)", slot, ent.nrows);
+	ok(st.refilled == 2 && st.cold == 2 && st.cold_now == 1 &&
+	   slot_ent(&mp, sslot).nrows == 0,
+	   "cold: libstdc++, unused for 30 s, gave its rows (refilled %llu, cold %llu, now %llu)",
+	   (unsigned long long)st.refilled, (unsigned long long)st.cold,
+	   (unsigned long long)st.cold_now);
+	ok(unwinder__current(u, pid, self_start) && !unwinder__wanted(u, want, 4),
+	   "cold: current again, nothing wanted");
+	unwinder__free(u);
+	maps__close(&mp);
+	procmaps__free(pm2);
+}
+
+/* The rows of @n in the pool from @start (bpf lookups). */
+static struct fr_urow *pool_rows(const struct maps *mp, uint32_t start, uint32_t n)
+{
+	struct fr_urow *r = calloc(n ? n : 1, sizeof(*r));
+
+	for (uint32_t i = 0; r && i < n; i++) {
+		uint32_t k = start + i;
+
+		if (bpf_map_lookup_elem(mp->m.rows, &k, &r[i])) {
+			free(r);
+			return NULL;
+		}
+	}
+	return r;
+}
+
+/* The rows of the files mapped at @addrs, attached one table each to kids. */
+static uint64_t rows_of(const struct fr_mapping *m)
+{
+	struct fr_mapping lib[1] = { *m };
+	struct procmaps one = { .n = 1, .m = lib };
+	struct unwinder_stats st = { 0 };
+	struct unwinder *u;
+	struct maps mp;
+
+	if (!maps__create(&mp, 1 << 20, 4))
+		return 0;
+	u = unwinder__new(&mp.m);
+	if (u && !unwinder__attach(u, kid[2], kid_start[2], 0, "/proc/self", &one, NULL))
+		unwinder__stats(u, &st);
+	unwinder__free(u);
+	maps__close(&mp);
+	return st.rows_used;
+}
+
+/*
+ * Compaction: libc at the bottom of the pool, a small library (libz)
+ * above it. Once libc is idle, libstdc++ fits in the free rows but in no
+ * free run: libz moves down into libc's place, its rows the same, its
+ * slot pointed at them, and libstdc++ gets the run above. Without the
+ * move, libstdc++ is left out.
+ */
+static void test_compact(const struct procmaps *pm)
+{
+	const struct fr_mapping *lc = self_mapping(pm, dlsym(RTLD_DEFAULT, "getpid"));
+	void *hz = dlopen("libz.so.1", RTLD_NOW), *hs = dlopen("libstdc++.so.6", RTLD_NOW);
+	void *zfn = hz ? dlsym(hz, "zlibVersion") : NULL;
+	void *sfn = hs ? dlsym(hs, "_ZNSt6chrono3_V212system_clock3nowEv") : NULL;
+	struct procmaps *pm2 = procmaps__read(getpid());
+	const struct fr_mapping *zm = zfn && pm2 ? self_mapping(pm2, zfn) : NULL;
+	const struct fr_mapping *sm = sfn && pm2 ? self_mapping(pm2, sfn) : NULL;
+	uint64_t rc = lc ? rows_of(lc) : 0, rz = zm ? rows_of(zm) : 0, rs = sm ? rows_of(sm) : 0;
+	struct fr_mapping lib[1];
+	struct procmaps one = { .n = 1, .m = lib };
+	struct unwinder_stats st;
+	struct unwinder *u;
+	struct fr_urow *before = NULL, *after = NULL;
+	struct fr_ufile zent, zent2;
+	uint32_t zslot, zgen = 0, pid = getpid();
+	struct maps mp;
+
+	/* Pool: libz and libstdc++ and a little; libc below libstdc++'s size. */
+	if (!ok(rc && rz && rs && rc < rs && rz < rc,
+		"compact: libc %llu, libz %llu, libstdc++ %llu rows", (unsigned long long)rc,
+		(unsigned long long)rz, (unsigned long long)rs) ||
+	    !maps__create(&mp, (uint32_t)(rz + rs + 500), 8)) {
+		procmaps__free(pm2);
+		return;
+	}
+	u = unwinder__new(&mp.m);
+	lib[0] = *lc;
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", &one, NULL), 0,
+	       "compact: libc first, at the bottom");
+	lib[0] = *zm;
+	is_int(unwinder__attach(u, kid[3], kid_start[3], 0, "/proc/self", &one, NULL), 0,
+	       "compact: libz above it");
+	zslot = slot_at(&mp, kid[3], (uint64_t)(uintptr_t)zfn, &zgen);
+	zent = slot_ent(&mp, zslot);
+	before = pool_rows(&mp, zent.row_start, zent.nrows);
+	ok(zslot != FR_UFILE_NONE && zent.row_start == rc && before,
+	   "compact: libz's rows start at %u (libc's end: %llu)", zent.row_start,
+	   (unsigned long long)rc);
+	bpf_map_delete_elem(mp.m.procs, &pid);
+	unwinder__gc(u);
+	lib[0] = *sm;
+	is_int(unwinder__attach(u, kid[4], kid_start[4], 0, "/proc/self", &one, NULL), 0,
+	       "compact: libstdc++ once libc is idle");
+	unwinder__stats(u, &st);
+	zent2 = slot_ent(&mp, zslot);
+	after = pool_rows(&mp, zent2.row_start, zent2.nrows);
+	ok(st.moved == 1 && st.full == 0 && st.files == 2 && st.freed == 1,
+	   "compact: libz moved, libstdc++ fit (moved %llu, full %llu, files %llu)",
+	   (unsigned long long)st.moved, (unsigned long long)st.full,
+	   (unsigned long long)st.files);
+	ok(zent2.row_start == 0 && zent2.nrows == zent.nrows && zent2.gen == zent.gen && after &&
+	   before && !memcmp(before, after, zent.nrows * sizeof(*before)),
+	   "compact: libz's slot points at the same %u rows, now from row %u", zent2.nrows,
+	   zent2.row_start);
+	free(before);
+	free(after);
+	unwinder__free(u);
+	maps__close(&mp);
+	procmaps__free(pm2);
+}
+
 int main(void)
 {
 	struct procmaps *pm = procmaps__read(getpid());
@@ -642,6 +876,8 @@ int main(void)
 	test_concurrent(pm);
 	test_exited(pm);
 	test_owner_share();
+	test_cold(pm);
+	test_compact(pm);
 	for (int i = 0; i < NKIDS; i++)
 		unwind_reap(kid[i]);
 	procmaps__free(pm);
