@@ -770,6 +770,23 @@ static void on_pressure(struct daemon *dm, size_t idx, uint32_t revents)
 		dumps__fire(dm, t, &f, 0);
 }
 
+/*
+ * Once a second: drop outdated unwind tables, and have the attacher attach
+ * anew a few processes whose tables name a file whose rows went while it
+ * was cold and that a walk came to since (no sample asks for that: the
+ * walk there goes by frame pointer with a table that is current).
+ */
+static void unwind_tick(struct daemon *dm)
+{
+	struct unwind_want want[8];
+	unsigned n;
+
+	unwinder__gc(dm->unwinder);
+	n = unwinder__wanted(dm->unwinder, want, FR_ARRAY_SIZE(want));
+	for (unsigned i = 0; i < n && dm->attacher; i++)
+		attacher__request(dm->attacher, want[i].pid, want[i].start);
+}
+
 static void on_tick(struct daemon *dm)
 {
 	uint64_t n;
@@ -790,7 +807,7 @@ static void on_tick(struct daemon *dm)
 	ondump__expire(&dm->ondump, fr_boottime_ns());
 	history__records(&dm->history, drain__stats(dm->drain)->records, fr_boottime_ns());
 	if (dm->unwinder)
-		unwinder__gc(dm->unwinder);
+		unwind_tick(dm);
 	symcache__trim(dm->symcache);
 }
 

@@ -43,6 +43,10 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "unwind_procs", us.procs);
 	err |= kvlist__add_u64(m, "unwind_files_built", us.built);
 	err |= kvlist__add_u64(m, "unwind_build_ns", us.build_ns);
+	err |= kvlist__add_u64(m, "unwind_files_cold", us.cold);
+	err |= kvlist__add_u64(m, "unwind_files_cold_now", us.cold_now);
+	err |= kvlist__add_u64(m, "unwind_files_refilled", us.refilled);
+	err |= kvlist__add_u64(m, "unwind_files_moved", us.moved);
 	err |= add_cpu_counter(dm, m, "unwind_kernel_tables", FR_CNT_UNWIND_KBUILT);
 	err |= add_cpu_counter(dm, m, "unwind_stack_copies", FR_CNT_UCOPY);
 	err |= kvlist__add_u64(m, "unwind_copies_finished", drain__stats(dm->drain)->ucopy_finished);
@@ -198,6 +202,7 @@ static int add_unwind_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= add_cpu_counter(dm, l, "unwind_kernel_busy", FR_CNT_UNWIND_KBUSY);
 	err |= kvlist__add_u64(l, "unwind_files_full", us.full);
 	err |= kvlist__add_u64(l, "unwind_files_over_share", us.over_share);
+	err |= kvlist__add_u64(l, "unwind_files_cold_no_room", us.cold_no_room);
 	err |= kvlist__add_u64(l, "unwind_files_failed", us.failed);
 	err |= kvlist__add_u64(l, "unwind_files_no_cfi", us.no_cfi);
 	err |= kvlist__add_u64(l, "unwind_maps_over", us.maps_over);

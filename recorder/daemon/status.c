@@ -113,9 +113,12 @@ static void text_unwind(struct daemon *dm, FILE *f)
 	fprintf(f, "%" PRIu64 " files (%" PRIu64 " idle), %" PRIu64 "/%" PRIu64
 		" rows, %.1f MiB, %" PRIu64 " processes; built %" PRIu64 " in %.0f ms; full %" PRIu64
 		", over an owner's share %" PRIu64 ", failed %" PRIu64 ", unopened %" PRIu64
-		", stale %" PRIu64 "\n", us.files, us.idle, us.rows_used, us.rows_cap,
+		", stale %" PRIu64 "; ", us.files, us.idle, us.rows_used, us.rows_cap,
 		us.bytes / 1048576.0, us.procs, us.built, us.build_ns / 1e6, us.full, us.over_share,
 		us.failed, us.unopened, cpu_sum(dm, FR_CNT_UNWIND_STALE));
+	fprintf(f, "cold (rows evicted while mapped) %" PRIu64 " (%" PRIu64 " now, built again %"
+		PRIu64 ", no room %" PRIu64 "), moved %" PRIu64 "\n", us.cold, us.cold_now,
+		us.refilled, us.cold_no_room, us.moved);
 }
 
 /* The tables' memory: resident against what their contents need. */
@@ -280,6 +283,11 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "build_ns", us.build_ns);
 	json__u64(j, "files_full", us.full);
 	json__u64(j, "files_over_share", us.over_share);
+	json__u64(j, "files_cold", us.cold);
+	json__u64(j, "files_cold_now", us.cold_now);
+	json__u64(j, "files_refilled", us.refilled);
+	json__u64(j, "files_cold_no_room", us.cold_no_room);
+	json__u64(j, "files_moved", us.moved);
 	json__u64(j, "files_failed", us.failed);
 	json__u64(j, "files_idle", us.idle);
 	json__u64(j, "mappings_unopened", us.unopened);
