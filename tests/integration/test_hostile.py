@@ -388,6 +388,154 @@ def pool_attack():
         d.cleanup()
 
 
+# Root's own large binaries (gcc-12's, installed by tools/bootstrap.sh deps):
+# 2.3-2.6 MB of CFI each, about 430k-480k rows, more than an 8 MiB pool
+# holds together. Files of root are the system's, outside any owner's share.
+GCC_DIR = "/usr/lib/gcc/x86_64-linux-gnu/12"
+
+# nobody maps cc1plus and lto1 executable, spins until the daemon has
+# sampled it and built their rows, and is then stopped: mapped, never run
+# in them.
+MAPPER_PY = """
+import mmap, sys
+held = []
+for p in sys.argv[1:]:
+    with open(p, "rb") as f:
+        held.append(mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE,
+                              prot=mmap.PROT_READ | mmap.PROT_EXEC))
+print("mapped", flush=True)
+while True:
+    pass
+"""
+
+def system_libs():
+    """Root's shared libraries, 100 KB to 20 MB (what the build's packages
+    install), but libc's and perl's, which root's workload maps itself: at
+    most 96, so that with the mapper's own they fit one process table."""
+    out = []
+    d = "/usr/lib/x86_64-linux-gnu"
+    for n in sorted(os.listdir(d)):
+        p = os.path.join(d, n)
+        if ".so" not in n or n.startswith(("libc.so", "libperl", "ld-linux")) or \
+           os.path.islink(p) or not os.path.isfile(p):
+            continue
+        st = os.stat(p)
+        if st.st_uid == 0 and 100 << 10 <= st.st_size <= 20 << 20:
+            with open(p, "rb") as f:
+                if f.read(4) == b"\x7fELF":
+                    out.append(p)
+    return out[:96]
+
+
+# FR_UNWIND_COLD_EPOCHS (recorder/unwind/tables.c): 10 x 1.07 s without a walk.
+COLD_S = 11.5
+
+
+def unwind_until(d, pred, timeout):
+    """status's unwind section once @pred holds of it, or the last one read."""
+    end, u = time.monotonic() + timeout, {}
+    while time.monotonic() < end:
+        u = status_json(d).get("unwind", {})
+        if pred(u):
+            break
+        time.sleep(0.5)
+    return u
+
+
+def pool_system_files():
+    """nobody runs cc1 (a compile of ~20 s) and stops it, then maps cc1plus,
+    lto1 and root's libraries and stops too: root's own files fill an 8 MiB pool, pinned by
+    live processes that do not run. The owner share cannot help (the files
+    are root's); eviction by use must. Root's perl, new to the pool during
+    the attack, keeps >= 90 % of its share on a fresh daemon, and warm, of
+    its warm share; cc1, resumed, gets its rows back (issue 25)."""
+    d = Daemon(tap, window="20s", recorder_extra="unwind_memory = 8M\n")
+    procs = []
+    try:
+        if not tap.ok(d.ready(), "system files: a daemon with an 8 MiB (1048576-row) unwind pool"):
+            return
+        big = [os.path.join(GCC_DIR, n) for n in ("cc1", "cc1plus", "lto1")]
+        missing = [f for f in big if not os.access(f, os.X_OK)]
+        if not tap.ok(not missing, f"system files: gcc-12's cc1, cc1plus and lto1 are installed "
+                      f"(tools/bootstrap.sh deps) {missing}"):
+            return
+        fresh = root_perl(d, "new to a fresh daemon")
+        before = root_perl(d, "warm, before the attack")
+        tap.ok(fresh >= 0.5 and before >= 0.8,
+               f"system files: before the attack, root's perl walks whole ({fresh:.0%} new, "
+               f"{before:.0%} warm)")
+        src = os.path.join(work, "big.c")
+        with open(src, "w") as f:
+            for i in range(4000):
+                f.write(f"int f{i}(int *a, int n) {{ int s = {i}; for (int j = 0; j < n; j++) "
+                        f"{{ s += a[j] * {i % 7 + 1}; if (s > {i}) s ^= a[(j + {i}) % n]; }} "
+                        f"return s; }}\n")
+        base = status_json(d).get("unwind", {}).get("rows_used", 0)
+        with open(src) as f:
+            cc1 = subprocess.Popen([big[0], "-quiet", "-O2", "-o", "/dev/null"], stdin=f,
+                                   preexec_fn=as_nobody)
+        procs.append(cc1)
+        u = unwind_until(d, lambda u: u.get("rows_used", 0) >= base + 300000, 60)
+        tap.ok(u.get("rows_used", 0) >= base + 300000,
+               f"system files: nobody's cc1 runs with its rows ({u.get('rows_used', 0) - base} more)")
+        cc1.send_signal(signal.SIGSTOP)
+        libs = system_libs()
+        mapper = subprocess.Popen(["/usr/bin/python3", "-I", "-c", MAPPER_PY, *big[1:], *libs],
+                                  preexec_fn=as_nobody, stdout=subprocess.PIPE, text=True)
+        procs.append(mapper)
+        tap.eq(mapper.stdout.readline().strip(), "mapped",
+               f"system files: nobody maps cc1plus, lto1 and {len(libs)} libraries executable")
+        u = unwind_until(d, lambda u: u.get("rows_used", 0) >= 0.97 * u.get("rows_cap", 1), 90)
+        mapper.send_signal(signal.SIGSTOP)
+        tap.diag(f"system files: under attack: {u.get('rows_used')} of {u.get('rows_cap')} rows "
+                 f"used, full {u.get('files_full')}, cold {u.get('files_cold')}")
+        tap.ok(u.get("rows_used", 0) >= 0.97 * u.get("rows_cap", 1),
+               "system files: nobody's mappings fill the pool (>= 97 %)")
+        # No walk comes to them from now on; after COLD_S their rows may go.
+        time.sleep(COLD_S)
+        first = root_perl(d, "new to the pool during the attack")
+        during = root_perl(d, "warm during the attack")
+        u = status_json(d).get("unwind", {})
+        tap.diag(f"system files: cold {u.get('files_cold')} (now {u.get('files_cold_now')}), "
+                 f"moved {u.get('files_moved')}, full {u.get('files_full')}")
+        tap.ok(u.get("files_cold", 0) >= 1,
+               f"system files: the rows of mapped files no walk came to were evicted "
+               f"(files_cold {u.get('files_cold')})")
+        tap.ok(first >= 0.9 * fresh, f"system files: during the attack, root's perl new to the "
+               f"pool keeps >= 90 % of its fresh-daemon share ({first:.0%} against {fresh:.0%})")
+        tap.ok(during >= 0.9 * before, f"system files: during the attack, root's warm perl keeps "
+               f">= 90 % of its share ({during:.0%} against {before:.0%})")
+        # cc1 runs again: its walks come to its cold rows, which are built back.
+        refilled = u.get("files_refilled", 0)
+        cc1.send_signal(signal.SIGCONT)
+        u = unwind_until(d, lambda u: u.get("files_refilled", 0) > refilled, 60)
+        tap.ok(u.get("files_refilled", 0) > refilled,
+               f"system files: cc1, running again, gets its evicted rows back "
+               f"(refilled {refilled} -> {u.get('files_refilled')})")
+        # Its last second of samples (Debian's cc1 has no frame pointers).
+        time.sleep(1.5)
+        path = d.dump()
+        evs = [e for e in events(path) if e["pid"] == cc1.pid and e["type"] == "sample"] \
+            if path else []
+        last = max((e["ts"] for e in evs), default=0)
+        recent = [e for e in evs if e["ts"] >= last - 1000000000]
+        whole = sum(1 for e in recent if e.get("user_stack_end") == "outermost")
+        tap.ok(len(recent) >= 20 and whole >= 0.8 * len(recent),
+               f"system files: cc1's samples of the last second walk whole again "
+               f"({whole} of {len(recent)})")
+        for p in procs:
+            p.kill()
+            p.wait()
+        procs = []
+        after = root_perl(d, "after the attack")
+        tap.ok(after >= 0.9 * before, f"system files: after the attack, root's perl keeps >= 90 % "
+               f"of its share ({after:.0%} against {before:.0%})")
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+        d.cleanup()
+
 d = Daemon(tap, window="20s")
 try:
     if tap.ok(d.ready(), "daemon ready"):
@@ -406,6 +554,7 @@ try:
             hostile_names(d)
         d.cleanup()
         pool_attack()
+        pool_system_files()
 finally:
     d.cleanup()
     shutil.rmtree(work, ignore_errors=True)
