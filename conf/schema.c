@@ -93,6 +93,11 @@ const struct conf_key conf_keys[] = {
 		    FR_CONF_MIB, FR_CONF_GIB, "40M", unwind_bytes,
 		    "kernel memory for the unwind rows that walk user stacks without frame pointers (8 bytes a row); 0 = off, frame pointers only",
 		    .zero = "off", .example = "16M, 64M"),
+	[CONF_RECORDER_UNWIND_KERNEL_TABLES] =
+	FR_CONF_KEY("recorder", "unwind_kernel_tables", CONF_BOOL, 0, 1, "true",
+		    unwind_kernel_tables,
+		    "build new processes' unwind tables in the kernel, and send exiting ones' mappings (Linux 6.7+); false: wait for the daemon's /proc read, as older kernels do",
+		    FR_CONF_NAMES(conf_bool_names)),
 	[CONF_RECORDER_CACHE_MEMORY] =
 	FR_CONF_KEY("recorder", "cache_memory", CONF_SIZE,
 		    8 * FR_CONF_MIB, 4 * FR_CONF_GIB, "64M", cache_bytes,

@@ -375,6 +375,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		.unwind_rows = (uint32_t)FR_MIN(cfg->unwind_bytes / sizeof(struct fr_urow),
 						 FR_UROWS_MAX),
 		.unwind_files = FR_UNWIND_FILES,
+		.no_kernel_tables = !cfg->unwind_kernel_tables,
 		.rss_ledger = cfg->rss_ledger, .rss_step = cfg->rss_step,
 		.rss_step_pct = cfg->rss_step_pct, .rss_max_age_ns = cfg->rss_max_age_ns,
 		.stalls = cfg->stalls, .min_stall_ns = cfg->min_stall_ns,
@@ -443,9 +444,12 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("%s", err);
 		return e;
 	}
-	if (so.unwind_rows && !sampler__kernel_tables(dm->sampler))
+	if (so.unwind_rows && !so.no_kernel_tables && !sampler__kernel_tables(dm->sampler))
 		fr_info("the kernel has no VMA iterator (6.7+): a new process waits for the "
 			"daemon's unwind table, ignoring");
+	else if (so.unwind_rows && so.no_kernel_tables)
+		fr_info("unwind_kernel_tables = false: a new process waits for the daemon's "
+			"unwind table");
 	e = sampler__stall_sums(dm->sampler);
 	stallsum__init(&dm->stallsum, e < 0 ? -1 : e);
 	dm->symcache = symcache__new();
@@ -666,6 +670,10 @@ static void reload(struct daemon *dm)
 		fr_warn("unwind_memory = %" PRIu64 " needs a restart; keeping the running rows, ignoring",
 			n->unwind_bytes);
 		n->unwind_bytes = dm->cfg->unwind_bytes;
+	}
+	if (n->unwind_kernel_tables != dm->cfg->unwind_kernel_tables) {
+		fr_warn("unwind_kernel_tables needs a restart; keeping the running programs, ignoring");
+		n->unwind_kernel_tables = dm->cfg->unwind_kernel_tables;
 	}
 	if (n->oom_score_adj != dm->cfg->oom_score_adj) {
 		e = privs__set_oom_score_adj(n->oom_score_adj, &dm->oom_score_adj);

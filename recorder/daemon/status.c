@@ -274,6 +274,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 		unwinder__stats(dm->unwinder, &us);
 	json__obj(j, "unwind");
 	json__bool(j, "enabled", dm->unwinder != NULL);
+	json__bool(j, "kernel_build", dm->unwinder && sampler__kernel_tables(dm->sampler));
 	json__u64(j, "files", us.files);
 	json__u64(j, "rows_used", us.rows_used);
 	json__u64(j, "rows_cap", us.rows_cap);

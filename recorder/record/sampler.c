@@ -296,7 +296,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 		goto fail;
 	}
 	s->nposs = libbpf_num_possible_cpus();
-	s->kbuild = o->unwind_rows > 0;
+	s->kbuild = o->unwind_rows > 0 && !o->no_kernel_tables;
 	e = load(s, o, ncpus, err, errlen);
 	/*
 	 * The kernel's VMA iterator (6.7+) is a weak kfunc: without it the

@@ -18,6 +18,7 @@ struct sampler_opts {
 	size_t ring_bytes;	/* 0: sized from frequency and CPUs */
 	uint32_t unwind_rows;	/* row pool for unwinding without frame pointers; 0: off */
 	uint32_t unwind_files;	/* file slots for the pool */
+	bool no_kernel_tables;	/* never build tables in the kernel, as before 6.7 */
 	bool rss_ledger;	/* the RSS ledger (rss_stat) */
 	uint64_t rss_step;	/* bytes */
 	uint32_t rss_step_pct;	/* % of the value logged, if larger */
