@@ -134,27 +134,6 @@ static uint32_t epoch_now(void)
 	return (uint32_t)(now_ns() >> FR_UFILE_EPOCH_SHIFT);
 }
 
-/* First fit from the free list; returns the start or -ENOSPC. */
-static int64_t pool_alloc(struct unwinder *u, uint32_t n)
-{
-	for (size_t i = 0; i < u->nfree; i++) {
-		struct extent *e = &u->free_ext[i];
-		uint32_t at = e->start;
-
-		if (e->len < n)
-			continue;
-		e->start += n;
-		e->len -= n;
-		if (!e->len) {
-			memmove(e, e + 1, (u->nfree - i - 1) * sizeof(*e));
-			u->nfree--;
-		}
-		u->st.rows_used += n;
-		return at;
-	}
-	return -ENOSPC;
-}
-
 /* The lowest free run of @n rows that ends at or below @limit, taken; or -ENOSPC. */
 static int64_t pool_alloc_below(struct unwinder *u, uint32_t n, uint32_t limit)
 {
@@ -174,6 +153,12 @@ static int64_t pool_alloc_below(struct unwinder *u, uint32_t n, uint32_t limit)
 		return at;
 	}
 	return -ENOSPC;
+}
+
+/* First fit from the free list; returns the start or -ENOSPC. */
+static int64_t pool_alloc(struct unwinder *u, uint32_t n)
+{
+	return pool_alloc_below(u, n, u->nrows);
 }
 
 /* Is there a free run of @n rows? */
