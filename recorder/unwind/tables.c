@@ -591,6 +591,16 @@ static bool pool_compact(struct unwinder *u, uint32_t need)
 	return pool_fits(u, need);
 }
 
+/* Under the lock: @f, which has no rows now and needs @n, waits cold from now on. */
+static void mark_cold(struct unwinder *u, struct ufile *f, uint32_t n)
+{
+	f->nrows_built = n;
+	f->cold = true;
+	f->cold_at = epoch_now();
+	f->retry_at = 0;
+	u->ncold++;
+}
+
 /*
  * Under the lock: evict @f's rows though tables name it. Its slot stays,
  * with no rows (nrows 0): the walks that come to it go by frame pointer
@@ -608,11 +618,7 @@ static void file_cool(struct unwinder *u, struct ufile *f, uint32_t used)
 		return;
 	}
 	pool_free(u, start, n);
-	f->nrows_built = n;
-	f->cold = true;
-	f->cold_at = epoch_now();
-	f->retry_at = 0;
-	u->ncold++;
+	mark_cold(u, f, n);
 	u->st.files--;
 	u->st.cold++;
 }
@@ -701,11 +707,7 @@ static int file_wait_room(struct unwinder *u, struct ufile *f, uint32_t n)
 	u->by_slot[slot] = f;
 	f->row_start = 0;
 	f->nrows = 0;
-	f->nrows_built = n;
-	f->cold = true;
-	f->cold_at = epoch_now();
-	f->retry_at = 0;
-	u->ncold++;
+	mark_cold(u, f, n);
 	return -ENOSPC;
 }
 
