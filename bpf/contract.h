@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	9
+#define FR_CONTRACT_VERSION	10
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -140,9 +140,12 @@ struct fr_rec_exit {
  * A process's code as it exits, sent right before its exit record when the
  * daemon has not read its current maps (uread): a short process often ends
  * before the /proc worker gets to it, and without its mappings its frames
- * cannot be named. Each executable file mapping with the file's identity
- * as fstat() gives it (the symbol cache's key: device as userspace encodes
- * it, inode, size, modification and change times in ns).
+ * cannot be named. Sent too when its table lacked rows for a file it maps
+ * (FR_UPROC_MISSING), flagged FR_XMAPS_MISSING: copies
+ * of its stacks may wait for those rows, and are finished with these
+ * mappings once the process is gone. Each executable file mapping with the
+ * file's identity as fstat() gives it (the symbol cache's key: device as
+ * userspace encodes it, inode, size, modification and change times in ns).
  */
 #define FR_XMAPS_MAX		32
 
@@ -151,12 +154,14 @@ struct fr_xmap {
 	__u64 dev, ino, size, mtime, ctime;
 };
 
+#define FR_XMAPS_MISSING	0x1	/* its table lacked rows for a file */
+
 struct fr_rec_maps {
 	struct fr_rec_hdr h;	/* the exiting thread and its incarnation */
 	__u32 n;		/* mappings in m[] (the record's size says so too) */
 	__u32 gen;		/* the process's maps generation (ugen) */
 	__u32 vmas;		/* executable file mappings seen, n or more */
-	__u32 pad;
+	__u32 flags;		/* FR_XMAPS_* */
 	struct fr_xmap m[FR_XMAPS_MAX];
 };
 

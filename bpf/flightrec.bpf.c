@@ -410,31 +410,40 @@ int on_sample(struct bpf_perf_event_data *ctx)
 /*
  * exit_maps() - at @t's group death (@t is current, its mm still there),
  * send its executable file mappings (struct fr_rec_maps) unless the daemon
- * read its maps at this generation (uread): a process of 20 ms on a busy
- * machine ends before the /proc worker reads it, and its frames were bare
- * addresses. Only while the ring is under a quarter full, as the copies
- * of stacks: it never takes another record's room. The VMA loop is
- * bounded by FR_UBUILD_VMAS, its state kept in the map value as in
- * uproc_build(). Call before unwind_forget(), which drops ugen.
+ * read its maps at this generation (uread) and its table had rows for
+ * every file: a process of 20 ms on a busy machine ends before the /proc
+ * worker reads it, and its frames were bare addresses; one that ended
+ * before a file's rows were built has copies of its stacks waiting for
+ * them (its table is FR_UPROC_MISSING: FR_XMAPS_MISSING). Only while the
+ * ring is under a quarter full, as the copies of stacks: it never takes
+ * another record's room. The VMA loop is bounded by FR_UBUILD_VMAS, its
+ * state kept in the map value as in uproc_build(). Call before
+ * unwind_forget(), which drops ugen and the table.
  */
 static __noinline int exit_maps(struct task_struct *t, __u64 start)
 {
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
-	__u32 zero = 0, tgid = t->tgid, size;
+	__u32 zero = 0, tgid = t->tgid, size, flags = 0;
+	struct fr_uproc *p;
 	struct fr_rec_maps *r;
 	struct fr_uread *u;
 	__u32 seen = 0;
+	bool read;
 
 	if (!ubuild_on || !t->mm)
 		return 0;
+	p = bpf_map_lookup_elem(&uprocs, &tgid);
+	/* Not for a process with no table (a fork child that never exec'd):
+	 * a fork storm would send one record per exit. */
+	if (p && p->start == start && (p->flags & FR_UPROC_MISSING))
+		flags |= FR_XMAPS_MISSING;
 	u = bpf_map_lookup_elem(&uread, &tgid);
-	if (u && u->start == start && u->gen == ugen_of(tgid)) {
-		bpf_map_delete_elem(&uread, &tgid);
-		return 0;
-	}
+	read = u && u->start == start && u->gen == ugen_of(tgid);
 	if (u)
 		bpf_map_delete_elem(&uread, &tgid);
+	if (read && !flags)
+		return 0;
 	r = bpf_map_lookup_elem(&xmaps, &zero);
 	if (!r)
 		return 0;
@@ -444,7 +453,7 @@ static __noinline int exit_maps(struct task_struct *t, __u64 start)
 	}
 	r->n = 0;
 	r->vmas = 0;
-	r->pad = 0;
+	r->flags = flags;
 	r->gen = ugen_of(tgid);
 	if (bpf_iter_task_vma_new(&it, t, 0)) {
 		bpf_iter_task_vma_destroy(&it);

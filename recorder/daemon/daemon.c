@@ -193,11 +193,14 @@ static void hook_fork(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 	procinfo__inherit(dm->procinfo, slot, pid, start, parent_slot, parent_pid, parent_start);
 }
 
-/* An exit's code mappings: its frames named without /proc. */
+/* An exit's code mappings: its frames named without /proc, and the copies
+ * of its stacks that wait for rows finished once it is gone. */
 static void hook_exit_maps(void *ctx, uint32_t slot, const void *rec)
 {
 	struct daemon *dm = ctx;
 
+	if (dm->unwinder)
+		unwinder__exit_maps(dm->unwinder, rec);
 	procinfo__exit_maps(dm->procinfo, slot, rec);
 }
 

@@ -50,6 +50,7 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= add_cpu_counter(dm, m, "unwind_kernel_tables", FR_CNT_UNWIND_KBUILT);
 	err |= add_cpu_counter(dm, m, "unwind_stack_copies", FR_CNT_UCOPY);
 	err |= kvlist__add_u64(m, "unwind_copies_finished", drain__stats(dm->drain)->ucopy_finished);
+	err |= kvlist__add_u64(m, "unwind_copies_finished_after_exit", us.finished_after_exit);
 	return err;
 }
 

@@ -235,7 +235,7 @@ static void json_caches(struct daemon *dm, struct json *j)
 }
 
 /* Samples walked on from a copy of their stack once their file had rows. */
-static void json_copies(struct daemon *dm, struct json *j)
+static void json_copies(struct daemon *dm, const struct unwinder_stats *us, struct json *j)
 {
 	const struct drain_stats *ds = drain__stats(dm->drain);
 
@@ -244,6 +244,7 @@ static void json_copies(struct daemon *dm, struct json *j)
 	json__u64(j, "skipped", cpu_sum(dm, FR_CNT_UCOPY_SKIPPED));
 	json__u64(j, "received", ds->ucopy);
 	json__u64(j, "finished", ds->ucopy_finished);
+	json__u64(j, "finished_after_exit", us->finished_after_exit);
 	json__u64(j, "expired", ds->ucopy_expired);
 	json__u64(j, "refused", ds->ucopy_refused);
 	json__u64(j, "held_max", ds->ucopy_held_max);
@@ -251,7 +252,8 @@ static void json_copies(struct daemon *dm, struct json *j)
 }
 
 /* Exits that sent their code mappings, since the /proc worker had not read them. */
-static void json_exit_maps(struct daemon *dm, struct json *j)
+static void json_exit_maps(struct daemon *dm, const struct unwinder_stats *us,
+			   struct json *j)
 {
 	struct procinfo_stats is;
 
@@ -263,6 +265,7 @@ static void json_exit_maps(struct daemon *dm, struct json *j)
 	json__u64(j, "named", is.exit_maps);
 	json__u64(j, "current", is.exit_maps_current);
 	json__u64(j, "unnamed_files", is.exit_maps_unnamed);
+	json__u64(j, "kept_for_copies", us->exits_kept);
 	json__end_obj(j);
 }
 
@@ -299,8 +302,8 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "kernel_tables", cpu_sum(dm, FR_CNT_UNWIND_KBUILT));
 	json__u64(j, "kernel_busy", cpu_sum(dm, FR_CNT_UNWIND_KBUSY));
 	json__u64(j, "kernel_tables_kept", us.kernel_tables);
-	json_copies(dm, j);
-	json_exit_maps(dm, j);
+	json_copies(dm, &us, j);
+	json_exit_maps(dm, &us, j);
 	if (dm->attacher) {
 		struct attacher_stats as;
 

@@ -41,6 +41,7 @@ struct held {
 	uint32_t pid;
 	uint64_t start;
 	uint64_t due, tried;
+	bool exited;		/* its process's exit record was read */
 	uint32_t kn, un;
 	size_t bytes;
 	struct fr_ucopy c;
@@ -357,6 +358,7 @@ static int hold(struct drain *d, const struct fr_rec_hdr *rh, uint32_t kn, uint3
 	h->pid = rh->tgid;
 	h->start = rh->start;
 	h->tried = 0;
+	h->exited = false;
 	h->due = rh->ts + FR_UCOPY_WAIT_NS;
 	h->kn = kn;
 	h->un = un;
@@ -398,7 +400,9 @@ static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
  * finish() - walk held record @h on from its copy (hooks.finish); on
  * success its event references the whole stack. Returns 1 done, 0 not
  * yet, or -errno: never (its process ended without rows, or its maps
- * changed since).
+ * changed since). An end is final only once the process's exit record
+ * was read: the mappings its exit sends come just before it, and with
+ * them the finisher walks on after the process is gone.
  */
 static int finish(struct drain *d, struct held *h)
 {
@@ -411,6 +415,8 @@ static int finish(struct drain *d, struct held *h)
 	n = d->hooks.finish(d->hooks.ctx, h->pid, h->start, &h->c,
 			    (const uint8_t *)(h->ips + h->kn + h->un),
 			    ips + h->kn + at, FR_MAX_STACK - at, &end);
+	if (n == -ESRCH && !h->exited)
+		return 0;
 	if (n <= 0)
 		return n;
 	inserted = intern__inserted(d->t.stacks);
@@ -493,6 +499,14 @@ static uint64_t held_limit(const struct drain *d, uint64_t watermark)
 	return watermark;
 }
 
+/* The exit of (@pid, @start) was read: its held records may give up (finish()). */
+static void held_exited(struct drain *d, uint32_t pid, uint64_t start)
+{
+	for (struct held *h = d->held; h; h = h->next)
+		if (h->pid == pid && h->start == start)
+			h->exited = true;
+}
+
 static int make_exit(struct drain *d, const void *data, size_t len,
 		     struct fr_event *ev)
 {
@@ -501,6 +515,7 @@ static int make_exit(struct drain *d, const void *data, size_t len,
 
 	if (len < sizeof(*x))
 		return -EBADMSG;
+	held_exited(d, x->h.tgid, x->h.start);
 	err = common(d, &x->h, ev);
 	if (err)
 		return err;

@@ -44,6 +44,15 @@
 #define FR_UNWIND_COLD_EPOCHS	10	/* no walk for that long (x 1.07 s): rows may go */
 #define FR_UNWIND_RETRY_NS	(10 * 1000000000ULL)	/* a cold file's next build, at the soonest */
 
+/*
+ * Exits whose mappings are kept for the copies of their stacks that wait
+ * for rows (unwinder__exit_maps()): the last so many, 116 KiB in all,
+ * allocated at the first. A copy waits 3 s at most (the drain's
+ * FR_UCOPY_WAIT_NS); 64 short processes that each end before a file's rows
+ * exist, within that time, are a build's first seconds.
+ */
+#define FR_UNWIND_AFTER		64
+
 #define FR_UKEY_FILE	1
 #define FR_UKEY_VDSO	3
 
@@ -71,6 +80,19 @@ struct ufile {
 	struct ukey keys[1];
 	struct urows_load load[FR_UROWS_LOADS];
 	uint32_t nload;
+};
+
+/* An exited incarnation's code mapping: where, and which file. */
+struct after_map {
+	uint64_t begin, end, pgoff;
+	struct ukey key;
+};
+
+/* The code mappings an exited incarnation's exit sent (struct fr_rec_maps). */
+struct afterlife {
+	uint32_t pid, gen, n;
+	uint64_t start;
+	struct after_map m[FR_XMAPS_MAX];
 };
 
 struct uproc_rec {
@@ -111,6 +133,8 @@ struct unwinder {
 	struct ukey building[FR_UNWIND_BUILDERS];	/* files whose rows a thread builds now */
 	unsigned nbuilding;
 	pthread_cond_t built;		/* signalled when a build ends */
+	struct afterlife *after;	/* FR_UNWIND_AFTER exits, allocated at the first */
+	uint32_t after_next;		/* the next one to replace */
 	struct unwinder_stats st;
 };
 
@@ -300,6 +324,7 @@ void unwinder__free(struct unwinder *u)
 	fr_hashmap__fini(&u->files);
 	pthread_cond_destroy(&u->built);
 	pthread_mutex_destroy(&u->lock);
+	free(u->after);
 	free(u->cands);
 	free(u->scratch);
 	free(u->free_ext);
@@ -1363,6 +1388,100 @@ static int finish_find(void *ctx, uint64_t pc, struct uwalk_code *code)
 	return -ENOENT;
 }
 
+void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r)
+{
+	struct afterlife *a;
+
+	if (!(r->flags & FR_XMAPS_MISSING))
+		return;
+	pthread_mutex_lock(&u->lock);
+	if (!u->after)
+		u->after = calloc(FR_UNWIND_AFTER, sizeof(*u->after));
+	if (!u->after)
+		goto out;
+	a = &u->after[u->after_next++ % FR_UNWIND_AFTER];
+	*a = (struct afterlife){ .pid = r->h.tgid, .start = r->h.start, .gen = r->gen };
+	for (uint32_t i = 0; i < r->n && i < FR_XMAPS_MAX; i++) {
+		const struct fr_xmap *x = &r->m[i];
+
+		/* Sorted and apart, as the VMAs are: finish_find() searches them. */
+		if (x->begin >= x->end || (a->n && x->begin < a->m[a->n - 1].end))
+			continue;
+		a->m[a->n++] = (struct after_map){ x->begin, x->end, x->pgoff,
+						   { { FR_UKEY_FILE, x->dev, x->ino, x->ctime } } };
+	}
+	u->st.exits_kept++;
+out:
+	pthread_mutex_unlock(&u->lock);
+}
+
+/* Under the lock: the mappings kept of exited incarnation (@pid, @start), or NULL. */
+static const struct afterlife *after_find(const struct unwinder *u, uint32_t pid, uint64_t start)
+{
+	for (unsigned i = 0; u->after && i < FR_UNWIND_AFTER; i++)
+		if (u->after[i].pid == pid && u->after[i].start == start && u->after[i].n)
+			return &u->after[i];
+	return NULL;
+}
+
+/*
+ * Under the lock: u->scratch made the table exited incarnation @a would
+ * have now, each file found by its identity. *@wait says whether the file
+ * at @pc is one a thread is building: the copy may wait for it.
+ */
+static void after_table(struct unwinder *u, const struct afterlife *a, uint64_t pc, bool *wait)
+{
+	struct fr_uproc *v = u->scratch;
+
+	*v = (struct fr_uproc){ .start = a->start, .gen = a->gen };
+	*wait = false;
+	for (uint32_t i = 0; i < a->n && v->n < FR_UMAPS_MAX; i++) {
+		const struct after_map *am = &a->m[i];
+		struct fr_umap *um = &v->maps[v->n++];
+		struct ufile *f = file_find(u, &am->key);
+		uint64_t bias;
+
+		*um = (struct fr_umap){ .begin = am->begin, .end = am->end, .file = FR_UFILE_NONE };
+		if (pc >= am->begin && pc < am->end)
+			*wait = building(u, &am->key);
+		if (!f || f->slot == FR_UFILE_NONE || !f->nrows ||
+		    fr_load_bias(f->load, f->nload, am->begin, am->pgoff, &bias))
+			continue;
+		um->bias = bias;
+		um->file = f->slot;
+		um->file_gen = f->gen;
+	}
+}
+
+/*
+ * Under the lock: u->scratch made the table (@pid, @start) had at the copy
+ * @c: the one it has now, or, once it has exited, one of the mappings its
+ * exit sent (*@after). Returns 0, 1 when it cannot be made yet, or -ESRCH
+ * or -ESTALE when it never can (unwinder__finish()).
+ */
+static int finish_table(struct unwinder *u, uint32_t pid, uint64_t start,
+			const struct fr_ucopy *c, bool *after)
+{
+	const struct afterlife *a;
+	bool wait;
+
+	*after = false;
+	if (!bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) && u->scratch->start == start) {
+		if (u->scratch->gen == c->gen)
+			return 0;
+		/* Its maps changed since (exec, dlopen): never this copy's. */
+		return u->scratch->gen > c->gen ? -ESTALE : 1;
+	}
+	a = after_find(u, pid, start);
+	if (!a)	/* No table: none yet, or none ever again (the process ended). */
+		return fr_procstat__gone(pid, start) ? -ESRCH : 1;
+	if (a->gen != c->gen)
+		return -ESTALE;
+	after_table(u, a, c->pc, &wait);
+	*after = true;
+	return wait ? 1 : 0;
+}
+
 int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 		     const struct fr_ucopy *c, const void *stack, uint64_t *ips,
 		     unsigned max, uint32_t *end)
@@ -1373,28 +1492,27 @@ int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 				 .stack = stack, .len = c->len };
 	struct uwalk_code code = { 0 };
 	struct uwalk_result res = { 0 };
-
-	int err = 0;
+	bool after;
+	int err;
 
 	if (pthread_mutex_trylock(&u->lock))
 		return 0;
-	if (bpf_map_lookup_elem(u->procs_fd, &pid, u->scratch) || u->scratch->start != start) {
-		/* No table: none yet, or none ever again (the process ended). */
-		err = fr_procstat__gone(pid, start) ? -ESRCH : 0;
+	err = finish_table(u, pid, start, c, &after);
+	if (err)
+		goto out;
+	if (finish_find(&fs, c->pc, &code) || !code.rows) {
+		/* An exited process's file that no thread builds: never. */
+		err = after ? -ESRCH : 0;
 		goto out;
 	}
-	if (u->scratch->gen != c->gen) {
-		/* Its maps changed since (exec, dlopen): never this copy's. */
-		err = u->scratch->gen > c->gen ? -ESTALE : 0;
-		goto out;
-	}
-	if (finish_find(&fs, c->pc, &code) || !code.rows)
-		goto out;
 	uwalk__run(&src, &r, ips, max, &res);
+	u->st.finished_after_exit += after && res.n;
 out:
 	pthread_mutex_unlock(&u->lock);
-	if (err || !res.n)
+	if (err < 0)
 		return err;
+	if (err || !res.n)
+		return 0;
 	*end = res.end;
 	return (int)res.n;
 }

@@ -54,6 +54,8 @@ struct unwinder_stats {
 	uint64_t stale;		/* tables dropped as outdated (exec, munmap) or gone */
 	uint64_t exited;	/* tables not installed: the process exited while they were built */
 	uint64_t kernel_tables;	/* asks answered by a complete table the BPF side built */
+	uint64_t exits_kept;	/* exits whose mappings were kept for their copies */
+	uint64_t finished_after_exit;	/* copies finished with those, the process gone */
 };
 
 struct unwinder;
@@ -142,13 +144,26 @@ unsigned unwinder__wanted(struct unwinder *u, struct unwind_want *out, unsigned 
 unsigned unwinder__gc(struct unwinder *u);
 
 /*
+ * unwinder__exit_maps() - incarnation (r->h.tgid, r->h.start) exited with
+ * the code mappings of @r (struct fr_rec_maps, checked by the drain). When
+ * its table lacked rows for a file (FR_XMAPS_MISSING), they are kept for
+ * unwinder__finish(), which finds each file by its identity: a process
+ * that ends before a big file's rows are built (cc1's take 0.3 s; it runs
+ * for 0.15) has its stacks finished once they are. The last
+ * FR_UNWIND_AFTER such exits are kept.
+ */
+void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r);
+
+/*
  * unwinder__finish() - walk on from a sample's copy of its user stack
  * (@c, then c->len bytes at @stack) with the table (@pid, @start) has now,
- * if it is of the same maps generation and has rows for the file the
- * kernel's walk stopped in (uwalk.h): at most @max frames into @ips, the
- * end into *@end. Returns the count, 0 when that cannot be done yet (no
- * table yet, no rows, or the lock busy: never waits), or -ESRCH (the
- * process ended without a table) or -ESTALE (its maps changed since the
+ * or with the mappings its exit sent once it has ended, if of the same
+ * maps generation and with rows for the file the kernel's walk stopped in
+ * (uwalk.h): at most @max frames into @ips, the end into *@end. Returns
+ * the count, 0 when that cannot be done yet (no table yet, no rows, the
+ * rows of an exited process's file still being built, or the lock busy:
+ * never waits), or -ESRCH (the process ended, and neither a table nor
+ * rows being built remain for it) or -ESTALE (its maps changed since the
  * copy) when it never can.
  */
 int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,

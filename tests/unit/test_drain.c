@@ -782,21 +782,29 @@ static void test_held(void)
 	   "with the kernel's frames and end (%d, %u)", n, end);
 	is_int(drain__stats(d)->ucopy_expired, 1, "counted as expired");
 
-	/* Never: the process ended without rows. */
+	/*
+	 * Never: the process ended without rows. Not before its exit record
+	 * is read: the mappings its exit sends come just before it, and the
+	 * finisher may walk on with them once the process is gone.
+	 */
 	f.ready = -ESRCH;
 	copy_sample(d, 3100 * MS, 46, 512);
 	drain__release(d, 3110 * MS);
-	ok(count(d) == 4 && drain__stats(d)->ucopy_expired == 2,
-	   "a copy that can never be finished (-ESRCH) is given up at once");
+	ok(count(d) == 3 && drain__stats(d)->ucopy_expired == 1,
+	   "-ESRCH before the process's exit record is read: still held");
+	exit_rec(d, 3115 * MS, 46, 7, 0);
+	drain__release(d, 3130 * MS);
+	ok(count(d) == 5 && drain__stats(d)->ucopy_expired == 2,
+	   "once it is read, a copy that can never be finished (-ESRCH) is given up at once");
 	f.ready = 0;
 
 	/* A dump does not wait. */
 	copy_sample(d, 3200 * MS, 43, 512);
 	drain__release(d, 3210 * MS);
-	is_int(count(d), 4, "held");
+	is_int(count(d), 5, "held");
 	drain__settle(d);
 	drain__release(d, 3210 * MS);
-	ok(count(d) == 5 && drain__stats(d)->ucopy_expired == 3,
+	ok(count(d) == 6 && drain__stats(d)->ucopy_expired == 3,
 	   "drain__settle() gives it up at once for a dump (%" PRIu64 " in the window)", count(d));
 
 	/* A copy its table cannot finish yet does not hold up the process's
@@ -810,7 +818,7 @@ static void test_held(void)
 		copy_gen = 4;
 		copy_sample(d, 3251 * MS, 47, 512);
 		drain__release(d, 3260 * MS);
-		ok(drain__stats(d)->ucopy_finished == done + 1 && count(d) == 5,
+		ok(drain__stats(d)->ucopy_finished == done + 1 && count(d) == 6,
 		   "a copy of another generation is finished past one that waits (the window waits for it)");
 		f.ready = 0;
 		drain__settle(d);

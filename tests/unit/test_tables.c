@@ -23,6 +23,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 
+#include "live_stack.h"
 #include "rows.h"
 #include "sampler.h"
 #include "symbols.h"
@@ -606,6 +607,116 @@ static void test_exited(const struct procmaps *pm)
 	free(v);
 }
 
+/*
+ * The mappings an exit sends, as the BPF side makes them from its VMAs:
+ * our own executable file mappings, each with its file's identity.
+ */
+static void exit_rec_of(const struct procmaps *pm, uint32_t pid, uint64_t start, uint32_t flags,
+			struct fr_rec_maps *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->h.tgid = pid;
+	r->h.start = start;
+	r->flags = flags;
+	for (size_t i = 0; i < pm->n && r->n < FR_XMAPS_MAX; i++) {
+		const struct fr_mapping *m = &pm->m[i];
+		struct stat st;
+
+		if (!(m->prot & PROT_EXEC) || !m->path || m->path[0] != '/' || stat(m->path, &st))
+			continue;
+		r->m[r->n++] = (struct fr_xmap){
+			.begin = m->start, .end = m->end, .pgoff = m->pgoff,
+			.dev = m->dev, .ino = m->inode, .size = (uint64_t)st.st_size,
+			.ctime = (uint64_t)st.st_ctim.tv_sec * 1000000000ULL +
+				 (uint64_t)st.st_ctim.tv_nsec };
+	}
+}
+
+/*
+ * A process that ended before its copies were finished: with the
+ * mappings its exit sent, the walk on from a copy of a stack equals the
+ * one its live table gives; not without them, nor with a file whose
+ * identity has no rows, nor for another maps generation; the last
+ * FR_UNWIND_AFTER (64) such exits are kept, no more.
+ */
+static void test_after_exit(const struct procmaps *pm)
+{
+	static struct fr_rec_maps r;
+	uint64_t live[FR_MAX_STACK], after[FR_MAX_STACK];
+	struct capture cap = { .copy = malloc(LIVE_COPY_MAX) };
+	struct unwinder_stats st;
+	struct fr_ucopy c;
+	struct maps mp;
+	struct unwinder *u = NULL;
+	uint32_t end_live = 0, end_after = 0, pid = getpid();
+	int nlive, nafter, same = 0;
+	pid_t z = fork();
+	uint64_t zs;
+
+	if (z == 0)
+		_exit(0);
+	usleep(100 * 1000);	/* a zombie: its start can be read */
+	zs = unwind_start_of(z);
+	waitpid(z, NULL, 0);	/* now (z, zs) is gone */
+	if (!cap.copy || !zs || !maps__create(&mp, 1 << 20, 256)) {
+		ok(0, "a gone incarnation and maps for the after-exit test");
+		free(cap.copy);
+		return;
+	}
+	u = unwinder__new(&mp.m);
+	is_int(unwinder__attach(u, pid, self_start, 0, "/proc/self", pm, NULL), 0,
+	       "after exit: our own table, with rows for our files");
+	live_capture(&cap);
+	c = (struct fr_ucopy){ .pc = cap.r.pc, .sp = cap.r.sp, .bp = cap.r.bp, .exact = 1,
+			       .len = (uint32_t)cap.len };
+	nlive = unwinder__finish(u, pid, self_start, &c, cap.copy, live, FR_MAX_STACK, &end_live);
+	ok(nlive >= 8 && end_live == FR_UEND_OUTERMOST,
+	   "a copy of our stack walks to the outermost frame with our table (%d frames, end %u)",
+	   nlive, end_live);
+	is_int(unwinder__finish(u, z, zs, &c, cap.copy, after, FR_MAX_STACK, &end_after), -ESRCH,
+	       "a gone incarnation, nothing of it kept: never");
+	exit_rec_of(pm, z, zs, 0, &r);
+	unwinder__exit_maps(u, &r);
+	is_int(unwinder__finish(u, z, zs, &c, cap.copy, after, FR_MAX_STACK, &end_after), -ESRCH,
+	       "nor when its exit sent mappings without FR_XMAPS_MISSING (not kept)");
+	exit_rec_of(pm, z, zs, FR_XMAPS_MISSING, &r);
+	ok(r.n >= 3, "its exit's mappings: %u of our files", r.n);
+	unwinder__exit_maps(u, &r);
+	nafter = unwinder__finish(u, z, zs, &c, cap.copy, after, FR_MAX_STACK, &end_after);
+	for (int i = 0; i < nafter && i < nlive; i++)
+		same += after[i] == live[i];
+	ok(nafter == nlive && same == nlive && end_after == end_live,
+	   "with FR_XMAPS_MISSING, the gone process's copy walks as the live table walks it "
+	   "(%d of %d frames the same, end %u)", same, nlive, end_after);
+	c.gen = 1;
+	is_int(unwinder__finish(u, z, zs, &c, cap.copy, after, FR_MAX_STACK, &end_after), -ESTALE,
+	       "a copy of another maps generation: never");
+	c.gen = 0;
+
+	/* The file the walk stopped in has no rows under that identity. */
+	exit_rec_of(pm, z, zs + 1, FR_XMAPS_MISSING, &r);
+	for (uint32_t i = 0; i < r.n; i++)
+		if (c.pc >= r.m[i].begin && c.pc < r.m[i].end)
+			r.m[i].ctime++;
+	unwinder__exit_maps(u, &r);
+	is_int(unwinder__finish(u, z, zs + 1, &c, cap.copy, after, FR_MAX_STACK, &end_after),
+	       -ESRCH, "a file changed since its rows (another change time), built by no one: never");
+
+	unwinder__stats(u, &st);
+	ok(st.exits_kept == 2 && st.finished_after_exit == 1,
+	   "counted: %" PRIu64 " exits kept, %" PRIu64 " copy finished after its exit",
+	   st.exits_kept, st.finished_after_exit);
+	for (uint32_t i = 0; i < 64; i++) {
+		exit_rec_of(pm, 1000 + i, 7, FR_XMAPS_MISSING, &r);
+		unwinder__exit_maps(u, &r);
+	}
+	is_int(unwinder__finish(u, z, zs, &c, cap.copy, after, FR_MAX_STACK, &end_after), -ESRCH,
+	       "64 exits later, its mappings are no longer kept");
+	unwinder__free(u);
+	maps__close(&mp);
+	free(cap.copy);
+}
+
 /* Now in the units of struct fr_ufile's used stamp, as the BPF side writes it. */
 static uint32_t epoch_now(void)
 {
@@ -875,6 +986,7 @@ int main(void)
 	test_no_wait(pm);
 	test_concurrent(pm);
 	test_exited(pm);
+	test_after_exit(pm);
 	test_owner_share();
 	test_cold(pm);
 	test_compact(pm);

@@ -6,13 +6,12 @@
  * rows built from the files it maps (Debian's libc has no frame pointers),
  * against glibc's backtrace(), and of copies cut short.
  */
-#include <execinfo.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include "live_stack.h"
 #include "procmaps.h"
 #include "rows.h"
 #include "tap.h"
@@ -309,77 +308,6 @@ static void live_free(struct live *l)
 	free(l->m);
 }
 
-/* The main thread's stack mapping's end: the top of the copy. */
-static uint64_t stack_top(uint64_t sp)
-{
-	struct procmaps *pm = procmaps__read(getpid());
-	const struct fr_mapping *m = pm ? procmaps__find(pm, sp) : NULL;
-	uint64_t top = m ? m->end : 0;
-
-	procmaps__free(pm);
-	return top;
-}
-
-#define COPY_MAX	(256 * 1024)
-
-struct capture {
-	struct uwalk_regs r;
-	uint8_t *copy;
-	size_t len;
-	void *bt[128];
-	int nbt;
-};
-
-/*
- * Take this frame's registers, then a copy of the stack from its sp up
- * (process_vm_readv: the kernel's read, which ASan does not check
- * against the callers' redzones), then glibc's backtrace() from the same
- * caller.
- */
-static __attribute__((noinline)) void capture_here(struct capture *c)
-{
-	uint64_t pc, sp, bp, top;
-	struct iovec local, remote;
-	ssize_t got;
-
-	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
-			 : "=r"(pc), "=r"(sp), "=r"(bp));
-	c->r = (struct uwalk_regs){ .pc = pc, .sp = sp, .bp = bp, .exact = true };
-	top = stack_top(sp);
-	c->len = top > sp ? top - sp : 0;
-	if (c->len > COPY_MAX)
-		c->len = COPY_MAX;
-	local = (struct iovec){ c->copy, c->len };
-	remote = (struct iovec){ (void *)sp, c->len };
-	got = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	c->len = got > 0 ? (size_t)got : 0;
-}
-
-/* A chain of three calls without frame pointers between main and the capture. */
-#define NOFP __attribute__((noinline, optimize("omit-frame-pointer")))
-
-static NOFP void leaf(struct capture *c)
-{
-	capture_here(c);
-	c->nbt = backtrace(c->bt, 128);
-	__asm__ volatile("" ::: "memory");	/* no tail call */
-}
-
-static NOFP void middle(struct capture *c, int depth)
-{
-	if (depth)
-		middle(c, depth - 1);
-	else
-		leaf(c);
-	__asm__ volatile("" ::: "memory");
-}
-
-static NOFP void outer(struct capture *c)
-{
-	middle(c, 3);
-	__asm__ volatile("" ::: "memory");
-}
-
 static void test_live(void)
 {
 	struct capture c = { 0 };
@@ -389,11 +317,11 @@ static void test_live(void)
 	uint64_t ips[FR_MAX_STACK], fpips[FR_MAX_STACK];
 	int same = 0, j, err;
 
-	c.copy = malloc(COPY_MAX);
+	c.copy = malloc(LIVE_COPY_MAX);
 	err = live_load(&l);
 	if (!ok(c.copy && !err, "rows for this process's files (%d)", err))
 		goto out;
-	outer(&c);
+	live_capture(&c);
 	ok(c.len > 0 && c.nbt > 6, "a copy of %zu bytes of the stack, and %d frames from backtrace()",
 	   c.len, c.nbt);
 	src = (struct uwalk_src){ .find = live_find, .ctx = &l, .base = c.r.sp,
@@ -401,10 +329,11 @@ static void test_live(void)
 	uwalk__run(&src, &c.r, ips, FR_MAX_STACK, &res);
 
 	/*
-	 * Ours: [capture_here, leaf (after its call), middle x4, outer, main,
-	 * libc..., _start]; backtrace()'s: [leaf (after its own call), middle
-	 * x4, ...], after ASan's interceptor of it in that build. From the
-	 * middles on, both are the same return addresses, to the end.
+	 * Ours: [live_capture_here, live_leaf (after its call), live_middle
+	 * x4, live_capture, main, libc..., _start]; backtrace()'s: [live_leaf
+	 * (after its own call), live_middle x4, ...], after ASan's
+	 * interceptor of it in that build. From the middles on, both are the
+	 * same return addresses, to the end.
 	 */
 	for (j = 0; j < c.nbt && res.n > 2; j++)
 		if ((uint64_t)(uintptr_t)c.bt[j] == ips[2])
@@ -414,7 +343,7 @@ static void test_live(void)
 	ok(res.end == FR_UEND_OUTERMOST, "the walk reaches the outermost frame (end %u, %u frames)",
 	   res.end, res.n);
 	if (!ok(j < c.nbt && res.n - 2 == (uint32_t)(c.nbt - j) && same == c.nbt - j,
-		"every caller above leaf() equals backtrace()'s, to the outermost (%d of %d)",
+		"every caller above live_leaf() equals backtrace()'s, to the outermost (%d of %d)",
 		same, c.nbt - j)) {
 		for (uint32_t i = 0; i < res.n || (int)i < c.nbt; i++)
 			printf("#   %2u ours %#" PRIx64 "  backtrace %p\n", i,
