@@ -25,9 +25,16 @@
 #define FR_MIN_PROCS		1024
 #define FR_BUSY_SPINS		2000
 /* Samples with a copy of their stack, held for their file's rows: at most
- * this many bytes of them, each for at most this long, asked every so often. */
-#define FR_UCOPY_HELD_MAX	(4u << 20)
+ * a 16th of the memory cap in bytes of them, and at least this much (at
+ * the default 64 MiB cap, ~600 copies: 0.3 s of a deep stack on two CPUs
+ * at 999 Hz), each for at most this long, asked every so often. */
+#define FR_UCOPY_HELD_MIN	(4u << 20)
+#define FR_UCOPY_HELD_SHARE	16
 #define FR_UCOPY_WAIT_NS	(3000 * 1000 * 1000ULL)
+/* While a build that may give the rows is under way (a big file: cc1's
+ * 2.3 MB of CFI take 0.3 s here, 3-5 s in the ASan daemon beside a
+ * compile). The staging area bounds what waits behind (serve_held()). */
+#define FR_UCOPY_BUILD_WAIT_NS	(10000 * 1000 * 1000ULL)
 #define FR_UCOPY_RETRY_NS	(10 * 1000 * 1000ULL)
 
 /*
@@ -64,6 +71,7 @@ struct drain {
 	struct drain_stats st;
 	struct held *held, **held_tail;	/* in arrival order */
 	size_t held_bytes, nheld;
+	size_t held_cap;		/* bytes of copies held at most */
 };
 
 static void on_evict(void *ctx, const struct fr_event *ev);
@@ -131,6 +139,7 @@ struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns)
 		return NULL;
 	d->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	d->held_tail = &d->held;
+	d->held_cap = FR_MAX(FR_UCOPY_HELD_MIN, memory_bytes / FR_UCOPY_HELD_SHARE);
 	err = make_tables(d, memory_bytes, span_ns);
 	if (err) {
 		drain__free(d);
@@ -349,7 +358,7 @@ static int hold(struct drain *d, const struct fr_rec_hdr *rh, uint32_t kn, uint3
 		return 0;
 	}
 	bytes = sizeof(*h) + n * sizeof(uint64_t) + c->len;
-	if (d->held_bytes + bytes > FR_UCOPY_HELD_MAX || !(h = malloc(bytes))) {
+	if (d->held_bytes + bytes > d->held_cap || !(h = malloc(bytes))) {
 		d->st.ucopy_refused++;
 		return 0;
 	}
@@ -402,7 +411,8 @@ static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
  * yet, or -errno: never (its process ended without rows, or its maps
  * changed since). An end is final only once the process's exit record
  * was read: the mappings its exit sends come just before it, and with
- * them the finisher walks on after the process is gone.
+ * them the finisher walks on after the process is gone. A copy whose
+ * rows are being built waits FR_UCOPY_BUILD_WAIT_NS from its sample.
  */
 static int finish(struct drain *d, struct held *h)
 {
@@ -417,6 +427,13 @@ static int finish(struct drain *d, struct held *h)
 			    ips + h->kn + at, FR_MAX_STACK - at, &end);
 	if (n == -ESRCH && !h->exited)
 		return 0;
+	if (n == -EINPROGRESS) {
+		if (h->due < h->ev.ts + FR_UCOPY_BUILD_WAIT_NS) {
+			h->due = h->ev.ts + FR_UCOPY_BUILD_WAIT_NS;
+			d->st.ucopy_waited++;
+		}
+		return 0;
+	}
 	if (n <= 0)
 		return n;
 	inserted = intern__inserted(d->t.stacks);

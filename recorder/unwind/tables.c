@@ -1456,8 +1456,9 @@ static void after_table(struct unwinder *u, const struct afterlife *a, uint64_t 
 /*
  * Under the lock: u->scratch made the table (@pid, @start) had at the copy
  * @c: the one it has now, or, once it has exited, one of the mappings its
- * exit sent (*@after). Returns 0, 1 when it cannot be made yet, or -ESRCH
- * or -ESTALE when it never can (unwinder__finish()).
+ * exit sent (*@after). Returns 0, 1 when it cannot be made yet, or, once
+ * it has exited, -EINPROGRESS while a thread builds the file the copy
+ * stopped in, or -ESRCH or -ESTALE when it never can (unwinder__finish()).
  */
 static int finish_table(struct unwinder *u, uint32_t pid, uint64_t start,
 			const struct fr_ucopy *c, bool *after)
@@ -1479,7 +1480,7 @@ static int finish_table(struct unwinder *u, uint32_t pid, uint64_t start,
 		return -ESTALE;
 	after_table(u, a, c->pc, &wait);
 	*after = true;
-	return wait ? 1 : 0;
+	return wait ? -EINPROGRESS : 0;
 }
 
 int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
@@ -1498,21 +1499,17 @@ int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 	if (pthread_mutex_trylock(&u->lock))
 		return 0;
 	err = finish_table(u, pid, start, c, &after);
-	if (err)
-		goto out;
-	if (finish_find(&fs, c->pc, &code) || !code.rows) {
-		/* An exited process's file that no thread builds: never. */
-		err = after ? -ESRCH : 0;
-		goto out;
-	}
-	uwalk__run(&src, &r, ips, max, &res);
+	if (!err && (finish_find(&fs, c->pc, &code) || !code.rows))
+		err = after ? -ESRCH : 1;	/* an exited process's file no thread builds: never */
+	/* Not yet, and a build is under way: perhaps of the file it waits for. */
+	if (err == 1)
+		err = u->nbuilding ? -EINPROGRESS : 0;
+	if (!err)
+		uwalk__run(&src, &r, ips, max, &res);
 	u->st.finished_after_exit += after && res.n;
-out:
 	pthread_mutex_unlock(&u->lock);
-	if (err < 0)
-		return err;
 	if (err || !res.n)
-		return 0;
+		return err;
 	*end = res.end;
 	return (int)res.n;
 }

@@ -160,11 +160,12 @@ void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r);
  * or with the mappings its exit sent once it has ended, if of the same
  * maps generation and with rows for the file the kernel's walk stopped in
  * (uwalk.h): at most @max frames into @ips, the end into *@end. Returns
- * the count, 0 when that cannot be done yet (no table yet, no rows, the
- * rows of an exited process's file still being built, or the lock busy:
- * never waits), or -ESRCH (the process ended, and neither a table nor
- * rows being built remain for it) or -ESTALE (its maps changed since the
- * copy) when it never can.
+ * the count; when that cannot be done yet, -EINPROGRESS if a build is
+ * under way (for an exited process: of the file the copy stopped in),
+ * else 0 (no table yet, no rows, or the lock busy: never waits); or
+ * -ESRCH (the process ended, and neither a table nor rows being built
+ * remain for it) or -ESTALE (its maps changed since the copy) when it
+ * never can.
  */
 int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 		     const struct fr_ucopy *c, const void *stack, uint64_t *ips,

@@ -798,13 +798,25 @@ static void test_held(void)
 	   "once it is read, a copy that can never be finished (-ESRCH) is given up at once");
 	f.ready = 0;
 
-	/* A dump does not wait. */
-	copy_sample(d, 3200 * MS, 43, 512);
-	drain__release(d, 3210 * MS);
-	is_int(count(d), 5, "held");
-	drain__settle(d);
-	drain__release(d, 3210 * MS);
+	/* Rows being built: it waits 10 s from its sample, not 3. */
+	f.ready = -EINPROGRESS;
+	copy_sample(d, 3150 * MS, 48, 512);
+	drain__release(d, 3160 * MS);
+	drain__release(d, 3150 * MS + 9000 * MS);
+	ok(count(d) == 5 && drain__stats(d)->ucopy_waited == 1,
+	   "a copy whose rows are being built (-EINPROGRESS) is still held at 9 s");
+	drain__release(d, 3150 * MS + 10000 * MS);
 	ok(count(d) == 6 && drain__stats(d)->ucopy_expired == 3,
+	   "and given up at 10 s");
+	f.ready = 0;
+
+	/* A dump does not wait. */
+	copy_sample(d, 13200 * MS, 43, 512);
+	drain__release(d, 13210 * MS);
+	is_int(count(d), 6, "held");
+	drain__settle(d);
+	drain__release(d, 13210 * MS);
+	ok(count(d) == 7 && drain__stats(d)->ucopy_expired == 4,
 	   "drain__settle() gives it up at once for a dump (%" PRIu64 " in the window)", count(d));
 
 	/* A copy its table cannot finish yet does not hold up the process's
@@ -814,11 +826,11 @@ static void test_held(void)
 
 		f.ready = 1;
 		copy_gen = 99;
-		copy_sample(d, 3250 * MS, 47, 512);
+		copy_sample(d, 13250 * MS, 47, 512);
 		copy_gen = 4;
-		copy_sample(d, 3251 * MS, 47, 512);
-		drain__release(d, 3260 * MS);
-		ok(drain__stats(d)->ucopy_finished == done + 1 && count(d) == 6,
+		copy_sample(d, 13251 * MS, 47, 512);
+		drain__release(d, 13260 * MS);
+		ok(drain__stats(d)->ucopy_finished == done + 1 && count(d) == 7,
 		   "a copy of another generation is finished past one that waits (the window waits for it)");
 		f.ready = 0;
 		drain__settle(d);
@@ -826,7 +838,7 @@ static void test_held(void)
 
 	/* Malformed: a copy longer than the record, a frame past the walk. */
 	{
-		size_t size = copy_sample(d, 3300 * MS, 44, 512);
+		size_t size = copy_sample(d, 13300 * MS, 44, 512);
 		uint64_t bad = drain__stats(d)->bad;
 
 		cbuf.s.h.size = (uint32_t)(size - 8);
@@ -843,7 +855,7 @@ static void test_held(void)
 		uint64_t refused;
 
 		for (int i = 0; i < 600; i++)
-			copy_sample(d, 4000 * MS + (uint64_t)i, 45, FR_UCOPY_MAX);
+			copy_sample(d, 14000 * MS + (uint64_t)i, 45, FR_UCOPY_MAX);
 		refused = drain__stats(d)->ucopy_refused;
 		ok(refused > 0 && drain__stats(d)->ucopy_held_max < 600,
 		   "past 4 MiB held, copies are refused (%" PRIu64 " of 600; %" PRIu64 " held at most)",

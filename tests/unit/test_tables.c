@@ -717,6 +717,137 @@ static void test_after_exit(const struct procmaps *pm)
 	free(cap.copy);
 }
 
+/* A build held at its start (the attach's yield), until released. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool in, open;
+};
+
+static bool gate_wait(void *ctx)
+{
+	struct gate *g = ctx;
+
+	pthread_mutex_lock(&g->lock);
+	g->in = true;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open)
+		pthread_cond_wait(&g->cond, &g->lock);
+	pthread_mutex_unlock(&g->lock);
+	return false;
+}
+
+struct gated_attach {
+	struct unwinder *u;
+	const struct procmaps *pm;
+	struct gate *g;
+	int err;
+};
+
+static void *gated_attach(void *arg)
+{
+	struct gated_attach *a = arg;
+	const struct unwind_yield y = { .fn = gate_wait, .ctx = a->g };
+
+	a->err = unwinder__attach(a->u, getpid(), self_start, 0, "/proc/self", a->pm, &y);
+	return NULL;
+}
+
+/*
+ * While a thread builds the file a copy stopped in, the copy is told to
+ * wait longer (-EINPROGRESS), for a live process and for one that has
+ * exited; once built, the exited one's copy is walked on. The build is
+ * held at its start by the attach's yield, so nothing here is timing.
+ */
+static void test_after_building(void)
+{
+	static struct fr_rec_maps r;
+	const char *path = "/usr/bin/ls";	/* coreutils: any file not built yet */
+	struct capture cap = { .copy = malloc(LIVE_COPY_MAX) };
+	struct gate g = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, false };
+	struct gated_attach ga = { 0 };
+	uint64_t ips[FR_MAX_STACK], exec_off = 0, base;
+	struct urows ref = { 0 };
+	struct procmaps *pm = NULL;
+	struct fr_ucopy c;
+	struct maps mp;
+	struct stat st;
+	pthread_t t;
+	uint32_t end = 0;
+	void *img = MAP_FAILED;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), n1, n2, n3;
+	pid_t z = fork();
+	uint64_t zs;
+
+	if (z == 0)
+		_exit(0);
+	usleep(100 * 1000);
+	zs = unwind_start_of(z);
+	waitpid(z, NULL, 0);
+	if (!cap.copy || !zs || !maps__create(&mp, 1 << 20, 256)) {
+		ok(0, "maps for the building test");
+		goto out;
+	}
+	/* Our own files first, so that the file under @path is the one held. */
+	pm = procmaps__read(getpid());
+	ga = (struct gated_attach){ .u = unwinder__new(&mp.m), .g = &g };
+	is_int(unwinder__attach(ga.u, getpid(), self_start, 0, "/proc/self", pm, NULL), 0,
+	       "building: our own files' rows");
+	procmaps__free(pm);
+	if (fd >= 0 && !fstat(fd, &st) && !urows__build_fd(fd, &ref) && ref.nload)
+		img = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	pm = procmaps__read(getpid());
+	if (!ok(img != MAP_FAILED && pm, "%s mapped executable", path)) {
+		unwinder__free(ga.u);
+		maps__close(&mp);
+		goto out;
+	}
+	base = (uint64_t)(uintptr_t)img;
+	exec_off = ref.load[0].offset & ~0xfffULL;
+	ga.pm = pm;
+	pthread_create(&t, NULL, gated_attach, &ga);
+	pthread_mutex_lock(&g.lock);
+	while (!g.in)
+		pthread_cond_wait(&g.cond, &g.lock);
+	pthread_mutex_unlock(&g.lock);
+
+	exit_rec_of(pm, z, zs, FR_XMAPS_MISSING, &r);
+	for (uint32_t i = 0; i < r.n; i++)
+		if (r.m[i].begin == base) {
+			/* Its code as the loader maps it: the executable PT_LOAD. */
+			r.m[i].begin = base + exec_off;
+			r.m[i].pgoff = exec_off;
+		}
+	unwinder__exit_maps(ga.u, &r);
+	live_capture(&cap);
+	c = (struct fr_ucopy){ .pc = base + ref.load[0].offset + 16, .sp = cap.r.sp, .bp = cap.r.bp,
+			       .exact = 1, .len = (uint32_t)cap.len };
+	n1 = unwinder__finish(ga.u, z, zs, &c, cap.copy, ips, FR_MAX_STACK, &end);
+	/* Our table, of before the mapping: no rows for that pc yet. */
+	n2 = unwinder__finish(ga.u, getpid(), self_start, &c, cap.copy, ips, FR_MAX_STACK, &end);
+	pthread_mutex_lock(&g.lock);
+	g.open = true;
+	pthread_cond_broadcast(&g.cond);
+	pthread_mutex_unlock(&g.lock);
+	pthread_join(t, NULL);
+	is_int(ga.err, 0, "the held attach, let go, installs our table");
+	is_int(n1, -EINPROGRESS, "while a file's build is held: an exited process's copy waits longer");
+	is_int(n2, -EINPROGRESS, "and a live one's, whose table has no rows there yet");
+	n3 = unwinder__finish(ga.u, z, zs, &c, cap.copy, ips, FR_MAX_STACK, &end);
+	ok(n3 >= 1 && ips[0] == c.pc,
+	   "built: the exited process's copy walks on from %s's code (%d frames)", path, n3);
+	unwinder__free(ga.u);
+	maps__close(&mp);
+out:
+	procmaps__free(pm);
+	if (img != MAP_FAILED)
+		munmap(img, (size_t)st.st_size);
+	urows__fini(&ref);
+	if (fd >= 0)
+		close(fd);
+	free(cap.copy);
+}
+
 /* Now in the units of struct fr_ufile's used stamp, as the BPF side writes it. */
 static uint32_t epoch_now(void)
 {
@@ -987,6 +1118,7 @@ int main(void)
 	test_concurrent(pm);
 	test_exited(pm);
 	test_after_exit(pm);
+	test_after_building();
 	test_owner_share();
 	test_cold(pm);
 	test_compact(pm);
