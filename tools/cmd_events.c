@@ -97,6 +97,8 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 		json__u64(&j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
 		json__u64(&j, "flags", e->flags);
 		json__str(&j, "user_stack_end", dump__uend_name(dump__uend(e)));
+		if (e->unwound & FR_DUNWOUND_LATER)
+			json__bool(&j, "walked_later", true);
 	} else {
 		view_event_json(&j, d, e);
 		/* Aliases without the unit: flightrec(1) has always listed them. */

@@ -81,6 +81,24 @@ struct series {
 	uint32_t source;	/* string index */
 };
 
+/* How a process's samples' user stacks were walked (the process table's "Stacks" column). */
+struct pstacks {
+	uint64_t user;		/* with a user stack */
+	uint64_t whole;		/* of those, to the outermost frame */
+	uint64_t later;		/* walked on later, from a copy (1.6) */
+	uint64_t no_table;	/* walked by frame pointers: no table yet */
+};
+
+static void pstacks__add(struct pstacks *ps, const struct fr_dump_event *e)
+{
+	unsigned uend = dump__uend(e);
+
+	ps->user += uend != FR_DUEND_NONE;
+	ps->whole += uend == FR_DUEND_OUTERMOST;
+	ps->later += !!(e->unwound & FR_DUNWOUND_LATER);
+	ps->no_table += uend == FR_DUEND_NO_TABLE;
+}
+
 struct report {
 	const struct fr_dump *d;
 	const struct filter *flt;
@@ -90,6 +108,7 @@ struct report {
 	uint32_t *pmap;		/* process index -> JSON index + 1, 0: not shown */
 	uint32_t nproc_out;
 	uint64_t *psamples;	/* process index -> samples in the range */
+	struct pstacks *pstacks;	/* process index -> how its samples' user stacks were walked */
 	uint64_t samples;
 	struct sample_key *keys;	/* (proc, stack) of every sample, sorted */
 	uint32_t nkeys;
@@ -269,6 +288,7 @@ static void report__events(struct report *r)
 			continue;
 		}
 		r->psamples[e->proc]++;
+		pstacks__add(&r->pstacks[e->proc], e);
 		r->samples++;
 		r->keys[r->nkeys++] = (struct sample_key){ e->proc, e->stack, 0, 0 };
 	}
@@ -298,6 +318,7 @@ static int report__prepare(struct report *r)
 
 	r->pmap = calloc(d->nproc + 1, sizeof(*r->pmap));
 	r->psamples = calloc(d->nproc + 1, sizeof(*r->psamples));
+	r->pstacks = calloc(d->nproc + 1, sizeof(*r->pstacks));
 	r->keys = calloc(d->nev + 1, sizeof(*r->keys));
 	r->okeys = calloc(d->nev + 1, sizeof(*r->okeys));
 	r->smap = calloc(d->nstack + 1, sizeof(*r->smap));
@@ -306,7 +327,7 @@ static int report__prepare(struct report *r)
 	r->sname = calloc((size_t)d->nstr * 2 + 2, sizeof(*r->sname));
 	r->names = calloc(d->nframe + 1, sizeof(*r->names));
 	r->series = calloc(d->nev + 1, sizeof(*r->series));
-	if (!r->pmap || !r->psamples || !r->keys || !r->okeys || !r->smap || !r->stacks_out ||
+	if (!r->pmap || !r->psamples || !r->pstacks || !r->keys || !r->okeys || !r->smap || !r->stacks_out ||
 	    !r->fname || !r->sname || !r->names || !r->series)
 		return -ENOMEM;
 
@@ -325,6 +346,7 @@ static int report__prepare(struct report *r)
 
 static void report__fini(struct report *r)
 {
+	free(r->pstacks);
 	free(r->srcs);
 	free(r->srcs_more);
 	free(r->series);
@@ -412,7 +434,7 @@ static void json_procs(struct json *j, const struct report *r)
 {
 	static const char *const fields[] = { "pid", "ppid", "start", "comm", "exe", "cmdline",
 					      "state", "rss", "flags", "exit", "status", "samples",
-					      "cgroup" };
+					      "cgroup", "user_stacks", "whole", "later", "no_table" };
 	const struct fr_dump *d = r->d;
 	char st[64];
 
@@ -446,6 +468,10 @@ static void json_procs(struct json *j, const struct report *r)
 		json__str(j, NULL, exited ? view_status(p->exit_code, st, sizeof(st)) : "");
 		json__u64(j, NULL, r->psamples[i]);
 		json__str(j, NULL, dump__str(d, p->cgroup));
+		json__u64(j, NULL, r->pstacks[i].user);
+		json__u64(j, NULL, r->pstacks[i].whole);
+		json__u64(j, NULL, r->pstacks[i].later);
+		json__u64(j, NULL, r->pstacks[i].no_table);
 		json__end_arr(j);
 	}
 	json__end_arr(j);

@@ -416,15 +416,22 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 
 	ntop = ntop > 256 ? 256 : ntop;
 	np = top(v->proc_samples, d->nproc, tp, ntop);
-	printf("\ntop processes by samples:\n  %8s %6s %8s %16s  %-16s %s\n", "SAMPLES", "%",
-	       "PID", "START", "COMM", "EXE");
+	printf("\ntop processes by samples (user stacks: WHOLE reached the outermost frame, LATER "
+	       "were walked on from a copy once a new file's rows came, FP were walked by frame "
+	       "pointers without a table):\n  %8s %6s %8s %16s  %-16s %6s %6s %6s  %s\n",
+	       "SAMPLES", "%", "PID", "START", "COMM", "WHOLE", "LATER", "FP", "EXE");
 	for (uint32_t i = 0; i < np; i++) {
 		const struct fr_dump_proc *p = &d->proc[tp[i]];
+		char whole[16] = "-";
 
-		printf("  %8" PRIu64 " %5.1f%% %8u %16.6f  %-16s %s\n", v->proc_samples[tp[i]],
+		if (v->proc_ustacks[tp[i]])
+			snprintf(whole, sizeof(whole), "%.1f%%",
+				 100.0 * v->proc_whole[tp[i]] / v->proc_ustacks[tp[i]]);
+		printf("  %8" PRIu64 " %5.1f%% %8u %16.6f  %-16s %6s %6" PRIu64 " %6" PRIu64 "  %s\n",
+		       v->proc_samples[tp[i]],
 		       100.0 * v->proc_samples[tp[i]] / (v->samples ? v->samples : 1), p->pid,
-		       p->start / 1e9, view_str(d, p->comm, comm, sizeof(comm)),
-		       view_str(d, p->exe, exe, sizeof(exe)));
+		       p->start / 1e9, view_str(d, p->comm, comm, sizeof(comm)), whole,
+		       v->proc_later[tp[i]], v->proc_fp[tp[i]], view_str(d, p->exe, exe, sizeof(exe)));
 	}
 	ns = top(v->stack_samples, d->nstack, ts, ntop);
 	printf("\ntop stacks by samples (leaf first):\n");
@@ -566,6 +573,12 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 		json__u64(&j, "start", p->start);
 		json__str(&j, "comm", dump__str(d, p->comm));
 		json__str(&j, "exe", dump__str(d, p->exe));
+		json__obj(&j, "user_stacks");
+		json__u64(&j, "samples", v->proc_ustacks[tp[i]]);
+		json__u64(&j, "outermost", v->proc_whole[tp[i]]);
+		json__u64(&j, "walked_later", v->proc_later[tp[i]]);
+		json__u64(&j, "no_table", v->proc_fp[tp[i]]);
+		json__end_obj(&j);
 		json__end_obj(&j);
 	}
 	json__end_arr(&j);

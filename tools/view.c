@@ -94,6 +94,9 @@ static void view_walk(struct view *v, const struct fr_dump_event *e)
 {
 	unsigned uend = dump__uend(e);
 
+	v->proc_ustacks[e->proc] += uend != FR_DUEND_NONE;
+	v->proc_whole[e->proc] += uend == FR_DUEND_OUTERMOST;
+	v->proc_later[e->proc] += !!(e->unwound & FR_DUNWOUND_LATER);
 	if (uend == FR_DUEND_NO_TABLE) {
 		v->fp_procs += !v->proc_fp[e->proc]++;
 	} else if (uend != FR_DUEND_NONE && e->ts >= v->proc_since[e->proc] &&
@@ -112,8 +115,12 @@ int view__init(struct view *v, const struct fr_dump *d)
 	v->proc_fp = calloc(d->nproc + 1, sizeof(uint64_t));
 	v->proc_rows_ts = calloc(d->nproc + 1, sizeof(uint64_t));
 	v->proc_since = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->proc_ustacks = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->proc_whole = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->proc_later = calloc(d->nproc + 1, sizeof(uint64_t));
 	if (!v->proc_samples || !v->stack_samples || !v->stop_bin || !v->proc_fp ||
-	    !v->proc_rows_ts || !v->proc_since) {
+	    !v->proc_rows_ts || !v->proc_since || !v->proc_ustacks || !v->proc_whole ||
+	    !v->proc_later) {
 		view__fini(v);
 		return -ENOMEM;
 	}
@@ -151,8 +158,12 @@ void view__fini(struct view *v)
 	free(v->proc_fp);
 	free(v->proc_rows_ts);
 	free(v->proc_since);
+	free(v->proc_ustacks);
+	free(v->proc_whole);
+	free(v->proc_later);
 	v->proc_samples = v->stack_samples = v->stop_bin = NULL;
 	v->proc_fp = v->proc_rows_ts = v->proc_since = NULL;
+	v->proc_ustacks = v->proc_whole = v->proc_later = NULL;
 }
 
 /* view_text() - fr_text_escape(): @s as text safe for a terminal. */
@@ -302,6 +313,8 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 		view_stack_json(j, d, "stack", e->stack);
 		json__u64(j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
 		json__str(j, "user_stack_end", dump__uend_name(dump__uend(e)));
+		if (e->unwound & FR_DUNWOUND_LATER)
+			json__bool(j, "walked_later", true);
 		break;
 	case FR_DEV_OFFCPU:
 		json__str(j, "kind", dump__stall_kind_name(e->off.kind));
@@ -311,6 +324,8 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 		view_stack_json(j, d, "stack", e->stack);
 		json__u64(j, "kernel_frames", e->stack ? d->stack[e->stack - 1].kn : 0);
 		json__str(j, "user_stack_end", dump__uend_name(dump__uend(e)));
+		if (e->unwound & FR_DUNWOUND_LATER)
+			json__bool(j, "walked_later", true);
 		break;
 	case FR_DEV_STALLSUM:
 		json__str(j, "kind", dump__stall_kind_name(e->ssum.kind));

@@ -24,6 +24,9 @@ struct view {
 	uint64_t *proc_fp;		/* per process: samples walked by frame pointers (no table) */
 	uint64_t *proc_rows_ts;		/* per process: its first sample walked with rows, 0: none */
 	uint64_t *proc_since;		/* per process: its last exec in the window, else its start */
+	uint64_t *proc_ustacks;		/* per process: samples with a user stack (an end code) */
+	uint64_t *proc_whole;		/* per process: of those, walked to the outermost frame */
+	uint64_t *proc_later;		/* per process: samples walked on later, from a copy (1.6) */
 	uint32_t fp_procs;		/* processes with a sample walked by frame pointers */
 };
 

@@ -444,6 +444,7 @@ static int translate_stall(struct encoder *e, const struct fr_event *ev,
 	intern__copy(e->in.t->strs, ev->ref, &si, sizeof(si));
 	si.memcg[sizeof(si.memcg) - 1] = 0;
 	out->flags = (uint8_t)si.stack_flags;
+	out->unwound = si.stack_flags & FR_STALL_INFO_LATER ? FR_DUNWOUND_LATER : 0;
 	out->stall = (struct fr_dump_stall){
 		.kind = ev->flags & FR_EVSTALL_KIND_MASK, .begin = FR_MIN(si.begin, ev->ts),
 		.result = si.result, .gfp = si.gfp, .order = si.order, .reason = si.reason,
@@ -463,10 +464,12 @@ static int translate_stall(struct encoder *e, const struct fr_event *ev,
 static int translate_offcpu(struct encoder *e, const struct fr_event *ev,
 			    struct fr_dump_event *out)
 {
-	uint64_t dur = ev->flags & FR_EVOFF_US ? (uint64_t)ev->ref * 1000 : ev->ref;
+	uint64_t len = ev->ref & FR_EVOFF_LEN_MAX;
+	uint64_t dur = ev->flags & FR_EVOFF_US ? len * 1000 : len;
 	unsigned kind = ev->flags & FR_EVSTALL_KIND_MASK;
 
 	out->flags = ev->flags & FR_DSAMPLE_UEND_MASK;
+	out->unwound = ev->ref & FR_EVOFF_LATER ? FR_DUNWOUND_LATER : 0;
 	out->off = (struct fr_dump_offcpu){
 		.kind = (uint8_t)kind, .begin = ev->ts - FR_MIN(dur, ev->ts),
 		.state = kind == FR_DSTALL_SLEEP ? FR_STATE_S :
@@ -513,6 +516,7 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 		return 0;
 	}
 	case FR_EV_SAMPLE:
+		out->unwound = ev->arg & FR_EVSAMPLE_LATER ? FR_DUNWOUND_LATER : 0;
 		if (ev->ref) {
 			if (!id_get(&e->stack_of_id, ev->ref, &out->stack))
 				return -ENOENT;

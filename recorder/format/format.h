@@ -25,7 +25,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		5
+#define FR_DUMP_MINOR		6
 #define FR_DUMP_HDR_SIZE	32
 #define FR_MAX_STR		(1u << 20)	/* longest string a dump may hold */
 #define FR_SECTION_HDR_SIZE	16
@@ -354,6 +354,7 @@ struct fr_dump_event {
 	uint8_t type;		/* enum fr_dump_event_type */
 	uint8_t flags;
 	uint32_t stack;		/* sample, oom (the invoker's), stall, offcpu: stack index + 1, 0: none */
+	uint8_t unwound;	/* sample, stall, offcpu (1.6): FR_DUNWOUND_* */
 	uint32_t child;		/* fork: process index of the child */
 	uint32_t filename;	/* exec: string index */
 	union {
@@ -369,6 +370,9 @@ struct fr_dump_event {
 		struct fr_dump_stallsum ssum;
 	};
 };
+
+/* How a sample's, stall's or block's user stack was walked (1.6; 0: at once, by the BPF side). */
+#define FR_DUNWOUND_LATER	0x1	/* walked on later, from a copy, once a new file's rows were built */
 
 /* dump__uend() - how sample @ev's user stack ended. */
 static inline unsigned dump__uend(const struct fr_dump_event *ev)

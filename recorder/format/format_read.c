@@ -409,6 +409,13 @@ static int parse_item(struct parse *ps, struct rd *r)
 	}
 }
 
+/* (1.6) How the stack was walked, if the item goes on past its stack. */
+static void get_unwound(struct rd *r, struct fr_dump_event *e)
+{
+	if (r->p < r->end)
+		e->unwound = get_u8(r);
+}
+
 static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 {
 	struct fr_dump_event *e = &ps->d->ev[ps->d->nev++];
@@ -436,6 +443,7 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_SAMPLE:
 		e->stack = get_u32v(r);
+		get_unwound(r, e);
 		break;
 	case FR_DEV_EXIT:
 		e->exit.code = get_s32v(r);
@@ -526,6 +534,7 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		e->stall.memcg = get_u32v(r);
 		e->stall.memcg_id = get_varint(r);
 		e->stack = get_u32v(r);
+		get_unwound(r, e);
 		if (dur > e->ts || e->stall.kind > FR_DSTALL_THROTTLE)
 			return -EBADMSG;
 		e->stall.begin = e->ts - dur;
@@ -538,6 +547,7 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		dur = get_varint(r);
 		e->off.state = get_u32v(r);
 		e->stack = get_u32v(r);
+		get_unwound(r, e);
 		if (dur > e->ts || (e->off.kind != FR_DSTALL_BLOCKED && e->off.kind != FR_DSTALL_SLEEP))
 			return -EBADMSG;
 		e->off.begin = e->ts - dur;

@@ -350,6 +350,17 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 	end(w);
 }
 
+/*
+ * (1.6) How a stack was walked, after the tail's last field, only when it
+ * was not walked at once: a byte on the few that were finished later, none
+ * on the rest. Earlier readers stop before it.
+ */
+static void put_unwound(struct wr *w, struct buf *b, const struct fr_dump_event *e)
+{
+	if (e->unwound)
+		put_bytes(w, b, &e->unwound, 1);
+}
+
 static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev_ts)
 {
 	struct buf *b = item_begin(w);
@@ -365,6 +376,7 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_SAMPLE:
 		put_varint(w, b, e->stack);
+		put_unwound(w, b, e);
 		break;
 	case FR_DEV_EXIT:
 		put_svarint(w, b, e->exit.code);
@@ -436,12 +448,14 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 		put_varint(w, b, e->stall.memcg);
 		put_varint(w, b, e->stall.memcg_id);
 		put_varint(w, b, e->stack);
+		put_unwound(w, b, e);
 		break;
 	case FR_DEV_OFFCPU:
 		put_bytes(w, b, &e->off.kind, 1);
 		put_varint(w, b, e->ts - e->off.begin);
 		put_varint(w, b, e->off.state);
 		put_varint(w, b, e->stack);
+		put_unwound(w, b, e);
 		break;
 	case FR_DEV_STALLSUM:
 		put_bytes(w, b, &e->ssum.kind, 1);

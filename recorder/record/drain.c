@@ -396,7 +396,7 @@ static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
 
 	info.stack_flags = (info.stack_flags & ~(uint32_t)(FR_DSAMPLE_UEND_MASK | FR_DSAMPLE_UTRUNC)) |
 			   end << FR_DSAMPLE_UEND_SHIFT |
-			   (end == FR_UEND_DEPTH ? FR_DSAMPLE_UTRUNC : 0);
+			   (end == FR_UEND_DEPTH ? FR_DSAMPLE_UTRUNC : 0) | FR_STALL_INFO_LATER;
 	err = get_str(d, FR_TAG_STALL, &info, n, &id);
 	if (err)
 		return err;
@@ -453,6 +453,8 @@ static int finish(struct drain *d, struct held *h)
 			      (end == FR_UEND_DEPTH ? FR_DSAMPLE_UTRUNC : 0);
 		h->ev.arg = FR_EVSAMPLE_LATER;
 	}
+	if (h->ev.type == FR_EV_OFFCPU)
+		h->ev.ref |= FR_EVOFF_LATER;
 	if (d->hooks.stack && intern__inserted(d->t.stacks) != inserted)
 		d->hooks.stack(d->hooks.ctx, h->ev.proc, h->pid, h->start,
 			       &ips[h->kn], at + (uint32_t)n);
@@ -818,9 +820,9 @@ static int make_offcpu(struct drain *d, const void *data, size_t len,
 	if (r->state & FR_TASK_WAKEKILL)
 		ev->flags |= FR_EVOFF_KILLABLE;
 	dur = r->h.ts - r->begin;
-	if (dur > UINT32_MAX) {
+	if (dur > FR_EVOFF_LEN_MAX) {
 		ev->flags |= FR_EVOFF_US;
-		dur = FR_MIN(dur / 1000, (uint64_t)UINT32_MAX);
+		dur = FR_MIN(dur / 1000, (uint64_t)FR_EVOFF_LEN_MAX);
 	}
 	ev->ref = (uint32_t)dur;
 	err = stall_stack(d, &r->h, ev->proc, r->kn, r->un, r->ips, r->flags,

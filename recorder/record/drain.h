@@ -43,10 +43,12 @@ struct fr_stall_info {
 	uint32_t gfp;
 	int32_t order;
 	uint32_t reason;
-	uint32_t stack_flags;	/* FR_DSAMPLE_* of its stack */
+	uint32_t stack_flags;	/* FR_DSAMPLE_* of its stack, | FR_STALL_INFO_LATER */
 	char memcg[256];	/* the memcg's path (hooks.memcg_path), "" if unknown;
 				 * interned up to its end */
 };
+
+#define FR_STALL_INFO_LATER	0x100	/* its user stack was walked on from a copy */
 
 /* One kind of an incarnation's stalls over about a second (FR_TAG_STALLSUM). */
 struct fr_stallsum_info {

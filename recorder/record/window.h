@@ -59,7 +59,7 @@ enum fr_event_type {
  *          memcg, stall, stallsum: blob id; rss: the value in pages (no
  *          reference); oom_score_adj: the writer's pid (no reference);
  *          offcpu: the block's length in ns, or in us with FR_EVOFF_US
- *          (no reference).
+ *          (no reference), | FR_EVOFF_LATER.
  *   arg:   exit: wait status; fork: child pid; oom: the invoker's process
  *          table slot (a reference, 0: none); rss: microseconds since the
  *          value was reached; oom_score_adj: the value; stall, offcpu:
@@ -76,6 +76,8 @@ enum fr_event_type {
 #define FR_EVOFF_KILLABLE	0x08	/* the wait could be ended by a fatal signal */
 #define FR_EVOFF_US		0x10	/* ref counts microseconds (a block over 4.29 s) */
 #define FR_EVSAMPLE_LATER	0x1	/* sample arg: its user stack was walked on from a copy */
+#define FR_EVOFF_LATER		0x80000000u	/* offcpu ref: the same; the length below it */
+#define FR_EVOFF_LEN_MAX	0x7fffffffu
 struct fr_event {
 	uint64_t ts;		/* CLOCK_BOOTTIME ns */
 	uint32_t proc;

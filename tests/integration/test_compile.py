@@ -23,6 +23,9 @@ Checked, for cc1 and as, over the processes perf saw:
     daemon): their copies are finished after their exit, with the
     mappings it sent (90 % -> 97-98 %; 40-47 % -> 64-87 % under ASan);
   no_table: <= 5 % of our samples were walked without a table;
+  marks: cold cc1 samples walked on later from a copy are marked so in
+    the dump (format 1.6), and `show` counts them per process as the
+    events do;
 and, warm, bare addresses are <= 1 % of our user frames, in both builds:
 a frame is bare when the /proc read that names it came before ld.so
 mapped the library (as: 5 % of its frames, until an exec's read waited 3
@@ -39,6 +42,7 @@ taken while the BPF side built its table walks with the table of before.
 """
 import collections
 import glob
+import json
 import os
 import shlex
 import subprocess
@@ -47,7 +51,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import Daemon, Tap, events, require_root_bpf  # noqa: E402
+from harness import Daemon, Tap, events, flightrec, require_root_bpf  # noqa: E402
 from stackcmp import ours_by_command, perf_samples, reaches_entry  # noqa: E402
 
 FREQ = 499
@@ -84,6 +88,28 @@ def boottime():
 
 def ends(c):
     return {k[4:]: v for k, v in c.items() if k.startswith("end:")}
+
+
+def check_marks(dump, evs, t1):
+    """The samples walked on later from a copy are marked one by one (format
+    1.6), and `show` counts them per process as the events do."""
+    later = collections.Counter((e["pid"], e["start"]) for e in evs
+                                if e["type"] == "sample" and e.get("walked_later"))
+    cold = sum(n for (pid, start), n in later.items()
+               if any(e["pid"] == pid and e["start"] == start and e["ts"] <= t1 and
+                      e["comm"] == "cc1" for e in evs if e["type"] == "sample"))
+    tap.ok(cold > 0, f"cold cc1 samples walked on later from a copy are marked ({cold})")
+    rc, out, err = flightrec("show", "--json", "--top", "256", dump)
+    if not tap.ok(rc == 0, "flightrec show --json", err):
+        return
+    s = json.loads(out)
+    tap.ok(s["user_stacks"]["walked_later"] == sum(later.values()),
+           f"show's walked_later ({s['user_stacks']['walked_later']}) is the marked samples' "
+           f"count ({sum(later.values())})")
+    wrong = [(p["pid"], p["user_stacks"]["walked_later"], later.get((p["pid"], p["start"]), 0))
+             for p in s["top_processes"]
+             if p["user_stacks"]["walked_later"] != later.get((p["pid"], p["start"]), 0)]
+    tap.ok(not wrong, f"and per process, for the {len(s['top_processes'])} it lists", wrong[:5])
 
 
 def test_compile(d, tmp):
@@ -156,6 +182,7 @@ def test_compile(d, tmp):
                "as had 8 % when a table built while execve mapped the new image walked the old "
                "image's registers)")
         tap.diag(f"{cmd}: how ours ended: {ends(o)}; {o['bare']} of {o['frames']} frames bare")
+    check_marks(dump, evs, t1)
     none = [e for e in evs if e["type"] == "sample" and e["comm"] in JUDGED + SAID and
             e.get("user_stack_end") in (None, "none")]
     tap.ok(none and all(len(e["stack"]) == e.get("kernel_frames", 0) for e in none),

@@ -461,7 +461,7 @@ static void test_stall_records(void)
 	ok(e[1].type == FR_EV_OFFCPU && (e[1].flags & FR_EVSTALL_KIND_MASK) == FR_STALL_BLOCKED &&
 	   (e[1].flags & FR_EVOFF_KILLABLE) && (e[1].flags & FR_EVOFF_US) && e[1].ref == 5000000 &&
 	   e[1].arg && FR_STACK_KN(intern__tag(t->stacks, e[1].arg)) == 2,
-	   "offcpu: a killable block of 5 s in microseconds (beyond 32 bits of ns), its stack");
+	   "offcpu: a killable block of 5 s in microseconds (beyond 31 bits of ns), its stack");
 	memset(&got_si, 0, sizeof(got_si));
 	intern__copy(t->strs, e[2].ref, &got_si, sizeof(got_si));
 	ok(e[2].type == FR_EV_STALLSUM && e[2].flags == FR_STALL_MEMCG && e[2].proc == e[0].proc &&
@@ -865,6 +865,73 @@ static void test_held(void)
 	drain__free(d);
 }
 
+/* Append to the record at @raw of @size bytes (@n frames) a copy of 64 bytes from user frame 1. */
+static size_t with_copy(uint8_t *raw, size_t size)
+{
+	struct fr_ucopy *c = (struct fr_ucopy *)(raw + size);
+
+	memset(c, 0, sizeof(*c) + 64);
+	c->pc = 0x103;
+	c->sp = 0x7ffd0000;
+	c->at = 1;
+	c->gen = copy_gen;
+	c->len = 64;
+	((struct fr_rec_hdr *)raw)->size = (uint32_t)(size + sizeof(*c) + 64);
+	return size + sizeof(*c) + 64;
+}
+
+/*
+ * A stall and a block whose walks are finished from their copies carry
+ * the mark a sample carries in its arg: the stall in its details' stack
+ * flags, the block in its length's top bit, which leaves the length as it
+ * was, and each with the finished walk's end.
+ */
+static void test_held_stall_block(void)
+{
+	struct drain *d = drain__new(16 << 20, 100 * SEC);
+	const struct drain_tables *t = drain__tables(d);
+	static uint8_t raw[FR_REC_COPY_MAX_SIZE];
+	struct fr_rec_offcpu *o = (struct fr_rec_offcpu *)raw;
+	struct finisher f = { .ready = 1 };
+	struct fr_stall_info info = { 0 };
+	struct fr_event e[2];
+	size_t size;
+	int n = 0;
+
+	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &f, .finish = fake_finish,
+						   .memcg_path = memcg_path });
+	size = stall_rec(raw, 100 * MS, 97 * MS, 50, 7, FR_STALL_RECLAIM, 3, 4);
+	((struct fr_rec_stall *)raw)->flags = FR_SAMPLE_UCOPY | FR_UEND_NO_INFO << FR_SAMPLE_UEND_SHIFT;
+	drain__record(d, raw, with_copy(raw, size));
+	size = sizeof(*o) + 5 * 8;
+	memset(raw, 0, size);
+	hdr(&o->h, FR_REC_OFFCPU, 110 * MS, 50, 7, "thrasher", (uint32_t)size);
+	o->begin = 105 * MS;
+	o->state = 2;
+	o->kind = FR_STALL_BLOCKED;
+	o->kn = 2;
+	o->un = 3;
+	o->flags = FR_SAMPLE_UCOPY | FR_UEND_NO_INFO << FR_SAMPLE_UEND_SHIFT;
+	drain__record(d, raw, with_copy(raw, size));
+	drain__release(d, 200 * MS);
+	for (uint64_t i = window__tail(t->win); i < window__head(t->win) && n < 2; i++)
+		if (!window__read(t->win, i, &e[n]))
+			n++;
+	if (!is_int(n, 2, "a stall and a block held for their copies, finished"))
+		goto out;
+	intern__copy(t->strs, e[0].ref, &info, sizeof(info));
+	ok(e[0].type == FR_EV_STALL && (info.stack_flags & FR_STALL_INFO_LATER) &&
+	   (info.stack_flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT == FR_UEND_OUTERMOST,
+	   "the stall: marked walked later, with the finished walk's end");
+	ok(e[1].type == FR_EV_OFFCPU && (e[1].ref & FR_EVOFF_LATER) &&
+	   (e[1].ref & FR_EVOFF_LEN_MAX) == 5 * MS && !(e[1].flags & FR_EVOFF_US) &&
+	   (e[1].flags & FR_DSAMPLE_UEND_MASK) >> FR_DSAMPLE_UEND_SHIFT == FR_UEND_OUTERMOST,
+	   "the block: marked walked later, its 5 ms length kept, the finished walk's end");
+	is_int(drain__stats(d)->ucopy_finished, 2, "both counted as finished");
+out:
+	drain__free(d);
+}
+
 /*
  * A copy that waits must not hold the window back past the staging area:
  * at half of it, the held are given up, and a full one releases all.
@@ -904,6 +971,7 @@ int main(void)
 	test_bad_records();
 	test_exit_maps();
 	test_held();
+	test_held_stall_block();
 	test_held_full_stage();
 	return tap_done_testing();
 }
