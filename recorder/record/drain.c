@@ -48,7 +48,6 @@ struct held {
 	uint32_t pid;
 	uint64_t start;
 	uint64_t due, tried;
-	bool exited;		/* its process's exit record was read */
 	uint32_t kn, un;
 	size_t bytes;
 	struct fr_ucopy c;
@@ -367,7 +366,6 @@ static int hold(struct drain *d, const struct fr_rec_hdr *rh, uint32_t kn, uint3
 	h->pid = rh->tgid;
 	h->start = rh->start;
 	h->tried = 0;
-	h->exited = false;
 	h->due = rh->ts + FR_UCOPY_WAIT_NS;
 	h->kn = kn;
 	h->un = un;
@@ -414,6 +412,15 @@ static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
  * them the finisher walks on after the process is gone. A copy whose
  * rows are being built waits FR_UCOPY_BUILD_WAIT_NS from its sample.
  */
+/* Was @h's process's exit record read? Its slot is referenced while held. */
+static bool exit_read(struct drain *d, const struct held *h)
+{
+	struct fr_proc p;
+
+	return !proctable__read(d->t.procs, h->ev.proc, &p) && p.pid == h->pid &&
+	       p.start == h->start && (p.flags & FR_PROC_EXIT_READ);
+}
+
 static int finish(struct drain *d, struct held *h)
 {
 	uint64_t ips[2 * FR_MAX_STACK], inserted;
@@ -425,7 +432,7 @@ static int finish(struct drain *d, struct held *h)
 	n = d->hooks.finish(d->hooks.ctx, h->pid, h->start, &h->c,
 			    (const uint8_t *)(h->ips + h->kn + h->un),
 			    ips + h->kn + at, FR_MAX_STACK - at, &end);
-	if (n == -ESRCH && !h->exited)
+	if (n == -ESRCH && !exit_read(d, h))
 		return 0;
 	if (n == -EINPROGRESS) {
 		if (h->due < h->ev.ts + FR_UCOPY_BUILD_WAIT_NS) {
@@ -518,14 +525,6 @@ static uint64_t held_limit(const struct drain *d, uint64_t watermark)
 	return watermark;
 }
 
-/* The exit of (@pid, @start) was read: its held records may give up (finish()). */
-static void held_exited(struct drain *d, uint32_t pid, uint64_t start)
-{
-	for (struct held *h = d->held; h; h = h->next)
-		if (h->pid == pid && h->start == start)
-			h->exited = true;
-}
-
 static int make_exit(struct drain *d, const void *data, size_t len,
 		     struct fr_event *ev)
 {
@@ -534,10 +533,11 @@ static int make_exit(struct drain *d, const void *data, size_t len,
 
 	if (len < sizeof(*x))
 		return -EBADMSG;
-	held_exited(d, x->h.tgid, x->h.start);
 	err = common(d, &x->h, ev);
 	if (err)
 		return err;
+	/* Held records of it may now give up (finish()). */
+	proctable__mark_exit_read(d->t.procs, ev->proc);
 	ev->type = FR_EV_EXIT;
 	ev->arg = (uint32_t)x->code;
 	err = get_str(d, FR_TAG_EXIT, &x->st, sizeof(x->st), &ev->ref);

@@ -307,6 +307,17 @@ void proctable__mark_exec(struct proctable *pt, uint32_t slot, const char *comm)
 }
 
 /*
+ * proctable__mark_exit_read() - the incarnation's exit record was read: it
+ * is staged, and may wait behind held events before it is released.
+ */
+void proctable__mark_exit_read(struct proctable *pt, uint32_t slot)
+{
+	pthread_mutex_lock(&pt->lock);
+	pt->slots[slot].p.flags |= FR_PROC_EXIT_READ;
+	pthread_mutex_unlock(&pt->lock);
+}
+
+/*
  * proctable__mark_exit() - the incarnation's exit was released to the
  * window at @ts. The entry now lives until its last event is evicted.
  */

@@ -22,6 +22,7 @@
 #define FR_PROC_EXITED		0x1	/* exit event released to the window */
 #define FR_PROC_FORKED		0x2	/* fork seen */
 #define FR_PROC_EXECED		0x4	/* exec seen */
+#define FR_PROC_EXIT_READ	0x8	/* exit record read, not yet released */
 
 struct fr_proc {
 	uint64_t start;		/* group leader start_boottime, ns */
@@ -71,6 +72,7 @@ void proctable__set_parent(struct proctable *pt, uint32_t slot, uint32_t ppid);
 void proctable__mark_exec(struct proctable *pt, uint32_t slot, const char *comm);
 void proctable__mark_exit(struct proctable *pt, uint32_t slot, uint64_t ts,
 			  int32_t code);
+void proctable__mark_exit_read(struct proctable *pt, uint32_t slot);
 void proctable__hold(struct proctable *pt);
 void proctable__release(struct proctable *pt);
 void proctable__stats(const struct proctable *pt, struct proctable_stats *st);
