@@ -132,6 +132,7 @@ struct unwinder {
 	struct fr_uproc *scratch;	/* under the lock: a process table being read */
 	struct ukey building[FR_UNWIND_BUILDERS];	/* files whose rows a thread builds now */
 	unsigned nbuilding;
+	uint32_t attaching[FR_UNWIND_BUILDERS];	/* processes a thread attaches now, 0: none */
 	pthread_cond_t built;		/* signalled when a build ends */
 	struct afterlife *after;	/* FR_UNWIND_AFTER exits, allocated at the first */
 	uint32_t after_next;		/* the next one to replace */
@@ -1229,6 +1230,37 @@ static int table_install(struct unwinder *u, uint32_t pid, uint32_t gen,
 	return 0;
 }
 
+/*
+ * Under the lock: note that a thread attaches @pid (the copies of its
+ * stacks may wait longer for that). Returns the slot + 1 it took for
+ * attaching_del(), 0 when none was free.
+ */
+static int attaching_add(struct unwinder *u, uint32_t pid)
+{
+	for (int i = 0; i < FR_UNWIND_BUILDERS; i++)
+		if (!u->attaching[i]) {
+			u->attaching[i] = pid;
+			return i + 1;
+		}
+	return 0;
+}
+
+/* Under the lock: the attach attaching_add() returned @at for has ended. */
+static void attaching_del(struct unwinder *u, int at)
+{
+	if (at)
+		u->attaching[at - 1] = 0;
+}
+
+/* Under the lock: is a thread attaching @pid now? */
+static bool attaching(const struct unwinder *u, uint32_t pid)
+{
+	for (int i = 0; i < FR_UNWIND_BUILDERS; i++)
+		if (u->attaching[i] == pid)
+			return true;
+	return false;
+}
+
 int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t gen,
 		     const char *procdir, const struct procmaps *pm,
 		     const struct unwind_yield *yield)
@@ -1237,6 +1269,7 @@ int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t 
 	struct fr_uproc *v = calloc(1, sizeof(*v));
 	uint64_t over = 0;
 	int err = -ENOMEM;
+	int at;
 
 	if (!rec || !v)
 		goto out;
@@ -1247,8 +1280,12 @@ int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t 
 	rec->gen = gen;
 	v->start = start;
 	v->gen = gen;
+	pthread_mutex_lock(&u->lock);
+	at = attaching_add(u, pid);
+	pthread_mutex_unlock(&u->lock);
 	err = fill_table(u, pid, start, procdir, pm, yield, v, rec, &over);
 	pthread_mutex_lock(&u->lock);
+	attaching_del(u, at);
 	u->st.maps_over += over;
 	if (!err)
 		err = table_install(u, pid, gen, v, rec);
@@ -1501,11 +1538,11 @@ int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 	err = finish_table(u, pid, start, c, &after);
 	if (!err && (finish_find(&fs, c->pc, &code) || !code.rows))
 		err = after ? -ESRCH : 1;	/* an exited process's file no thread builds: never */
-	/* Not yet, and a build is under way: perhaps of the file it waits for. */
-	if (err == 1)
-		err = u->nbuilding ? -EINPROGRESS : 0;
 	if (!err)
 		uwalk__run(&src, &r, ips, max, &res);
+	/* Not yet, and its attach is under way: it builds what the copy waits for. */
+	else if (err == 1)
+		err = attaching(u, pid) ? -EINPROGRESS : 0;
 	u->st.finished_after_exit += after && res.n;
 	pthread_mutex_unlock(&u->lock);
 	if (err || !res.n)

@@ -160,9 +160,10 @@ void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r);
  * or with the mappings its exit sent once it has ended, if of the same
  * maps generation and with rows for the file the kernel's walk stopped in
  * (uwalk.h): at most @max frames into @ips, the end into *@end. Returns
- * the count; when that cannot be done yet, -EINPROGRESS if a build is
- * under way (for an exited process: of the file the copy stopped in),
- * else 0 (no table yet, no rows, or the lock busy: never waits); or
+ * the count; when that cannot be done yet, -EINPROGRESS if what may give
+ * the rows is under way (a thread attaches the process; once it has
+ * exited, a thread builds the file the copy stopped in), else 0 (no table
+ * yet, no rows, or the lock busy: never waits); or
  * -ESRCH (the process ended, and neither a table nor rows being built
  * remain for it) or -ESTALE (its maps changed since the copy) when it
  * never can.

@@ -804,6 +804,12 @@ static void test_after_building(void)
 	}
 	base = (uint64_t)(uintptr_t)img;
 	exec_off = ref.load[0].offset & ~0xfffULL;
+	live_capture(&cap);
+	c = (struct fr_ucopy){ .pc = base + ref.load[0].offset + 16, .sp = cap.r.sp, .bp = cap.r.bp,
+			       .exact = 1, .len = (uint32_t)cap.len };
+	is_int(unwinder__finish(ga.u, getpid(), self_start, &c, cap.copy, ips, FR_MAX_STACK, &end), 0,
+	       "a copy stopped in code our table has no rows for, no attach under way: not yet, "
+	       "nothing walked");
 	ga.pm = pm;
 	pthread_create(&t, NULL, gated_attach, &ga);
 	pthread_mutex_lock(&g.lock);
@@ -819,9 +825,6 @@ static void test_after_building(void)
 			r.m[i].pgoff = exec_off;
 		}
 	unwinder__exit_maps(ga.u, &r);
-	live_capture(&cap);
-	c = (struct fr_ucopy){ .pc = base + ref.load[0].offset + 16, .sp = cap.r.sp, .bp = cap.r.bp,
-			       .exact = 1, .len = (uint32_t)cap.len };
 	n1 = unwinder__finish(ga.u, z, zs, &c, cap.copy, ips, FR_MAX_STACK, &end);
 	/* Our table, of before the mapping: no rows for that pc yet. */
 	n2 = unwinder__finish(ga.u, getpid(), self_start, &c, cap.copy, ips, FR_MAX_STACK, &end);
