@@ -141,13 +141,14 @@ struct fr_rec_exit {
  * daemon has not read its current maps (uread): a short process often ends
  * before the /proc worker gets to it, and without its mappings its frames
  * cannot be named. Sent too when its table lacked rows for a file it maps
- * (FR_UPROC_MISSING), flagged FR_XMAPS_MISSING: copies
- * of its stacks may wait for those rows, and are finished with these
- * mappings once the process is gone. Each executable file mapping with the
- * file's identity as fstat() gives it (the symbol cache's key: device as
- * userspace encodes it, inode, size, modification and change times in ns).
+ * (FR_UPROC_MISSING), flagged FR_XMAPS_MISSING: copies of its stacks may
+ * wait for those rows, and are finished with these mappings once the
+ * process is gone. Each executable file mapping with the file's identity
+ * as fstat() gives it (the symbol cache's key: device as userspace encodes
+ * it, inode, size, modification and change times in ns). 64 at most: a
+ * python3 that imported numpy maps 40-60 files of code (32 cut them).
  */
-#define FR_XMAPS_MAX		32
+#define FR_XMAPS_MAX		64
 
 struct fr_xmap {
 	__u64 begin, end, pgoff;

@@ -31,9 +31,10 @@
 #define FR_UCOPY_HELD_MIN	(4u << 20)
 #define FR_UCOPY_HELD_SHARE	16
 #define FR_UCOPY_WAIT_NS	(3000 * 1000 * 1000ULL)
-/* While a build that may give the rows is under way (a big file: cc1's
- * 2.3 MB of CFI take 0.3 s here, 3-5 s in the ASan daemon beside a
- * compile). The staging area bounds what waits behind (serve_held()). */
+/* While what may give the rows is under way (the finisher says
+ * -EINPROGRESS): a big file's build, cc1's 2.3 MB of CFI take 0.3 s here,
+ * 3-5 s in the ASan daemon beside a compile. The staging area bounds
+ * what waits behind (serve_held()). */
 #define FR_UCOPY_BUILD_WAIT_NS	(10000 * 1000 * 1000ULL)
 #define FR_UCOPY_RETRY_NS	(10 * 1000 * 1000ULL)
 

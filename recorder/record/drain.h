@@ -109,7 +109,7 @@ struct drain_stats {
 	uint64_t ucopy_finished;	/* walked on from the copy with rows */
 	uint64_t exit_maps;		/* exits that sent their code mappings */
 	uint64_t ucopy_expired;	/* no rows in time: released as the kernel walked them */
-	uint64_t ucopy_waited;	/* held past 3 s: their file's rows were being built */
+	uint64_t ucopy_waited;	/* held past 3 s: what may give their rows was under way */
 	uint64_t ucopy_refused;	/* not held: the copies held were at their budget */
 	uint64_t ucopy_held_max;	/* the most held at once */
 };
@@ -146,8 +146,8 @@ struct drain_hooks {
 	 * its frames from user frame c->at on into @ips (at most @max), how
 	 * the walk ended into *@end. Returns the count, 0 when the rows are
 	 * not there yet (asked again later, for 3 s), -EINPROGRESS when they
-	 * are not but a build that may give them is under way (asked again
-	 * for 10 s), or another -errno when they never will be (the record is
+	 * are not but what may give them is under way (asked again for 10
+	 * s), or another -errno when they never will be (the record is
 	 * released as it is). Must not block.
 	 */
 	int (*finish)(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,

@@ -46,7 +46,7 @@
 
 /*
  * Exits whose mappings are kept for the copies of their stacks that wait
- * for rows (unwinder__exit_maps()): the last so many, 116 KiB in all,
+ * for rows (unwinder__exit_maps()): the last so many, 231 KiB in all,
  * allocated at the first. A copy waits 3 s at most (the drain's
  * FR_UCOPY_WAIT_NS); 64 short processes that each end before a file's rows
  * exist, within that time, are a build's first seconds.
