@@ -47,9 +47,10 @@
 /*
  * Exits whose mappings are kept for the copies of their stacks that wait
  * for rows (unwinder__exit_maps()): the last so many, 231 KiB in all,
- * allocated at the first. A copy waits 3 s at most (the drain's
- * FR_UCOPY_WAIT_NS); 64 short processes that each end before a file's rows
- * exist, within that time, are a build's first seconds.
+ * allocated at the first. A copy waits 3 s, 10 s while its file is built
+ * (the drain's FR_UCOPY_WAIT_NS, FR_UCOPY_BUILD_WAIT_NS); 64 short
+ * processes that each end before a file's rows exist are a build's first
+ * seconds. Fewer kept is not wrong: those copies are given up as walked.
  */
 #define FR_UNWIND_AFTER		64
 
