@@ -20,6 +20,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -135,8 +136,11 @@ struct unwinder {
 	unsigned nbuilding;
 	uint32_t attaching[FR_UNWIND_BUILDERS];	/* processes a thread attaches now, 0: none */
 	pthread_cond_t built;		/* signalled when a build ends */
+	/* The drain's thread only (unwinder__exit_maps(), unwinder__finish()),
+	 * so that it never waits for the lock to keep an exit. */
 	struct afterlife *after;	/* FR_UNWIND_AFTER exits, allocated at the first */
 	uint32_t after_next;		/* the next one to replace */
+	atomic_uint_fast64_t exits_kept;
 	struct unwinder_stats st;
 };
 
@@ -1432,11 +1436,10 @@ void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r)
 
 	if (!(r->flags & FR_XMAPS_MISSING))
 		return;
-	pthread_mutex_lock(&u->lock);
 	if (!u->after)
 		u->after = calloc(FR_UNWIND_AFTER, sizeof(*u->after));
 	if (!u->after)
-		goto out;
+		return;
 	a = &u->after[u->after_next++ % FR_UNWIND_AFTER];
 	*a = (struct afterlife){ .pid = r->h.tgid, .start = r->h.start, .gen = r->gen };
 	for (uint32_t i = 0; i < r->n && i < FR_XMAPS_MAX; i++) {
@@ -1448,9 +1451,7 @@ void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r)
 		a->m[a->n++] = (struct after_map){ x->begin, x->end, x->pgoff,
 						   { { FR_UKEY_FILE, x->dev, x->ino, x->ctime } } };
 	}
-	u->st.exits_kept++;
-out:
-	pthread_mutex_unlock(&u->lock);
+	atomic_fetch_add_explicit(&u->exits_kept, 1, memory_order_relaxed);
 }
 
 /* Under the lock: the mappings kept of exited incarnation (@pid, @start), or NULL. */
@@ -1615,6 +1616,7 @@ void unwinder__stats(struct unwinder *u, struct unwinder_stats *st)
 	st->idle = u->nidle;
 	st->cold_now = u->ncold;
 	pthread_mutex_unlock(&u->lock);
+	st->exits_kept = atomic_load_explicit(&u->exits_kept, memory_order_relaxed);
 	st->bytes = st->rows_cap * sizeof(struct fr_urow) + st->files_cap * sizeof(struct fr_ufile) +
 		    st->procs * 4096;
 }

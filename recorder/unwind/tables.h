@@ -150,7 +150,8 @@ unsigned unwinder__gc(struct unwinder *u);
  * unwinder__finish(), which finds each file by its identity: a process
  * that ends before a big file's rows are built (cc1's take 0.3 s; it runs
  * for 0.15) has its stacks finished once they are. The last
- * FR_UNWIND_AFTER such exits are kept.
+ * FR_UNWIND_AFTER such exits are kept. Call it from the thread that calls
+ * unwinder__finish() (the drain's): it never takes the lock.
  */
 void unwinder__exit_maps(struct unwinder *u, const struct fr_rec_maps *r);
 
