@@ -81,24 +81,6 @@ struct series {
 	uint32_t source;	/* string index */
 };
 
-/* How a process's samples' user stacks were walked (the process table's "Stacks" column). */
-struct pstacks {
-	uint64_t user;		/* with a user stack */
-	uint64_t whole;		/* of those, to the outermost frame */
-	uint64_t later;		/* walked on later, from a copy (1.6) */
-	uint64_t no_table;	/* walked by frame pointers: no table yet */
-};
-
-static void pstacks__add(struct pstacks *ps, const struct fr_dump_event *e)
-{
-	unsigned uend = dump__uend(e);
-
-	ps->user += uend != FR_DUEND_NONE;
-	ps->whole += uend == FR_DUEND_OUTERMOST;
-	ps->later += !!(e->unwound & FR_DUNWOUND_LATER);
-	ps->no_table += uend == FR_DUEND_NO_TABLE;
-}
-
 struct report {
 	const struct fr_dump *d;
 	const struct filter *flt;
@@ -108,7 +90,7 @@ struct report {
 	uint32_t *pmap;		/* process index -> JSON index + 1, 0: not shown */
 	uint32_t nproc_out;
 	uint64_t *psamples;	/* process index -> samples in the range */
-	struct pstacks *pstacks;	/* process index -> how its samples' user stacks were walked */
+	struct view_ustacks *pstacks;	/* process index -> how its samples' user stacks were walked */
 	uint64_t samples;
 	struct sample_key *keys;	/* (proc, stack) of every sample, sorted */
 	uint32_t nkeys;
@@ -288,7 +270,7 @@ static void report__events(struct report *r)
 			continue;
 		}
 		r->psamples[e->proc]++;
-		pstacks__add(&r->pstacks[e->proc], e);
+		view_ustacks__add(&r->pstacks[e->proc], e);
 		r->samples++;
 		r->keys[r->nkeys++] = (struct sample_key){ e->proc, e->stack, 0, 0 };
 	}

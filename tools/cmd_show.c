@@ -424,14 +424,15 @@ static void show_text(const char *path, const struct fr_dump *d, const struct vi
 		const struct fr_dump_proc *p = &d->proc[tp[i]];
 		char whole[16] = "-";
 
-		if (v->proc_ustacks[tp[i]])
+		if (v->proc_us[tp[i]].user)
 			snprintf(whole, sizeof(whole), "%.1f%%",
-				 100.0 * v->proc_whole[tp[i]] / v->proc_ustacks[tp[i]]);
+				 100.0 * v->proc_us[tp[i]].whole / v->proc_us[tp[i]].user);
 		printf("  %8" PRIu64 " %5.1f%% %8u %16.6f  %-16s %6s %6" PRIu64 " %6" PRIu64 "  %s\n",
 		       v->proc_samples[tp[i]],
 		       100.0 * v->proc_samples[tp[i]] / (v->samples ? v->samples : 1), p->pid,
 		       p->start / 1e9, view_str(d, p->comm, comm, sizeof(comm)), whole,
-		       v->proc_later[tp[i]], v->proc_fp[tp[i]], view_str(d, p->exe, exe, sizeof(exe)));
+		       v->proc_us[tp[i]].later, v->proc_us[tp[i]].no_table,
+		       view_str(d, p->exe, exe, sizeof(exe)));
 	}
 	ns = top(v->stack_samples, d->nstack, ts, ntop);
 	printf("\ntop stacks by samples (leaf first):\n");
@@ -574,10 +575,10 @@ static void show_json(const char *path, const struct fr_dump *d, const struct vi
 		json__str(&j, "comm", dump__str(d, p->comm));
 		json__str(&j, "exe", dump__str(d, p->exe));
 		json__obj(&j, "user_stacks");
-		json__u64(&j, "samples", v->proc_ustacks[tp[i]]);
-		json__u64(&j, "outermost", v->proc_whole[tp[i]]);
-		json__u64(&j, "walked_later", v->proc_later[tp[i]]);
-		json__u64(&j, "no_table", v->proc_fp[tp[i]]);
+		json__u64(&j, "samples", v->proc_us[tp[i]].user);
+		json__u64(&j, "outermost", v->proc_us[tp[i]].whole);
+		json__u64(&j, "walked_later", v->proc_us[tp[i]].later);
+		json__u64(&j, "no_table", v->proc_us[tp[i]].no_table);
 		json__end_obj(&j);
 		json__end_obj(&j);
 	}

@@ -89,14 +89,22 @@ int64_t view_rows_after(const struct view *v, uint32_t p)
 	       (int64_t)(v->proc_rows_ts[p] - v->proc_since[p]) : 0;
 }
 
+void view_ustacks__add(struct view_ustacks *us, const struct fr_dump_event *e)
+{
+	unsigned uend = dump__uend(e);
+
+	us->user += uend != FR_DUEND_NONE;
+	us->whole += uend == FR_DUEND_OUTERMOST;
+	us->later += !!(e->unwound & FR_DUNWOUND_LATER);
+	us->no_table += uend == FR_DUEND_NO_TABLE;
+}
+
 /* Sample @e of process @p: walked by frame pointers for want of a table, or with rows? */
 static void view_walk(struct view *v, const struct fr_dump_event *e)
 {
 	unsigned uend = dump__uend(e);
 
-	v->proc_ustacks[e->proc] += uend != FR_DUEND_NONE;
-	v->proc_whole[e->proc] += uend == FR_DUEND_OUTERMOST;
-	v->proc_later[e->proc] += !!(e->unwound & FR_DUNWOUND_LATER);
+	view_ustacks__add(&v->proc_us[e->proc], e);
 	if (uend == FR_DUEND_NO_TABLE) {
 		v->fp_procs += !v->proc_fp[e->proc]++;
 	} else if (uend != FR_DUEND_NONE && e->ts >= v->proc_since[e->proc] &&
@@ -115,12 +123,9 @@ int view__init(struct view *v, const struct fr_dump *d)
 	v->proc_fp = calloc(d->nproc + 1, sizeof(uint64_t));
 	v->proc_rows_ts = calloc(d->nproc + 1, sizeof(uint64_t));
 	v->proc_since = calloc(d->nproc + 1, sizeof(uint64_t));
-	v->proc_ustacks = calloc(d->nproc + 1, sizeof(uint64_t));
-	v->proc_whole = calloc(d->nproc + 1, sizeof(uint64_t));
-	v->proc_later = calloc(d->nproc + 1, sizeof(uint64_t));
+	v->proc_us = calloc(d->nproc + 1, sizeof(*v->proc_us));
 	if (!v->proc_samples || !v->stack_samples || !v->stop_bin || !v->proc_fp ||
-	    !v->proc_rows_ts || !v->proc_since || !v->proc_ustacks || !v->proc_whole ||
-	    !v->proc_later) {
+	    !v->proc_rows_ts || !v->proc_since || !v->proc_us) {
 		view__fini(v);
 		return -ENOMEM;
 	}
@@ -158,12 +163,10 @@ void view__fini(struct view *v)
 	free(v->proc_fp);
 	free(v->proc_rows_ts);
 	free(v->proc_since);
-	free(v->proc_ustacks);
-	free(v->proc_whole);
-	free(v->proc_later);
+	free(v->proc_us);
 	v->proc_samples = v->stack_samples = v->stop_bin = NULL;
 	v->proc_fp = v->proc_rows_ts = v->proc_since = NULL;
-	v->proc_ustacks = v->proc_whole = v->proc_later = NULL;
+	v->proc_us = NULL;
 }
 
 /* view_text() - fr_text_escape(): @s as text safe for a terminal. */

@@ -13,6 +13,17 @@
 
 #include "format.h"
 
+/* How samples' user stacks were walked (a process's: show, report). */
+struct view_ustacks {
+	uint64_t user;		/* with a user stack (an end code) */
+	uint64_t whole;		/* of those, to the outermost frame */
+	uint64_t later;		/* walked on later, from a copy (1.6) */
+	uint64_t no_table;	/* walked by frame pointers: no table yet */
+};
+
+/* view_ustacks__add() - count sample @e into @us. */
+void view_ustacks__add(struct view_ustacks *us, const struct fr_dump_event *e);
+
 struct view {
 	const struct fr_dump *d;
 	uint64_t *proc_samples;		/* per process index */
@@ -24,9 +35,7 @@ struct view {
 	uint64_t *proc_fp;		/* per process: samples walked by frame pointers (no table) */
 	uint64_t *proc_rows_ts;		/* per process: its first sample walked with rows, 0: none */
 	uint64_t *proc_since;		/* per process: its last exec in the window, else its start */
-	uint64_t *proc_ustacks;		/* per process: samples with a user stack (an end code) */
-	uint64_t *proc_whole;		/* per process: of those, walked to the outermost frame */
-	uint64_t *proc_later;		/* per process: samples walked on later, from a copy (1.6) */
+	struct view_ustacks *proc_us;	/* per process: how its user stacks were walked */
 	uint32_t fp_procs;		/* processes with a sample walked by frame pointers */
 };
 

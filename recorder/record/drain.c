@@ -25,9 +25,9 @@
 #define FR_MIN_PROCS		1024
 #define FR_BUSY_SPINS		2000
 /* Samples with a copy of their stack, held for their file's rows: at most
- * a 16th of the memory cap in bytes of them, and at least this much (at
- * the default 64 MiB cap, ~600 copies: 0.3 s of a deep stack on two CPUs
- * at 999 Hz), each for at most this long, asked every so often. */
+ * a 16th of the memory cap in bytes of them (16 MiB at the default 256 MiB,
+ * ~2,400 copies of a deep stack: 1.2 s of two CPUs at 999 Hz), and at
+ * least this much, each for at most this long, asked every so often. */
 #define FR_UCOPY_HELD_MIN	(4u << 20)
 #define FR_UCOPY_HELD_SHARE	16
 #define FR_UCOPY_WAIT_NS	(3000 * 1000 * 1000ULL)
@@ -404,15 +404,6 @@ static int restamp_stall(struct drain *d, struct fr_event *ev, uint32_t end)
 	return 0;
 }
 
-/*
- * finish() - walk held record @h on from its copy (hooks.finish); on
- * success its event references the whole stack. Returns 1 done, 0 not
- * yet, or -errno: never (its process ended without rows, or its maps
- * changed since). An end is final only once the process's exit record
- * was read: the mappings its exit sends come just before it, and with
- * them the finisher walks on after the process is gone. A copy whose
- * rows are being built waits FR_UCOPY_BUILD_WAIT_NS from its sample.
- */
 /* Was @h's process's exit record read? Its slot is referenced while held. */
 static bool exit_read(struct drain *d, const struct held *h)
 {
@@ -422,6 +413,15 @@ static bool exit_read(struct drain *d, const struct held *h)
 	       p.start == h->start && (p.flags & FR_PROC_EXIT_READ);
 }
 
+/*
+ * finish() - walk held record @h on from its copy (hooks.finish); on
+ * success its event references the whole stack. Returns 1 done, 0 not
+ * yet, or -errno: never (its process ended without rows, or its maps
+ * changed since). An end is final only once the process's exit record
+ * was read: the mappings its exit sends come just before it, and with
+ * them the finisher walks on after the process is gone. A copy whose
+ * rows are being built waits FR_UCOPY_BUILD_WAIT_NS from its sample.
+ */
 static int finish(struct drain *d, struct held *h)
 {
 	uint64_t ips[2 * FR_MAX_STACK], inserted;
