@@ -162,13 +162,24 @@ static void hook_no_table(void *ctx, uint32_t pid, uint64_t start)
 		attacher__request(dm->attacher, pid, start);
 }
 
-/* Drain hook: walk on from a sample's copy of its stack with the rows built since. */
+/*
+ * Drain hook: walk on from a sample's copy of its stack with the rows
+ * built since. Not yet, while the process's attach is queued behind
+ * another's big files: -EINPROGRESS, so that the copy waits for it
+ * (the drain's 10 s, not 3).
+ */
 static int hook_finish(void *ctx, uint32_t pid, uint64_t start, const struct fr_ucopy *c,
 		       const void *stack, uint64_t *ips, unsigned max, uint32_t *end)
 {
 	struct daemon *dm = ctx;
+	int n;
 
-	return dm->unwinder ? unwinder__finish(dm->unwinder, pid, start, c, stack, ips, max, end) : 0;
+	if (!dm->unwinder)
+		return 0;
+	n = unwinder__finish(dm->unwinder, pid, start, c, stack, ips, max, end);
+	if (!n && dm->attacher && attacher__pending(dm->attacher, pid, start))
+		return -EINPROGRESS;
+	return n;
 }
 
 /* Drain hooks: ask the procinfo worker to read what a new incarnation is,

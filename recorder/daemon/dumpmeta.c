@@ -240,6 +240,8 @@ static int add_losses(struct daemon *dm, struct fr_kvlist *l)
 	err |= add_cpu_counter(dm, l, "unwind_copies_skipped", FR_CNT_UCOPY_SKIPPED);
 	err |= add_cpu_counter(dm, l, "exit_maps_skipped", FR_CNT_XMAPS_SKIPPED);
 	err |= kvlist__add_u64(l, "unwind_copies_expired", ds->ucopy_expired);
+	err |= kvlist__add_u64(l, "unwind_copies_gave_up_full", ds->ucopy_gave_up_full);
+	err |= kvlist__add_u64(l, "unwind_copies_gave_up_dump", ds->ucopy_gave_up_dump);
 	err |= kvlist__add_u64(l, "unwind_copies_refused", ds->ucopy_refused);
 	err |= kvlist__add_u64(l, "proctable_full", ps.full);
 	err |= kvlist__add_u64(l, "procinfo_dropped", is.dropped);

@@ -246,8 +246,11 @@ static void json_copies(struct daemon *dm, const struct unwinder_stats *us, stru
 	json__u64(j, "finished", ds->ucopy_finished);
 	json__u64(j, "finished_after_exit", us->finished_after_exit);
 	json__u64(j, "expired", ds->ucopy_expired);
+	json__u64(j, "gave_up_staging_full", ds->ucopy_gave_up_full);
+	json__u64(j, "gave_up_at_dump", ds->ucopy_gave_up_dump);
 	json__u64(j, "waited_for_build", ds->ucopy_waited);
 	json__u64(j, "refused", ds->ucopy_refused);
+	json__u64(j, "held", drain__held(dm->drain));
 	json__u64(j, "held_max", ds->ucopy_held_max);
 	json__end_obj(j);
 }

@@ -472,24 +472,32 @@ static int finish(struct drain *d, struct held *h)
 
 static void stage(struct drain *d, const struct fr_event *ev);
 
+/* Why held samples are given up before their time (serve_held()). */
+enum give_up {
+	FR_GIVE_UP_NONE,
+	FR_GIVE_UP_FULL,	/* staging half full: the oldest, as few as will do */
+	FR_GIVE_UP_DUMP,	/* a dump: every one, now */
+};
+
 /*
  * serve_held() - finish the held samples whose rows have come, and stage
  * them; stage the ones past their time as the kernel walked them. Time is
  * the watermark @now. Each is asked at most every FR_UCOPY_RETRY_NS, and
  * once a process's table cannot finish one of a maps generation, no other
- * of that generation in this pass. @all: every one, now (a dump).
+ * of that generation in this pass. Those stamped before @before are given
+ * up too (@why counts them), after one last try.
  */
-static void serve_held(struct drain *d, uint64_t now, bool all)
+static void serve_held(struct drain *d, uint64_t now, uint64_t before, enum give_up why)
 {
 	struct held **pp = &d->held, *h;
 	uint64_t failed_start = 0;
 	uint32_t failed_pid = 0, failed_gen = 0;
 
 	while ((h = *pp)) {
-		bool done = false;
+		bool forced = h->ev.ts < before, done = false;
 		int r = 0;
 
-		if ((all || now >= h->tried + FR_UCOPY_RETRY_NS) &&
+		if ((forced || now >= h->tried + FR_UCOPY_RETRY_NS) &&
 		    !(h->pid == failed_pid && h->start == failed_start && h->c.gen == failed_gen)) {
 			h->tried = now;
 			r = finish(d, h);
@@ -500,8 +508,12 @@ static void serve_held(struct drain *d, uint64_t now, bool all)
 				failed_gen = h->c.gen;
 			}
 		}
-		if (!done && (r < 0 || all || now >= h->due)) {
+		if (!done && (r < 0 || now >= h->due)) {
 			d->st.ucopy_expired++;
+			done = true;
+		} else if (!done && forced) {
+			d->st.ucopy_gave_up_full += why == FR_GIVE_UP_FULL;
+			d->st.ucopy_gave_up_dump += why == FR_GIVE_UP_DUMP;
 			done = true;
 		}
 		if (!done || d->nstage == d->stage_cap) {
@@ -515,6 +527,19 @@ static void serve_held(struct drain *d, uint64_t now, bool all)
 		free(h);
 	}
 	d->held_tail = pp;
+}
+
+/*
+ * The time before which held samples are given up so that the staging
+ * area, half full behind them, can release at least a quarter of its
+ * room: that of the staged event a quarter in (staged events are in time
+ * order; a later held one keeps waiting). 0 below half full.
+ */
+static uint64_t give_up_before(const struct drain *d)
+{
+	if (d->nstage < d->stage_cap / 2)
+		return 0;
+	return d->stage[d->stage_cap / 4].ts;
 }
 
 /* The newest time whose events may enter the window: before any held one. */
@@ -946,8 +971,9 @@ void drain__release(struct drain *d, uint64_t watermark)
 
 	if (d->held) {
 		/* Never hold the window back past half the staging area: the
-		 * held are given up first (an 8 MiB cap stages 4096 events). */
-		serve_held(d, watermark, d->nstage >= d->stage_cap / 2);
+		 * oldest held are given up first (an 8 MiB cap stages 4096
+		 * events). */
+		serve_held(d, watermark, give_up_before(d), FR_GIVE_UP_FULL);
 		if (watermark != UINT64_MAX)	/* forced: everything staged goes */
 			watermark = held_limit(d, watermark);
 	}
@@ -1209,7 +1235,7 @@ void drain__settle(struct drain *d)
 {
 	if (!d->held)
 		return;
-	serve_held(d, d->watermark, true);
+	serve_held(d, d->watermark, UINT64_MAX, FR_GIVE_UP_DUMP);
 	drain__release(d, d->watermark);
 }
 
@@ -1264,6 +1290,11 @@ const struct drain_tables *drain__tables(const struct drain *d)
 const struct drain_stats *drain__stats(const struct drain *d)
 {
 	return &d->st;
+}
+
+size_t drain__held(const struct drain *d)
+{
+	return d->nheld;
 }
 
 size_t drain__staged(const struct drain *d)

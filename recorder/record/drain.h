@@ -108,7 +108,9 @@ struct drain_stats {
 	uint64_t ucopy;		/* received */
 	uint64_t ucopy_finished;	/* walked on from the copy with rows */
 	uint64_t exit_maps;		/* exits that sent their code mappings */
-	uint64_t ucopy_expired;	/* no rows in time: released as the kernel walked them */
+	uint64_t ucopy_expired;	/* no rows in time, or never: released as the kernel walked them */
+	uint64_t ucopy_gave_up_full;	/* given up early: staging half full behind them */
+	uint64_t ucopy_gave_up_dump;	/* given up early: a dump came first */
 	uint64_t ucopy_waited;	/* held past 3 s: what may give their rows was under way */
 	uint64_t ucopy_refused;	/* not held: the copies held were at their budget */
 	uint64_t ucopy_held_max;	/* the most held at once */
@@ -195,6 +197,7 @@ const struct drain_tables *drain__tables(const struct drain *d);
 void drain__footprint(const struct drain *d, struct drain_footprint *out);
 const struct drain_stats *drain__stats(const struct drain *d);
 size_t drain__staged(const struct drain *d);
+size_t drain__held(const struct drain *d);	/* copies waiting for rows now */
 uint64_t drain__budget(const struct drain *d);
 void drain__hold(struct drain *d);
 void drain__release_hold(struct drain *d);

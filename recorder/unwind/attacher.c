@@ -343,6 +343,18 @@ void attacher__request_exec(struct attacher *a, uint32_t pid, uint64_t start)
 	request(a, pid, start, 0, FR_ATTACH_EXEC_NS);
 }
 
+bool attacher__pending(struct attacher *a, uint32_t pid, uint64_t start)
+{
+	const struct attach_recent *e;
+	bool pending;
+
+	worker__lock(&a->w);
+	e = recent_slot(a, pid, start);
+	pending = e->pid == pid && e->start == start && (e->queued || e->serving);
+	worker__unlock(&a->w);
+	return pending;
+}
+
 void attacher__stats(struct attacher *a, struct attacher_stats *st)
 {
 	worker__lock(&a->w);

@@ -11,6 +11,7 @@
 #ifndef FR_UNWIND_ATTACHER_H
 #define FR_UNWIND_ATTACHER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct unwinder;
@@ -50,6 +51,13 @@ void attacher__request(struct attacher *a, uint32_t pid, uint64_t start);
  * it. A full queue drops such a request first. Never blocks.
  */
 void attacher__request_exec(struct attacher *a, uint32_t pid, uint64_t start);
+
+/*
+ * attacher__pending() - is (@pid, @start)'s table queued or being built
+ * now? What waits for its rows may wait on. Never blocks for long (the
+ * queue's lock is never held across a build).
+ */
+bool attacher__pending(struct attacher *a, uint32_t pid, uint64_t start);
 
 void attacher__stats(struct attacher *a, struct attacher_stats *st);
 

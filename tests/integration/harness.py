@@ -229,6 +229,21 @@ class Daemon:
                 return True
         return False
 
+    def copies_done(self, max_s=20.0):
+        """After a workload ended: wait (at most @max_s) until the daemon holds no
+        sample waiting for its file's rows (status stack_copies.held), as a
+        trigger's post time would let it. Not a wait for the daemon to be ready
+        for a process: that process ran and ended without one. Returns the
+        seconds waited, or None if copies were still held at the end."""
+        t0 = time.monotonic()
+        while True:
+            st = json.loads(control(self.socket, "status json"))
+            if not st["unwind"]["stack_copies"]["held"]:
+                return time.monotonic() - t0
+            if time.monotonic() - t0 > max_s:
+                return None
+            time.sleep(0.1)
+
     def stop(self, timeout=30):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -816,8 +816,10 @@ static void test_held(void)
 	is_int(count(d), 6, "held");
 	drain__settle(d);
 	drain__release(d, 13210 * MS);
-	ok(count(d) == 7 && drain__stats(d)->ucopy_expired == 4,
-	   "drain__settle() gives it up at once for a dump (%" PRIu64 " in the window)", count(d));
+	ok(count(d) == 7 && drain__stats(d)->ucopy_gave_up_dump == 1 &&
+	   drain__stats(d)->ucopy_expired == 3,
+	   "drain__settle() gives it up at once for a dump, counted as such (%" PRIu64
+	   " in the window)", count(d));
 
 	/* A copy its table cannot finish yet does not hold up the process's
 	 * copies of another maps generation. */
@@ -934,26 +936,55 @@ out:
 
 /*
  * A copy that waits must not hold the window back past the staging area:
- * at half of it, the held are given up, and a full one releases all.
+ * at half of it, the oldest held are given up, as few as release a
+ * quarter of it; a newer copy keeps waiting. (8 MiB stages 4096 events.)
  */
 static void test_held_full_stage(void)
 {
 	struct drain *d = drain__new(8 << 20, 100 * SEC);
 	struct finisher f = { 0 };
 	uint64_t n;
+	int i;
 
 	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &f, .finish = fake_finish });
 	copy_sample(d, 1 * MS, 50, 512);
-	for (int i = 0; i < 20000; i++) {
+	for (i = 0; i < 1100; i++)
 		sample(d, 2 * MS + (uint64_t)i * 1000, 51, 1, "s", 1, 2);
+	copy_sample(d, 4 * MS, 52, 512);
+	for (i = 0; i < 20000; i++) {
+		sample(d, 5 * MS + (uint64_t)i * 1000, 51, 1, "s", 1, 2);
 		if (i % 100 == 99)
-			drain__release(d, 2 * MS + (uint64_t)i * 1000);
+			drain__release(d, 5 * MS + (uint64_t)i * 1000);
+		if (i == 899)
+			ok(drain__stats(d)->ucopy_gave_up_full == 0 && count(d) == 0,
+			   "below half the staging area, both copies hold the window (%" PRIu64 ")",
+			   count(d));
 	}
-	drain__release(d, 30 * MS);
 	n = count(d);
-	ok(drain__stats(d)->ucopy_expired == 1 && n == 20001,
-	   "20,000 samples behind a held copy: it is given up, none is lost (%" PRIu64 " in the window)",
-	   n);
+	ok(drain__stats(d)->ucopy_gave_up_full == 2 && drain__stats(d)->ucopy_expired == 0,
+	   "20,000 samples behind two held copies: both given up as the staging area fills, "
+	   "counted as such");
+	ok(n >= 20000 - 4096 && n <= 21102, "the window moved on (%" PRIu64 " in it)", n);
+	drain__free(d);
+
+	/* Oldest first: the one before the quarter goes, the newer one waits. */
+	d = drain__new(8 << 20, 100 * SEC);
+	drain__set_hooks(d, &(struct drain_hooks){ .ctx = &f, .finish = fake_finish });
+	copy_sample(d, 1 * MS, 50, 512);
+	for (i = 0; i < 1100; i++)
+		sample(d, 2 * MS + (uint64_t)i * 1000, 51, 1, "s", 1, 2);
+	copy_sample(d, 4 * MS, 52, 512);
+	for (i = 0; i < 1000; i++)
+		sample(d, 5 * MS + (uint64_t)i * 1000, 51, 1, "s", 1, 2);
+	drain__release(d, 6 * MS);
+	ok(drain__stats(d)->ucopy_gave_up_full == 1 && count(d) == 1101,
+	   "half full: the older copy is given up and what came before the newer one enters "
+	   "the window (%" PRIu64 ")", count(d));
+	f.ready = 1;
+	drain__release(d, 20 * MS);	/* asked again 10 ms on */
+	ok(drain__stats(d)->ucopy_finished == 1 && count(d) == 2102,
+	   "the newer one waited, and is finished once its rows come (%" PRIu64 ")", count(d));
+	drain__release(d, UINT64_MAX);
 	drain__free(d);
 }
 
