@@ -126,7 +126,29 @@ static int setup_loop(struct daemon *dm)
 		err = daemon_epoll_add(dm, dumper__fd(dm->dumper), EPOLLIN, FR_EV_TAG_DUMP);
 	if (!err)
 		err = daemon_epoll_add(dm, control__fd(dm->control), EPOLLIN, FR_EV_TAG_CONTROL);
+	if (!err && sampler__late_fd(dm->sampler) >= 0)
+		err = daemon_epoll_add(dm, sampler__late_fd(dm->sampler), EPOLLIN, FR_EV_TAG_BPF);
 	return err;
+}
+
+/*
+ * The programs loaded after "ready" (stalls, off-CPU blocks, the OOM
+ * victim) are attached, or failed: say which, once.
+ */
+static void on_late_bpf(struct daemon *dm)
+{
+	int fd = sampler__late_fd(dm->sampler);
+	char msg[200];
+	uint64_t ns;
+	int e;
+
+	epoll_ctl(dm->loop.epfd, EPOLL_CTL_DEL, fd, NULL);
+	e = sampler__late_result(dm->sampler, &ns, msg, sizeof(msg));
+	if (e)
+		fr_err("%s; stalls, blocks and OOM victims are not recorded, ignoring", msg);
+	else
+		fr_info("all BPF programs attached (stalls, blocks, OOM victims), %" PRIu64
+			" ms after the sampler's load began", ns / FR_NSEC_PER_MSEC);
 }
 
 /* The unwind tables' owner, when the sampler loaded a row pool. */
@@ -940,6 +962,9 @@ int daemon__run(struct daemon *dm)
 				break;
 			case FR_EV_TAG_HOOK:
 				dumps__hook_done(dm, (int)(tag >> 8));
+				break;
+			case FR_EV_TAG_BPF:
+				on_late_bpf(dm);
 				break;
 			}
 		}

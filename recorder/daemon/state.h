@@ -126,6 +126,7 @@ enum {
 	FR_EV_TAG_CLIENT,	/* | id << 8 */
 	FR_EV_TAG_PSI,		/* | index << 8 */
 	FR_EV_TAG_HOOK,		/* | slot << 8 */
+	FR_EV_TAG_BPF,		/* the late BPF programs are attached */
 };
 
 #endif /* FR_DAEMON_STATE_H */

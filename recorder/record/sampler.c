@@ -3,11 +3,14 @@
  * sampler.c - load, configure and attach the BPF programs. See sampler.h.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -23,8 +26,51 @@
 #define FR_RING_MAX_BYTES	(256u << 20)
 #define FR_RING_DEF_BYTES	(4u << 20)
 
+/*
+ * Programs loaded apart from the rest, each group in its own instance of
+ * the object sharing the first one's maps (bpf_map__reuse_fd()), so that
+ * the kernel verifies them on several CPUs at once: each program that
+ * walks a user stack takes the verifier 0.2-0.6 s (on_sample 0.42 s, each
+ * stall end 0.55 s on this 2-CPU VM under 6.18: 3.5 s one after the
+ * other, most of the daemon's start-up). A group's programs attach
+ * together (a stall's begin with its end). Costliest first: the loaders
+ * take them in this order. Sampling and the lifecycle (on_sample,
+ * on_exit) are loaded before "ready"; the stalls, off-CPU blocks and the
+ * OOM victim after it, on a thread of their own.
+ */
+static const struct fr_group {
+	const char *progs[2];
+	bool late;		/* attached after "ready" (sampler__late_fd()) */
+} fr_groups[] = {
+	{ { "on_reclaim_end", "on_reclaim_begin" }, true },
+	{ { "on_memcg_reclaim_end", "on_memcg_reclaim_begin" }, true },
+	{ { "on_compact_end", "on_compact_begin" }, true },
+	{ { "on_throttled" }, true },
+	{ { "on_sample" }, false },
+	{ { "on_exit" }, false },
+	{ { "on_switch" }, true },
+	{ { "on_oom" }, true },
+};
+#define FR_NGROUPS	FR_ARRAY_SIZE(fr_groups)
+
 struct sampler {
-	struct flightrec_bpf *skel;
+	struct flightrec_bpf *skel;	/* the maps, and the programs of no group */
+	struct flightrec_bpf *parts[FR_NGROUPS];	/* a group's programs each */
+	int part_err[FR_NGROUPS];
+	const char *part_name[FR_NGROUPS];
+	bool part_late[FR_NGROUPS];
+	unsigned nparts;
+	unsigned order[FR_NGROUPS], norder;	/* the parts a load_parts() pass takes */
+	_Atomic unsigned next_part;
+	int ncpus_load;
+	pthread_t late_th;
+	bool late_started;
+	int late_fd;		/* eventfd: the late parts are attached, or failed */
+	int late_err;
+	char late_msg[160];
+	uint64_t late_ns;	/* from sampler__open() to their attach */
+	uint64_t t_open;
+	struct bpf_program *sample_prog;
 	struct bpf_link **links;	/* one per online CPU */
 	int *pfds;
 	int ncpus;
@@ -132,7 +178,7 @@ static uint32_t procs_bound(void)
 }
 
 /* The row pool, file table and process tables, or the smallest maps when unwinding is off. */
-static int size_unwind(struct sampler *s, const struct sampler_opts *o)
+static int size_unwind(struct sampler *s, struct flightrec_bpf *k, const struct sampler_opts *o)
 {
 	uint32_t rows = FR_MIN(o->unwind_rows, FR_UROWS_MAX);
 	uint32_t procs = rows ? procs_bound() : 1;
@@ -140,27 +186,25 @@ static int size_unwind(struct sampler *s, const struct sampler_opts *o)
 
 	s->unwind_rows = rows;
 	s->unwind_files = rows ? FR_MAX(o->unwind_files, 1u) : 1;
-	s->skel->rodata->unwind_on = rows > 0;
+	k->rodata->unwind_on = rows > 0;
 	/* Without rows there is no table to keep current: no hook on mmap locks. */
-	bpf_program__set_autoload(s->skel->progs.on_mmap_unlock, rows > 0);
-	e = bpf_map__set_max_entries(s->skel->maps.urows, rows ? rows : 1);
+	bpf_program__set_autoload(k->progs.on_mmap_unlock, rows > 0);
+	e = bpf_map__set_max_entries(k->maps.urows, rows ? rows : 1);
 	if (!e)
-		e = bpf_map__set_max_entries(s->skel->maps.ufiles, s->unwind_files);
+		e = bpf_map__set_max_entries(k->maps.ufiles, s->unwind_files);
 	/* One identity per file with rows (tables.c indexes each under one key). */
 	if (!e)
-		e = bpf_map__set_max_entries(s->skel->maps.uinodes, s->unwind_files);
+		e = bpf_map__set_max_entries(k->maps.uinodes, s->unwind_files);
 	if (!e)
-		e = bpf_map__set_max_entries(s->skel->maps.uprocs, procs);
+		e = bpf_map__set_max_entries(k->maps.uprocs, procs);
 	if (!e)
-		e = bpf_map__set_max_entries(s->skel->maps.ugen, procs);
+		e = bpf_map__set_max_entries(k->maps.ugen, procs);
 	return e;
 }
 
 /* The stall programs ([stalls]): loaded only when asked for. */
-static void set_stalls(struct sampler *s, const struct sampler_opts *o)
+static void set_stalls(struct sampler *s, struct flightrec_bpf *k, const struct sampler_opts *o)
 {
-	struct flightrec_bpf *k = s->skel;
-
 	k->rodata->stall_on = o->stalls;
 	k->rodata->min_stall = o->min_stall_ns;
 	k->rodata->offcpu_on = o->offcpu;
@@ -214,7 +258,7 @@ static int attach_perf(struct sampler *s, uint32_t hz, char *err, size_t errlen)
 			return fd;
 		}
 		s->pfds[i] = fd;
-		s->links[i] = bpf_program__attach_perf_event(s->skel->progs.on_sample, fd);
+		s->links[i] = bpf_program__attach_perf_event(s->sample_prog, fd);
 		if (!s->links[i]) {
 			int e = -errno;
 
@@ -228,53 +272,254 @@ static int attach_perf(struct sampler *s, uint32_t hz, char *err, size_t errlen)
 }
 
 /*
- * Open the BPF object into s->skel, set it up from @o for @ncpus online
- * CPUs (s->kbuild: with tables built in the kernel) and load it. Returns
- * 0, or -errno with the step described in @err.
+ * Open an instance of the BPF object and set it up from @o for @ncpus
+ * online CPUs (s->kbuild: with tables built in the kernel). Returns it,
+ * or NULL with -errno in *@e and the step described in @err.
+ */
+static struct flightrec_bpf *configure(struct sampler *s, const struct sampler_opts *o,
+				       int ncpus, int *e, char *err, size_t errlen)
+{
+	struct flightrec_bpf *k = flightrec_bpf__open();
+
+	if (!k) {
+		*e = -errno;
+		snprintf(err, errlen, "failed to open BPF object: %s", strerror(-*e));
+		return NULL;
+	}
+	s->ring_bytes = o->ring_bytes ? o->ring_bytes : ring_size(o->frequency, ncpus);
+	k->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
+	k->rodata->wakeup_bytes = s->ring_bytes / 4;
+	*e = bpf_map__set_max_entries(k->maps.events, s->ring_bytes);
+	if (*e) {
+		snprintf(err, errlen, "failed to size ring buffer to %zu bytes: %s",
+			 s->ring_bytes, strerror(-*e));
+		goto fail;
+	}
+	k->rodata->rss_on = o->rss_ledger;
+	k->rodata->rss_step = o->rss_step;
+	k->rodata->rss_step_pct = o->rss_step_pct;
+	k->rodata->rss_max_age = o->rss_max_age_ns;
+	bpf_program__set_autoload(k->progs.on_rss, o->rss_ledger);
+	set_stalls(s, k, o);
+	*e = size_unwind(s, k, o);
+	if (*e) {
+		snprintf(err, errlen, "failed to size unwind tables to %u rows: %s",
+			 o->unwind_rows, strerror(-*e));
+		goto fail;
+	}
+	k->rodata->ubuild_on = s->kbuild;
+	if (k->rodata->contract_version != FR_CONTRACT_VERSION) {
+		snprintf(err, errlen, "BPF contract version %u, daemon expects %u",
+			 k->rodata->contract_version, FR_CONTRACT_VERSION);
+		*e = -EPROTO;
+		goto fail;
+	}
+	return k;
+fail:
+	flightrec_bpf__destroy(k);
+	return NULL;
+}
+
+/* Does group @g hold program @p? */
+static bool in_group(unsigned g, const struct bpf_program *p)
+{
+	for (unsigned i = 0; i < 2 && fr_groups[g].progs[i]; i++)
+		if (!strcmp(fr_groups[g].progs[i], bpf_program__name(p)))
+			return true;
+	return false;
+}
+
+/* @k's maps become @from's (before @k is loaded). Returns 0 or -errno. */
+static int share_maps(struct flightrec_bpf *k, const struct flightrec_bpf *from)
+{
+	struct bpf_map *m;
+
+	bpf_object__for_each_map(m, k->obj) {
+		const struct bpf_map *b = bpf_object__find_map_by_name(from->obj, bpf_map__name(m));
+		int e;
+
+		if (!b)
+			return -ENOENT;
+		e = bpf_map__reuse_fd(m, bpf_map__fd(b));
+		if (e)
+			return e;
+	}
+	return 0;
+}
+
+/*
+ * Take group @g's programs out of s->skel, where they are set to load,
+ * into an instance of their own (s->parts[]), set up alike, which will
+ * share s->skel's maps. Returns 0 or -errno (@err says the step).
+ */
+static int split_group(struct sampler *s, unsigned g, const struct sampler_opts *o, int ncpus,
+		       char *err, size_t errlen)
+{
+	struct flightrec_bpf *k;
+	struct bpf_program *p;
+	bool any = false;
+	int e;
+
+	bpf_object__for_each_program(p, s->skel->obj)
+		if (in_group(g, p) && bpf_program__autoload(p)) {
+			bpf_program__set_autoload(p, false);
+			any = true;
+		}
+	if (!any)
+		return 0;
+	k = configure(s, o, ncpus, &e, err, errlen);
+	if (!k)
+		return e;
+	bpf_object__for_each_program(p, k->obj)
+		bpf_program__set_autoload(p, in_group(g, p));
+	s->part_name[s->nparts] = fr_groups[g].progs[0];
+	s->part_late[s->nparts] = fr_groups[g].late;
+	s->parts[s->nparts++] = k;
+	return 0;
+}
+
+/* A loader thread: load the parts of s->order[] not yet taken, one at a time. */
+static void *load_parts(void *arg)
+{
+	struct sampler *s = arg;
+	unsigned j;
+
+	while ((j = atomic_fetch_add(&s->next_part, 1)) < s->norder) {
+		unsigned i = s->order[j];
+		int e = share_maps(s->parts[i], s->skel);
+
+		s->part_err[i] = e ? e : flightrec_bpf__load(s->parts[i]);
+	}
+	return NULL;
+}
+
+/*
+ * Load the parts that are @late (or not) on up to s->ncpus_load threads,
+ * this one included, and join them. Returns 0, or the first one's -errno
+ * (@err names its program).
+ */
+static int load_all_parts(struct sampler *s, bool late, char *err, size_t errlen)
+{
+	pthread_t th[FR_NGROUPS];
+	unsigned nth = 0;
+
+	s->norder = 0;
+	for (unsigned i = 0; i < s->nparts; i++)
+		if (s->part_late[i] == late)
+			s->order[s->norder++] = i;
+	atomic_store(&s->next_part, 0);
+	while (nth + 1 < s->norder && (int)nth + 1 < s->ncpus_load &&
+	       !pthread_create(&th[nth], NULL, load_parts, s))
+		nth++;
+	load_parts(s);
+	while (nth)
+		pthread_join(th[--nth], NULL);
+	for (unsigned j = 0; j < s->norder; j++) {
+		unsigned i = s->order[j];
+
+		if (s->part_err[i]) {
+			snprintf(err, errlen, "failed to load BPF program '%s': %s (root and a "
+				 "kernel with BTF are needed)", s->part_name[i],
+				 strerror(-s->part_err[i]));
+			return s->part_err[i];
+		}
+	}
+	return 0;
+}
+
+/* Destroy s->skel and its parts. */
+static void unload(struct sampler *s)
+{
+	while (s->nparts) {
+		s->nparts--;
+		flightrec_bpf__destroy(s->parts[s->nparts]);
+		s->parts[s->nparts] = NULL;
+	}
+	flightrec_bpf__destroy(s->skel);
+	s->skel = NULL;
+}
+
+/*
+ * Open the BPF object into s->skel and its parts, set up from @o, and
+ * load them: s->skel first (it makes the maps), then the parts in
+ * parallel. Returns 0, or -errno with the step described in @err.
  */
 static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char *err,
 		size_t errlen)
 {
 	int e;
 
-	s->skel = flightrec_bpf__open();
-	if (!s->skel) {
-		e = -errno;
-		snprintf(err, errlen, "failed to open BPF object: %s", strerror(-e));
+	s->skel = configure(s, o, ncpus, &e, err, errlen);
+	if (!s->skel)
 		return e;
-	}
-	s->ring_bytes = o->ring_bytes ? o->ring_bytes : ring_size(o->frequency, ncpus);
-	s->skel->rodata->page_shift = __builtin_ctzl(sysconf(_SC_PAGESIZE));
-	s->skel->rodata->wakeup_bytes = s->ring_bytes / 4;
-	e = bpf_map__set_max_entries(s->skel->maps.events, s->ring_bytes);
-	if (e) {
-		snprintf(err, errlen, "failed to size ring buffer to %zu bytes: %s",
-			 s->ring_bytes, strerror(-e));
-		return e;
-	}
-	s->skel->rodata->rss_on = o->rss_ledger;
-	s->skel->rodata->rss_step = o->rss_step;
-	s->skel->rodata->rss_step_pct = o->rss_step_pct;
-	s->skel->rodata->rss_max_age = o->rss_max_age_ns;
-	bpf_program__set_autoload(s->skel->progs.on_rss, o->rss_ledger);
-	set_stalls(s, o);
-	e = size_unwind(s, o);
-	if (e) {
-		snprintf(err, errlen, "failed to size unwind tables to %u rows: %s",
-			 o->unwind_rows, strerror(-e));
-		return e;
-	}
-	s->skel->rodata->ubuild_on = s->kbuild;
-	if (s->skel->rodata->contract_version != FR_CONTRACT_VERSION) {
-		snprintf(err, errlen, "BPF contract version %u, daemon expects %u",
-			 s->skel->rodata->contract_version, FR_CONTRACT_VERSION);
-		return -EPROTO;
+	for (unsigned g = 0; g < FR_NGROUPS; g++) {
+		e = split_group(s, g, o, ncpus, err, errlen);
+		if (e)
+			return e;
 	}
 	e = flightrec_bpf__load(s->skel);
-	if (e)
+	if (e) {
 		snprintf(err, errlen, "failed to load BPF programs: %s (root and a kernel with BTF are needed)",
 			 strerror(-e));
-	return e;
+		return e;
+	}
+	s->ncpus_load = ncpus;
+	e = load_all_parts(s, false, err, errlen);
+	if (e)
+		return e;
+	s->sample_prog = NULL;
+	for (unsigned i = 0; i < s->nparts && !s->sample_prog; i++)
+		if (!strcmp(s->part_name[i], "on_sample"))
+			s->sample_prog = s->parts[i]->progs.on_sample;
+	if (!s->sample_prog)
+		s->sample_prog = s->skel->progs.on_sample;
+	return 0;
+}
+
+/*
+ * The late parts' thread: load them (on up to as many threads as CPUs),
+ * attach them, note how it went and how long it took from the open, and
+ * say so on s->late_fd.
+ */
+static void *late_main(void *arg)
+{
+	struct sampler *s = arg;
+	uint64_t one = 1;
+	int e;
+
+	e = load_all_parts(s, true, s->late_msg, sizeof(s->late_msg));
+	for (unsigned i = 0; i < s->nparts && !e; i++)
+		if (s->part_late[i]) {
+			e = flightrec_bpf__attach(s->parts[i]);
+			if (e)
+				snprintf(s->late_msg, sizeof(s->late_msg),
+					 "failed to attach BPF program '%s': %s", s->part_name[i],
+					 strerror(-e));
+		}
+	s->late_err = e;
+	s->late_ns = fr_boottime_ns() - s->t_open;
+	if (write(s->late_fd, &one, sizeof(one)) < 0)
+		s->late_err = s->late_err ? s->late_err : -errno;
+	return NULL;
+}
+
+/* Start the late parts' thread, or, without one, load them here. */
+static int start_late(struct sampler *s)
+{
+	bool any = false;
+
+	for (unsigned i = 0; i < s->nparts; i++)
+		any |= s->part_late[i];
+	if (!any)
+		return 0;
+	s->late_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->late_fd < 0)
+		return -errno;
+	if (!pthread_create(&s->late_th, NULL, late_main, s))
+		s->late_started = true;
+	else
+		late_main(s);
+	return 0;
 }
 
 /*
@@ -289,6 +534,9 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 
 	if (!s)
 		return NULL;
+	s->late_fd = -1;
+	s->t_open = fr_boottime_ns();
+	err[0] = 0;
 	ncpus = e = fr_online_cpus(cpus, FR_MAX_CPUS);
 	if (e < 0) {
 		snprintf(err, errlen, "failed to read '/sys/devices/system/cpu/online': %s",
@@ -305,14 +553,16 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 	 * to know beforehand, try, then do without.
 	 */
 	if (e && s->kbuild) {
-		flightrec_bpf__destroy(s->skel);
-		s->skel = NULL;
+		unload(s);
 		s->kbuild = false;
 		e = load(s, o, ncpus, err, errlen);
 	}
 	if (e)
 		goto fail;
 	e = flightrec_bpf__attach(s->skel);
+	for (unsigned i = 0; i < s->nparts && !e; i++)
+		if (!s->part_late[i])
+			e = flightrec_bpf__attach(s->parts[i]);
 	if (e) {
 		snprintf(err, errlen, "failed to attach tracepoints: %s", strerror(-e));
 		goto fail;
@@ -324,8 +574,14 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 		goto fail;
 	}
 	e = attach_perf(s, o->frequency, err, errlen);
-	if (e)
+	if (!e)
+		e = start_late(s);
+	if (e) {
+		if (!err[0])
+			snprintf(err, errlen, "failed to start loading the stall programs: %s",
+				 strerror(-e));
 		goto fail;
+	}
 	return s;
 
 fail:
@@ -338,16 +594,38 @@ void sampler__close(struct sampler *s)
 {
 	if (!s)
 		return;
+	/* A late load under way ends within one program's verification. */
+	if (s->late_started)
+		pthread_join(s->late_th, NULL);
+	if (s->late_fd >= 0)
+		close(s->late_fd);
 	for (int i = 0; s->links && i < s->ncpus; i++)
 		bpf_link__destroy(s->links[i]);
 	for (int i = 0; s->pfds && i < s->ncpus; i++)
 		if (s->pfds[i] >= 0)
 			close(s->pfds[i]);
 	bpf_link__destroy(s->iter);
-	flightrec_bpf__destroy(s->skel);
+	unload(s);
 	free(s->pfds);
 	free(s->links);
 	free(s);
+}
+
+int sampler__late_fd(const struct sampler *s)
+{
+	return s->late_fd;
+}
+
+int sampler__late_result(struct sampler *s, uint64_t *ns, char *err, size_t errlen)
+{
+	if (s->late_started) {
+		pthread_join(s->late_th, NULL);
+		s->late_started = false;
+	}
+	*ns = s->late_ns;
+	if (s->late_err)
+		snprintf(err, errlen, "%s", s->late_msg);
+	return s->late_err;
 }
 
 /* sampler__kernel_tables() - does the BPF side build process tables (uproc_build())? */

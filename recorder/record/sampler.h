@@ -41,6 +41,15 @@ struct sampler;
 
 struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen);
 void sampler__close(struct sampler *s);
+/*
+ * sampler__late_fd() - an eventfd, readable once the programs loaded after
+ * sampler__open() returned (stalls, off-CPU blocks, the OOM victim) are
+ * attached or failed; -1 when there are none. Then
+ * sampler__late_result() says how it went: 0, or -errno with @err naming
+ * the program, and in *@ns how long after the open they were attached.
+ */
+int sampler__late_fd(const struct sampler *s);
+int sampler__late_result(struct sampler *s, uint64_t *ns, char *err, size_t errlen);
 int sampler__ring_fd(const struct sampler *s);
 bool sampler__kernel_tables(const struct sampler *s);
 size_t sampler__ring_bytes(const struct sampler *s);

@@ -140,6 +140,10 @@ def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp
     os.chmod(path, 0o600)
 
 
+# The daemon's line once the programs loaded after "ready" are attached, or failed.
+LATE_BPF = r"all BPF programs attached|failed to (load|attach) BPF program"
+
+
 class Daemon:
     """A flightrecd process with its log collected line by line."""
 
@@ -192,8 +196,15 @@ class Daemon:
         with self.cond:
             return len(self.lines)
 
-    def ready(self, timeout=60):
-        return self.wait_line(r"; ready$", timeout) is not None
+    def ready(self, timeout=60, all_programs=True):
+        """The "; ready" line came (sampling is live). With @all_programs, also wait
+        for the programs loaded after it (stalls, blocks, OOM victims): the checks of
+        this suite need them from their first step."""
+        if self.wait_line(r"; ready$", timeout) is None:
+            return False
+        if all_programs:
+            self.wait_line(LATE_BPF, timeout)
+        return True
 
     def dump(self, timeout=60):
         """Send SIGUSR1; return the path of the dump it produced, or None."""

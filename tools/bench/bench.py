@@ -322,10 +322,19 @@ class Daemon(LineProc):
         os.chmod(self.conf, 0o600)
         super().__init__([b.flightrecd, "--config", self.conf], "flightrecd")
 
-    def ready(self, timeout=60):
+    def ready(self, timeout=60, all_programs=True):
+        """Arrival time of the "; ready" line (sampling is live); with @all_programs,
+        returned once the programs loaded after it (stalls, blocks, OOM victims) are
+        attached too, so that every benchmark measures them. self.t_all: that time."""
         m, t = self.wait_line(r"; ready$", timeout)
         if not m:
             raise RuntimeError(f"flightrecd did not become ready:\n{self.text()[-3000:]}")
+        self.t_all = None
+        if all_programs:
+            m, self.t_all = self.wait_line(r"all BPF programs attached|failed to (load|attach) BPF "
+                                           r"program", timeout)
+            if not m or "failed" in m.group(0):
+                raise RuntimeError(f"flightrecd's late BPF programs:\n{self.text()[-3000:]}")
         return t
 
     def status(self):
@@ -1933,23 +1942,35 @@ def bench_startup(b, o, res):
     """7: exec of flightrecd to "; ready" with ~200 processes."""
     runs = 1 if o.quick else 5
     nproc = len([p for p in os.listdir("/proc") if p.isdigit()])
-    times = []
+    times, alls = [], []
     for i in range(runs):
         d = Daemon(b, o.workdir, f"startup-{i}", 99)
         try:
             t = d.ready()
             times.append((t - d.t_exec) * 1000)
+            alls.append((d.t_all - d.t_exec) * 1000)
         finally:
             d.stop()
         time.sleep(0.3)
     med = statistics.median(times)
+    med_all = statistics.median(alls)
     res.row(f"7. Start-up: exec → \"ready\" with {nproc} processes (median of {runs})", med,
             None, "≤ 300 ms", verdict(med <= 300, o.quick), lambda v: f"{v:.0f} ms",
             ratio=False)
+    res.row(f"7. Start-up: exec → every BPF program attached (stalls, blocks, OOM victims: "
+            f"loaded after \"ready\"; median of {runs})", med_all, None, "(report)", "—",
+            lambda v: f"{v:.0f} ms", ratio=False)
     res.detail("Start-up", f"{nproc} processes running ({SLEEPERS} sleepers started by the "
-               "bench). Times from Popen (fork+exec) to the arrival of the \"; ready\" line: " +
-               ", ".join(f"{t:.0f} ms" for t in times) + ".")
-    return {"startup_ms": med, "startup_runs": times, "startup_nproc": nproc}
+               "bench). Times from Popen (fork+exec) to the arrival of the \"; ready\" line "
+               "(sampling and the lifecycle programs live): " +
+               ", ".join(f"{t:.0f} ms" for t in times) + "; to the line saying that the "
+               "programs loaded after it (stalls, blocks, OOM victims) are attached: " +
+               ", ".join(f"{t:.0f} ms" for t in alls) + ". The kernel's verifier takes most "
+               "of it: each program that walks a user stack takes it 0.2-0.6 s, and the "
+               "programs load in parallel, one instance of the object per group sharing "
+               "the first one's maps.")
+    return {"startup_ms": med, "startup_runs": times, "startup_nproc": nproc,
+            "startup_all_ms": med_all, "startup_all_runs": alls}
 
 
 # ---------------------------------------------------------------- stacks (stock binaries)
