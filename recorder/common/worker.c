@@ -4,6 +4,7 @@
  * bound (worker.h).
  */
 #include <errno.h>
+#include <semaphore.h>
 #include <time.h>
 
 #include "util.h"
@@ -31,13 +32,61 @@ int worker__init(struct worker *w)
 	return 0;
 }
 
-/* worker__start() - run @fn(@arg) on the thread of @w (after worker__init()). 0 or -errno. */
+static int (*thread_init)(void *);
+static void *thread_init_ctx;
+
+void worker__set_thread_init(int (*fn)(void *), void *ctx)
+{
+	thread_init = fn;
+	thread_init_ctx = ctx;
+}
+
+/* What a new thread runs first; worker__start() waits for its verdict. */
+struct start {
+	void *(*fn)(void *);
+	void *arg;
+	sem_t done;
+	int err;
+};
+
+static void *start_main(void *p)
+{
+	struct start *st = p;
+	void *(*fn)(void *) = st->fn;
+	void *arg = st->arg;
+	bool ok;
+
+	st->err = thread_init ? thread_init(thread_init_ctx) : 0;
+	ok = !st->err;
+	sem_post(&st->done);	/* @st is the starter's: gone from here on */
+	return ok ? fn(arg) : NULL;
+}
+
+/*
+ * worker__start() - run @fn(@arg) on the thread of @w (after
+ * worker__init()), once the thread has run the init of
+ * worker__set_thread_init(), if any. Returns 0, or -errno (the init's
+ * too: then @fn never runs).
+ */
 int worker__start(struct worker *w, void *(*fn)(void *), void *arg)
 {
-	int err = pthread_create(&w->thread, NULL, fn, arg);
+	struct start st = { .fn = fn, .arg = arg };
+	int err;
 
-	if (err)
+	if (sem_init(&st.done, 0, 0))
+		return -errno;
+	err = pthread_create(&w->thread, NULL, start_main, &st);
+	if (err) {
+		sem_destroy(&st.done);
 		return -err;
+	}
+	while (sem_wait(&st.done) && errno == EINTR)
+		;
+	sem_destroy(&st.done);
+	if (st.err) {
+		pthread_join(w->thread, NULL);
+		return st.err;
+	}
 	w->running = true;
 	return 0;
 }

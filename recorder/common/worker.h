@@ -24,6 +24,14 @@ struct worker {
 
 int worker__init(struct worker *w);
 int worker__start(struct worker *w, void *(*fn)(void *), void *arg);
+/*
+ * worker__set_thread_init() - @fn(@ctx) runs first on every worker thread
+ * started from now on; when it fails (-errno) the thread ends and
+ * worker__start() returns that. The daemon drops its capabilities there:
+ * they are a thread's own, and a thread started before the main thread
+ * dropped them would keep them all.
+ */
+void worker__set_thread_init(int (*fn)(void *), void *ctx);
 void worker__lock(struct worker *w);
 void worker__unlock(struct worker *w);
 void worker__wake(struct worker *w);

@@ -34,6 +34,7 @@
 #include "outdir.h"
 #include "privs.h"
 #include "util.h"
+#include "worker.h"
 
 #define FR_SYNC_TIMEOUT_NS	(1000 * 1000 * 1000ULL)
 #define FR_UNWIND_FILES		4096	/* files with rows at once */
@@ -339,6 +340,15 @@ static int drop_privileges(struct daemon *dm)
 	return 0;
 }
 
+/* A worker thread's first step: the main thread's drop, for itself. */
+static int thread_drop_privileges(void *ctx)
+{
+	struct daemon *dm = ctx;
+	uint64_t kept;
+
+	return privs__drop(dm->cfg->group != NULL, &kept);
+}
+
 /* The policy of a named trigger from its config section. */
 static struct trigger_policy policy_of(const struct fr_trigger_conf *c)
 {
@@ -486,6 +496,12 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	else if (so.unwind_rows && so.no_kernel_tables)
 		fr_info("unwind_kernel_tables = false: a new process waits for the daemon's "
 			"unwind table");
+	/* Capabilities are a thread's own: each worker drops them as it
+	 * starts, as the main thread does before "ready" (the workers read
+	 * what other users control). The sampler's thread that loads the
+	 * programs after "ready" keeps them until it ends: it reads only our
+	 * BPF object. */
+	worker__set_thread_init(thread_drop_privileges, dm);
 	e = sampler__stall_sums(dm->sampler);
 	stallsum__init(&dm->stallsum, e < 0 ? -1 : e);
 	dm->symcache = symcache__new();

@@ -379,6 +379,26 @@ def capabilities():
                "after start-up only the documented capabilities remain")
         tap.eq(bnd, eff, "and the bounding set is cut to them")
         tap.ok("NoNewPrivs:\t1" in status, "no_new_privs is set")
+        # Capabilities are a thread's own: the workers (the /proc reader, the unwind
+        # attacher, the dump thread) read files and memory other users control. They
+        # kept every capability root has before each dropped its own at its start.
+        threads = {}
+        for tid in os.listdir(f"/proc/{d.proc.pid}/task"):
+            try:
+                st = open(f"/proc/{d.proc.pid}/task/{tid}/status").read()
+            except OSError:
+                continue
+            f = dict(l.split(":", 1) for l in st.splitlines() if ":" in l)
+            threads[tid] = (int(f["CapEff"], 16), int(f["CapBnd"], 16), f["NoNewPrivs"].strip())
+        bad = {t: v for t, v in threads.items() if v != (eff, bnd, "1")}
+        tap.ok(len(threads) >= 4 and not bad, f"every thread of the daemon ({len(threads)}) has "
+               "the main thread's capabilities, bounding set and no_new_privs",
+               str({t: (hex(v[0]), hex(v[1]), v[2]) for t, v in bad.items()}))
+        lines = d.log().splitlines()
+        at = [i for i, l in enumerate(lines) if l.endswith("; ready")] + \
+             [i for i, l in enumerate(lines) if "all BPF programs attached" in l]
+        tap.ok(len(at) == 2 and at[0] < at[1], "\"ready\" comes once sampling is live, and a "
+               "line says when the programs loaded after it are attached", "\n".join(lines[-8:]))
         subprocess.run(["chmod", "755", FRSPIN])
 
         def as_nobody():
