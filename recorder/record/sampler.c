@@ -62,6 +62,7 @@ struct sampler {
 	unsigned nparts;
 	unsigned order[FR_NGROUPS], norder;	/* the parts a load_parts() pass takes */
 	_Atomic unsigned next_part;
+	_Atomic bool stopping;		/* sampler__close(): take no more parts */
 	int ncpus_load;
 	pthread_t late_th;
 	bool late_started;
@@ -384,7 +385,8 @@ static void *load_parts(void *arg)
 	struct sampler *s = arg;
 	unsigned j;
 
-	while ((j = atomic_fetch_add(&s->next_part, 1)) < s->norder) {
+	while (!atomic_load(&s->stopping) &&
+	       (j = atomic_fetch_add(&s->next_part, 1)) < s->norder) {
 		unsigned i = s->order[j];
 		int e = share_maps(s->parts[i], s->skel);
 
@@ -488,6 +490,8 @@ static void *late_main(void *arg)
 	int e;
 
 	e = load_all_parts(s, true, s->late_msg, sizeof(s->late_msg));
+	if (!e && atomic_load(&s->stopping))
+		e = -ECANCELED;
 	for (unsigned i = 0; i < s->nparts && !e; i++)
 		if (s->part_late[i]) {
 			e = flightrec_bpf__attach(s->parts[i]);
@@ -595,6 +599,7 @@ void sampler__close(struct sampler *s)
 	if (!s)
 		return;
 	/* A late load under way ends within one program's verification. */
+	atomic_store(&s->stopping, true);
 	if (s->late_started)
 		pthread_join(s->late_th, NULL);
 	if (s->late_fd >= 0)
