@@ -3,9 +3,9 @@
  * sampler.c - load, configure and attach the BPF programs. See sampler.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
-#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
