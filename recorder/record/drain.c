@@ -474,7 +474,6 @@ static void stage(struct drain *d, const struct fr_event *ev);
 
 /* Why held samples are given up before their time (serve_held()). */
 enum give_up {
-	FR_GIVE_UP_NONE,
 	FR_GIVE_UP_FULL,	/* staging half full: the oldest, as few as will do */
 	FR_GIVE_UP_DUMP,	/* a dump: every one, now */
 };

@@ -57,8 +57,7 @@ struct sampler {
 	struct flightrec_bpf *skel;	/* the maps, and the programs of no group */
 	struct flightrec_bpf *parts[FR_NGROUPS];	/* a group's programs each */
 	int part_err[FR_NGROUPS];
-	const char *part_name[FR_NGROUPS];
-	bool part_late[FR_NGROUPS];
+	unsigned part_group[FR_NGROUPS];	/* its index in fr_groups[] */
 	unsigned nparts;
 	unsigned order[FR_NGROUPS], norder;	/* the parts a load_parts() pass takes */
 	_Atomic unsigned next_part;
@@ -79,6 +78,7 @@ struct sampler {
 	bool hw;
 	size_t ring_bytes;
 	uint32_t unwind_rows, unwind_files;
+	uint32_t uprocs;	/* entries of uprocs and ugen */
 	bool kbuild;		/* process tables are built in the kernel too */
 	bool stalls;		/* stall_sum is written */
 	struct bpf_link *iter;
@@ -182,9 +182,13 @@ static uint32_t procs_bound(void)
 static int size_unwind(struct sampler *s, struct flightrec_bpf *k, const struct sampler_opts *o)
 {
 	uint32_t rows = FR_MIN(o->unwind_rows, FR_UROWS_MAX);
-	uint32_t procs = rows ? procs_bound() : 1;
+	uint32_t procs;
 	int e;
 
+	/* Read once: each instance of the object is sized alike. */
+	if (!s->uprocs)
+		s->uprocs = rows ? procs_bound() : 1;
+	procs = s->uprocs;
 	s->unwind_rows = rows;
 	s->unwind_files = rows ? FR_MAX(o->unwind_files, 1u) : 1;
 	k->rodata->unwind_on = rows > 0;
@@ -321,6 +325,17 @@ fail:
 	return NULL;
 }
 
+/* Part @i's group: is it loaded after "ready", and its first program's name. */
+static bool part_late(const struct sampler *s, unsigned i)
+{
+	return fr_groups[s->part_group[i]].late;
+}
+
+static const char *part_name(const struct sampler *s, unsigned i)
+{
+	return fr_groups[s->part_group[i]].progs[0];
+}
+
 /* Does group @g hold program @p? */
 static bool in_group(unsigned g, const struct bpf_program *p)
 {
@@ -373,8 +388,7 @@ static int split_group(struct sampler *s, unsigned g, const struct sampler_opts 
 		return e;
 	bpf_object__for_each_program(p, k->obj)
 		bpf_program__set_autoload(p, in_group(g, p));
-	s->part_name[s->nparts] = fr_groups[g].progs[0];
-	s->part_late[s->nparts] = fr_groups[g].late;
+	s->part_group[s->nparts] = g;
 	s->parts[s->nparts++] = k;
 	return 0;
 }
@@ -407,7 +421,7 @@ static int load_all_parts(struct sampler *s, bool late, char *err, size_t errlen
 
 	s->norder = 0;
 	for (unsigned i = 0; i < s->nparts; i++)
-		if (s->part_late[i] == late)
+		if (part_late(s, i) == late)
 			s->order[s->norder++] = i;
 	atomic_store(&s->next_part, 0);
 	while (nth + 1 < s->norder && (int)nth + 1 < s->ncpus_load &&
@@ -421,7 +435,7 @@ static int load_all_parts(struct sampler *s, bool late, char *err, size_t errlen
 
 		if (s->part_err[i]) {
 			snprintf(err, errlen, "failed to load BPF program '%s': %s (root and a "
-				 "kernel with BTF are needed)", s->part_name[i],
+				 "kernel with BTF are needed)", part_name(s, i),
 				 strerror(-s->part_err[i]));
 			return s->part_err[i];
 		}
@@ -471,7 +485,7 @@ static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char
 		return e;
 	s->sample_prog = NULL;
 	for (unsigned i = 0; i < s->nparts && !s->sample_prog; i++)
-		if (!strcmp(s->part_name[i], "on_sample"))
+		if (!strcmp(part_name(s, i), "on_sample"))
 			s->sample_prog = s->parts[i]->progs.on_sample;
 	if (!s->sample_prog)
 		s->sample_prog = s->skel->progs.on_sample;
@@ -493,11 +507,11 @@ static void *late_main(void *arg)
 	if (!e && atomic_load(&s->stopping))
 		e = -ECANCELED;
 	for (unsigned i = 0; i < s->nparts && !e; i++)
-		if (s->part_late[i]) {
+		if (part_late(s, i)) {
 			e = flightrec_bpf__attach(s->parts[i]);
 			if (e)
 				snprintf(s->late_msg, sizeof(s->late_msg),
-					 "failed to attach BPF program '%s': %s", s->part_name[i],
+					 "failed to attach BPF program '%s': %s", part_name(s, i),
 					 strerror(-e));
 		}
 	s->late_err = e;
@@ -513,7 +527,7 @@ static int start_late(struct sampler *s)
 	bool any = false;
 
 	for (unsigned i = 0; i < s->nparts; i++)
-		any |= s->part_late[i];
+		any |= part_late(s, i);
 	if (!any)
 		return 0;
 	s->late_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -565,7 +579,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 		goto fail;
 	e = flightrec_bpf__attach(s->skel);
 	for (unsigned i = 0; i < s->nparts && !e; i++)
-		if (!s->part_late[i])
+		if (!part_late(s, i))
 			e = flightrec_bpf__attach(s->parts[i]);
 	if (e) {
 		snprintf(err, errlen, "failed to attach tracepoints: %s", strerror(-e));
