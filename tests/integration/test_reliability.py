@@ -18,7 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FLIGHTRECD, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
-                     processes, require_root_bpf, show, write_config, FRTOOL, control, remove_cgroup)
+                     processes, require_root_bpf, show, write_config, FRTOOL, control, remove_cgroup,
+                     LATE_BPF)
 
 
 tap = Tap()
@@ -362,6 +363,28 @@ def group_and_privacy():
         d.cleanup()
 
 
+def sampling_at_ready():
+    """ "ready" means sampling is live: a process started at that line, and ended
+    before the stall, off-CPU and OOM-victim programs are attached (about 2 s later),
+    is in the dump with its samples. No wait for the rest of the programs."""
+    d = Daemon(tap, window="20s")
+    try:
+        if not tap.ok(d.ready(all_programs=False), "daemon ready", d.log()):
+            return
+        start = d.nlines()
+        spin = subprocess.Popen([FRSPIN, "--seconds", "0.5", "--threads", "2"])
+        spin.wait()
+        early = d.wait_line(LATE_BPF, 0, start) is None
+        tap.ok(d.wait_line(LATE_BPF, 60, start) is not None, "the late programs' line comes")
+        path = d.dump()
+        n = len([e for e in events(path) if e["pid"] == spin.pid and e["type"] == "sample"]) \
+            if path else 0
+        tap.ok(n >= 10, f"a process run right at \"ready\" has its samples ({n}; it ended "
+               f"{'before' if early else 'after'} the late programs were attached)")
+    finally:
+        d.cleanup()
+
+
 def capabilities():
     names = {0: "chown", 1: "dac_override", 2: "dac_read_search", 5: "kill", 12: "net_admin",
              14: "ipc_lock", 19: "sys_ptrace", 21: "sys_admin", 24: "sys_resource", 34: "syslog",
@@ -459,6 +482,7 @@ outdir_removed_and_symlinked()
 outdir_parent_of_nobody()
 group_and_privacy()
 capabilities()
+sampling_at_ready()
 no_io_uring()
 full_disk()
 ring_overflow()
