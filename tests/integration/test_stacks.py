@@ -61,7 +61,10 @@ FREQ = 499
 # never pick the same instants, so even a perfect unwinder's distributions
 # differ from perf's by sampling noise: at 8 s (~3500 samples a side) the
 # noise alone takes the leaf overlap of perl and frcxx (many leaves of a few
-# % each) to 0.95..0.98; at 12 s it stays above ~0.965.
+# % each) to 0.95..0.98; at 12 s it stays above ~0.965. A workload whose
+# rounds take a steady time adds more than that: a 499 Hz sampler can lock
+# onto its phase (two perf records of one frcxx run: leaf overlap 0.92), so
+# frcxx's rounds vary in length (16 perf-against-perf runs: >= 0.965).
 RUN_S = 12.0
 WARMUP_NS = 10**9	# a process's first second: its table may not exist yet
 MAX_FRAMES = 20

@@ -31,8 +31,11 @@ static double now()
 template <typename T>
 __attribute__((noinline)) void sort_all(std::vector<T> &v, std::mt19937 &rng)
 {
+	/* A length that varies per call: see level1(). */
+	size_t n = v.size() / 2 + rng() % (v.size() / 2);
+
 	std::shuffle(v.begin(), v.end(), rng);
-	std::sort(v.begin(), v.end());
+	std::sort(v.begin(), v.begin() + n);
 	sink = sink + v[v.size() / 2];
 }
 
@@ -41,7 +44,9 @@ __attribute__((noinline)) unsigned long tally(std::map<unsigned, unsigned long> 
 {
 	unsigned long s = 0;
 
-	for (unsigned i = 0; i < 3000; i++)
+	unsigned n = 2000 + rng() % 2000;
+
+	for (unsigned i = 0; i < n; i++)
 		m[rng() % 8192] += i;
 	for (const auto &kv : m)
 		s += kv.second;
@@ -66,6 +71,13 @@ __attribute__((noinline)) void level2(std::vector<T> &v, std::map<T, unsigned lo
 	sink = sink + 1;
 }
 
+/*
+ * Each call of sort_all() and tally() does a random amount of work (from
+ * the seeded rng, so runs are alike). With a fixed amount, one round took a
+ * steady time, and a 499 Hz sampler could lock onto its phase for seconds:
+ * two perf records of one run then disagreed on the share of std::sort by
+ * up to 7 points (leaf overlap 0.92), more than sampling noise.
+ */
 __attribute__((noinline)) void level1(double seconds)
 {
 	std::mt19937 rng(42);
