@@ -1160,9 +1160,11 @@ static int record_cb(void *ctx, const void *data, size_t len)
 }
 
 /*
- * drain__pump() - consume every committed record. When the pass ends with
- * the ring empty (no record left half-written), every event stamped before
- * the pass began, less the slack, has been seen: the watermark moves there.
+ * drain__pump() - consume the records committed when the pass began (no
+ * more: producers faster than the drain cannot keep the daemon's loop from
+ * its other work). When the pass reaches that point with no record left
+ * half-written, every event stamped before the pass began, less the slack,
+ * has been seen: the watermark moves there.
  * Staged events up to the watermark enter the window.
  * Returns the number of records consumed, or -errno.
  */

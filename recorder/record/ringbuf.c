@@ -97,42 +97,39 @@ uint64_t ringbuf__pending(const struct ringbuf *rb)
 }
 
 /*
- * ringbuf__consume() - hand every committed record to @fn, in ring order,
- * until the ring is empty or a record is still being written. *@busy tells
- * which (true: stopped at an uncommitted record). Returns the number of
- * records, or the first negative value @fn returned (that record counts as
- * consumed).
+ * ringbuf__consume() - hand the records committed when the call began to
+ * @fn, in ring order, up to the producer position read then, or to a
+ * record still being written. *@busy tells which (true: stopped at an
+ * uncommitted record). Bounded by what was there at the start: producers
+ * faster than @fn cannot keep the caller here, away from its other work
+ * (its control socket). Returns the number of records, or the first
+ * negative value @fn returned (that record counts as consumed).
  */
 int ringbuf__consume(struct ringbuf *rb, fr_record_fn fn, void *ctx, bool *busy)
 {
 	unsigned long cons = __atomic_load_n(rb->consumer, __ATOMIC_ACQUIRE);
-	unsigned long prod;
+	unsigned long prod = __atomic_load_n(rb->producer, __ATOMIC_ACQUIRE);
 	int n = 0, err = 0;
 
 	*busy = false;
-	for (;;) {
-		prod = __atomic_load_n(rb->producer, __ATOMIC_ACQUIRE);
-		if (cons >= prod)
-			break;
-		while (cons < prod) {
-			uint32_t *hdr = (uint32_t *)(rb->data + (cons & rb->mask));
-			uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
-			uint32_t size;
+	while (cons < prod) {
+		uint32_t *hdr = (uint32_t *)(rb->data + (cons & rb->mask));
+		uint32_t len = __atomic_load_n(hdr, __ATOMIC_ACQUIRE);
+		uint32_t size;
 
-			if (len & BPF_RINGBUF_BUSY_BIT) {
-				*busy = true;
-				goto out;
-			}
-			size = len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
-			cons += (BPF_RINGBUF_HDR_SZ + size + 7) & ~7UL;
-			if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
-				n++;
-				err = fn(ctx, (uint8_t *)hdr + BPF_RINGBUF_HDR_SZ, size);
-			}
-			__atomic_store_n(rb->consumer, cons, __ATOMIC_RELEASE);
-			if (err < 0)
-				return err;
+		if (len & BPF_RINGBUF_BUSY_BIT) {
+			*busy = true;
+			goto out;
 		}
+		size = len & ~(BPF_RINGBUF_BUSY_BIT | BPF_RINGBUF_DISCARD_BIT);
+		cons += (BPF_RINGBUF_HDR_SZ + size + 7) & ~7UL;
+		if (!(len & BPF_RINGBUF_DISCARD_BIT)) {
+			n++;
+			err = fn(ctx, (uint8_t *)hdr + BPF_RINGBUF_HDR_SZ, size);
+		}
+		__atomic_store_n(rb->consumer, cons, __ATOMIC_RELEASE);
+		if (err < 0)
+			return err;
 	}
 out:
 	return n;

@@ -696,12 +696,17 @@ int sampler__stall_sums(const struct sampler *s)
 
 /*
  * sampler__set_frequency() - change the sampling rate of every CPU's event
- * in place (frequency-mode events take the new rate as their period).
+ * in place. A frequency-mode cycles event takes the new rate as its
+ * "period". cpu-clock is not one: the kernel turns its frequency into a
+ * fixed period in ns when the event is opened (and clears attr.freq), so
+ * it takes NSEC_PER_SEC / @hz. Given the rate, as it was before this, a
+ * reload to 999 Hz set a 999 ns period: 147,000 samples a second on 2
+ * CPUs, a drain that could not keep up, and no control request answered.
  * Returns 0 or -errno.
  */
 int sampler__set_frequency(struct sampler *s, uint32_t hz)
 {
-	uint64_t v = hz;
+	uint64_t v = s->hw ? hz : FR_NSEC_PER_SEC / FR_MAX(hz, 1u);
 
 	for (int i = 0; i < s->ncpus; i++)
 		if (ioctl(s->pfds[i], PERF_EVENT_IOC_PERIOD, &v))
