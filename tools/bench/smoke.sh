@@ -36,7 +36,7 @@ import json
 import sys
 
 names = ["overhead", "dump", "memcap", "ingest", "startup", "stacks", "footprint", "memory",
-         "stalls"]
+         "stalls", "control"]
 path, output, rc = sys.argv[1], sys.argv[2], int(sys.argv[3])
 try:
     bench = json.load(open(path))["benchmarks"]
