@@ -136,6 +136,21 @@ static int setup_loop(struct daemon *dm)
  * The programs loaded after "ready" (stalls, off-CPU blocks, the OOM
  * victim) are attached, or failed: say which, once.
  */
+/* Where the time to "ready" went, once, after the ready line. */
+static void log_startup(struct daemon *dm)
+{
+	const struct daemon_startup *su = &dm->startup;
+	const uint64_t ms = FR_NSEC_PER_MSEC;
+
+	dm->startup.ready_ns = fr_boottime_ns() - dm->started;
+	fr_info("start-up: ready %" PRIu64 " ms after it began: settings and memory %" PRIu64
+		" ms, BPF object and maps %" PRIu64 " ms, sampling and lifecycle programs "
+		"verified %" PRIu64 " ms, attached %" PRIu64 " ms, workers %" PRIu64
+		" ms, process scan %" PRIu64 " ms (%" PRIu64 " processes)", su->ready_ns / ms,
+		su->before_bpf_ns / ms, su->bpf.maps_ns / ms, su->bpf.verify_ns / ms,
+		su->bpf.attach_ns / ms, su->workers_ns / ms, su->scan_ns / ms, su->scan_procs);
+}
+
 static void on_late_bpf(struct daemon *dm)
 {
 	int fd = sampler__late_fd(dm->sampler);
@@ -145,6 +160,7 @@ static void on_late_bpf(struct daemon *dm)
 
 	epoll_ctl(dm->loop.epfd, EPOLL_CTL_DEL, fd, NULL);
 	e = sampler__late_result(dm->sampler, &ns, msg, sizeof(msg));
+	dm->startup.late_ns = ns;
 	if (e)
 		fr_err("%s; stalls, blocks and OOM victims are not recorded, ignoring", msg);
 	else
@@ -262,6 +278,7 @@ static int scan_task(void *ctx, const struct fr_rec_task *t)
 		return 0;	/* table full: the snapshot still lists it */
 	proctable__set_parent(pt, slot, t->ppid);
 	proctable__unref(pt, slot);
+	dm->startup.scan_procs++;
 	procinfo__request(dm->procinfo, FR_INFO_READ_LATER, slot, t->h.tgid, t->h.start, NULL, 0);
 	return 0;
 }
@@ -430,6 +447,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	};
 	char err[512];
 	sigset_t mask;
+	uint64_t t;
 	int e;
 
 	/* Before any thread starts: threads inherit the mask, and only the
@@ -484,12 +502,16 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		fr_err("%s", err);
 		return e;
 	}
+	t = fr_boottime_ns();
+	dm->startup.before_bpf_ns = t - dm->started;
 	dm->sampler = sampler__open(&so, err, sizeof(err));
 	if (!dm->sampler) {
 		e = -errno;
 		fr_err("%s", err);
 		return e;
 	}
+	sampler__times(dm->sampler, &dm->startup.bpf);
+	t = fr_boottime_ns();
 	if (so.unwind_rows && !so.no_kernel_tables && !sampler__kernel_tables(dm->sampler))
 		fr_info("the kernel has no VMA iterator (6.7+): a new process waits for the "
 			"daemon's unwind table, ignoring");
@@ -534,10 +556,13 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 	e = dumper__nice_error(dm->dumper);
 	if (e)
 		fr_warn("failed to set the priority of 'the dump thread': %s, ignoring", strerror(-e));
+	dm->startup.workers_ns = fr_boottime_ns() - t;
+	t = fr_boottime_ns();
 	e = sampler__list_tasks(dm->sampler, scan_task, dm);
 	if (e)
 		fr_warn("failed to scan live processes: %s, ignoring", strerror(-e));
 	procinfo__kick(dm->procinfo);
+	dm->startup.scan_ns = fr_boottime_ns() - t;
 	e = setup_loop(dm);
 	if (e) {
 		fr_err("failed to set up the event loop: %s", strerror(-e));
@@ -554,6 +579,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		drain__budget(dm->drain) >> 20, sampler__ring_bytes(dm->sampler) >> 10,
 		dm->pressure.npsi, dm->trig.has_oom ? ", oom trigger" : "", cfg->control_socket,
 		daemon_output_dir(dm));
+	log_startup(dm);
 	e = notify("READY=1");
 	if (e)
 		fr_warn("failed to notify '%s': %s, ignoring", getenv("NOTIFY_SOCKET"), strerror(-e));

@@ -68,12 +68,24 @@ struct daemon_triggers {
 	uint32_t nqueued;
 };
 
+/* Where the start-up's time went, each a duration in ns (status "startup"). */
+struct daemon_startup {
+	uint64_t before_bpf_ns;		/* from daemon__init() to the sampler's open */
+	struct sampler_times bpf;	/* sampler__open() */
+	uint64_t workers_ns;		/* the workers and the ring consumer */
+	uint64_t scan_ns;		/* the task iterator's list of live processes */
+	uint64_t scan_procs;
+	uint64_t ready_ns;		/* from daemon__init() to "ready" */
+	uint64_t late_ns;		/* from the sampler's open to the late programs' attach */
+};
+
 struct daemon {
 	struct daemon_opts opts;
 	struct fr_config *cfg;
 	struct daemon_ident ident;
 	struct daemon_loop loop;
 	uint64_t started;
+	struct daemon_startup startup;
 
 	/* The recorder, in data-flow order. */
 	struct sampler *sampler;

@@ -396,6 +396,24 @@ static void text(struct daemon *dm, FILE *f)
 	}
 }
 
+/* Where the start-up's time went ("startup"): see struct daemon_startup. */
+static void startup_json(const struct daemon *dm, struct json *j)
+{
+	const struct daemon_startup *su = &dm->startup;
+
+	json__obj(j, "startup");
+	json__u64(j, "ready_ns", su->ready_ns);
+	json__u64(j, "settings_ns", su->before_bpf_ns);
+	json__u64(j, "bpf_maps_ns", su->bpf.maps_ns);
+	json__u64(j, "bpf_verify_ns", su->bpf.verify_ns);
+	json__u64(j, "bpf_attach_ns", su->bpf.attach_ns);
+	json__u64(j, "workers_ns", su->workers_ns);
+	json__u64(j, "scan_ns", su->scan_ns);
+	json__u64(j, "scan_processes", su->scan_procs);
+	json__u64(j, "late_programs_ns", su->late_ns);
+	json__end_obj(j);
+}
+
 static void json(struct daemon *dm, FILE *f)
 {
 	const struct trigger *tr[64];
@@ -419,6 +437,7 @@ static void json(struct daemon *dm, FILE *f)
 	json__u64(&j, "frequency", dm->cfg->frequency);
 	json__str(&j, "event_source", sampler__source(dm->sampler));
 	json__str(&j, "output_directory", daemon_output_dir(dm));
+	startup_json(dm, &j);
 	json__obj(&j, "window");
 	json__u64(&j, "configured_ns", dm->cfg->window_ns);
 	json__u64(&j, "covered_ns", fl.span_ns);

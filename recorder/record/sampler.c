@@ -70,6 +70,7 @@ struct sampler {
 	char late_msg[160];
 	uint64_t late_ns;	/* from sampler__open() to their attach */
 	uint64_t t_open;
+	struct sampler_times times;	/* of the last load(), and the attach */
 	struct bpf_program *sample_prog;
 	struct bpf_link **links;	/* one per online CPU */
 	int *pfds;
@@ -463,6 +464,7 @@ static void unload(struct sampler *s)
 static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char *err,
 		size_t errlen)
 {
+	uint64_t t = fr_boottime_ns();
 	int e;
 
 	s->skel = configure(s, o, ncpus, &e, err, errlen);
@@ -479,10 +481,13 @@ static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char
 			 strerror(-e));
 		return e;
 	}
+	s->times.maps_ns = fr_boottime_ns() - t;
+	t = fr_boottime_ns();
 	s->ncpus_load = ncpus;
 	e = load_all_parts(s, false, err, errlen);
 	if (e)
 		return e;
+	s->times.verify_ns = fr_boottime_ns() - t;
 	s->sample_prog = NULL;
 	for (unsigned i = 0; i < s->nparts && !s->sample_prog; i++)
 		if (!strcmp(part_name(s, i), "on_sample"))
@@ -549,6 +554,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 {
 	struct sampler *s = calloc(1, sizeof(*s));
 	int e, ncpus, cpus[FR_MAX_CPUS];
+	uint64_t t;
 
 	if (!s)
 		return NULL;
@@ -577,6 +583,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 	}
 	if (e)
 		goto fail;
+	t = fr_boottime_ns();
 	e = flightrec_bpf__attach(s->skel);
 	for (unsigned i = 0; i < s->nparts && !e; i++)
 		if (!part_late(s, i))
@@ -592,6 +599,7 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 		goto fail;
 	}
 	e = attach_perf(s, o->frequency, err, errlen);
+	s->times.attach_ns = fr_boottime_ns() - t;
 	if (!e)
 		e = start_late(s);
 	if (e) {
@@ -628,6 +636,12 @@ void sampler__close(struct sampler *s)
 	free(s->pfds);
 	free(s->links);
 	free(s);
+}
+
+/* sampler__times() - where sampler__open() spent its time. */
+void sampler__times(const struct sampler *s, struct sampler_times *t)
+{
+	*t = s->times;
 }
 
 int sampler__late_fd(const struct sampler *s)

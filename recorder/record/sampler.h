@@ -39,6 +39,20 @@ struct sampler_unwind_maps {
 
 struct sampler;
 
+/*
+ * Where sampler__open() spent its time, each a duration in ns: the object
+ * opened (an instance per group of programs), its maps and small programs
+ * loaded (with the kernel's BTF and the relocations against it); the
+ * programs loaded before "ready" (sampling and the process lifecycle:
+ * each instance's relocations, then the verifier); their attach, with the
+ * perf event of every CPU.
+ */
+struct sampler_times {
+	uint64_t maps_ns;
+	uint64_t verify_ns;
+	uint64_t attach_ns;
+};
+
 struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen);
 void sampler__close(struct sampler *s);
 /*
@@ -49,6 +63,7 @@ void sampler__close(struct sampler *s);
  * the program, and in *@ns how long after the open they were attached.
  */
 int sampler__late_fd(const struct sampler *s);
+void sampler__times(const struct sampler *s, struct sampler_times *t);
 int sampler__late_result(struct sampler *s, uint64_t *ns, char *err, size_t errlen);
 int sampler__ring_fd(const struct sampler *s);
 bool sampler__kernel_tables(const struct sampler *s);
