@@ -75,7 +75,7 @@ import traceback
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # What the benchmarks share with the integration tests: cgroups, for now.
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
-from harness import memory_cgroup, remove_cgroup  # noqa: E402
+from harness import control, memory_cgroup, remove_cgroup  # noqa: E402
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 PERF_MMAP = "32M"           # per CPU: holds > 30 s at 999 Hz of this workload
@@ -2004,23 +2004,6 @@ def bench_startup(b, o, res):
             "startup_all_ms": med_all, "startup_all_runs": alls}
 
 
-def control_request(path, request, timeout=10):
-    """@request on a daemon's control socket from this process (no new process
-    for the daemon to sample); returns the reply."""
-    import socket
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-        s.settimeout(timeout)
-        s.connect(path)
-        s.sendall(request.encode() + b"\n")
-        chunks = []
-        while True:
-            c = s.recv(65536)
-            if not c:
-                break
-            chunks.append(c)
-    return b"".join(chunks).decode(errors="replace")
-
-
 def bench_control(b, o, res):
     """12: control requests answered while the daemon is loaded: a frequency
     reload (99 -> 999 Hz) with every CPU busy and short stock processes
@@ -2037,7 +2020,7 @@ def bench_control(b, o, res):
             ["/bin/sh", "-c", "while :; do sort /etc/services >/dev/null; gzip -c /bin/sh "
              ">/dev/null; sha256sum /bin/sh >/dev/null; done"]))
         time.sleep(1.0)
-        before = json.loads(control_request(d.socket, "status json"))["losses"]
+        before = json.loads(control(d.socket, "status json"))["losses"]
         with open(d.conf) as f:
             text = f.read()
         with open(d.conf, "w") as f:
@@ -2046,12 +2029,12 @@ def bench_control(b, o, res):
         for _ in range(20):
             t = mono()
             try:
-                json.loads(control_request(d.socket, "status json", timeout=5))
+                json.loads(control(d.socket, "status json", timeout=5))
                 lat.append((mono() - t) * 1000)
             except (OSError, ValueError):
                 failed += 1
             time.sleep(0.05)
-        after = json.loads(control_request(d.socket, "status json"))["losses"]
+        after = json.loads(control(d.socket, "status json"))["losses"]
     finally:
         for p in load:
             p.kill()
