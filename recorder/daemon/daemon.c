@@ -132,10 +132,6 @@ static int setup_loop(struct daemon *dm)
 	return err;
 }
 
-/*
- * The programs loaded after "ready" (stalls, off-CPU blocks, the OOM
- * victim) are attached, or failed: say which, once.
- */
 /* Where the time to "ready" went, once, after the ready line. */
 static void log_startup(struct daemon *dm)
 {
@@ -151,6 +147,10 @@ static void log_startup(struct daemon *dm)
 		su->bpf.attach_ns / ms, su->workers_ns / ms, su->scan_ns / ms, su->scan_procs);
 }
 
+/*
+ * The programs loaded after "ready" (stalls, off-CPU blocks, the OOM
+ * victim) are attached, or failed: say which, once.
+ */
 static void on_late_bpf(struct daemon *dm)
 {
 	int fd = sampler__late_fd(dm->sampler);

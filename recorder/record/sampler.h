@@ -55,6 +55,7 @@ struct sampler_times {
 
 struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t errlen);
 void sampler__close(struct sampler *s);
+void sampler__times(const struct sampler *s, struct sampler_times *t);
 /*
  * sampler__late_fd() - an eventfd, readable once the programs loaded after
  * sampler__open() returned (stalls, off-CPU blocks, the OOM victim) are
@@ -63,7 +64,6 @@ void sampler__close(struct sampler *s);
  * the program, and in *@ns how long after the open they were attached.
  */
 int sampler__late_fd(const struct sampler *s);
-void sampler__times(const struct sampler *s, struct sampler_times *t);
 int sampler__late_result(struct sampler *s, uint64_t *ns, char *err, size_t errlen);
 int sampler__ring_fd(const struct sampler *s);
 bool sampler__kernel_tables(const struct sampler *s);

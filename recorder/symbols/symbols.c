@@ -698,6 +698,13 @@ static void lines__free(struct fr_lines *l)
 	free(l);
 }
 
+/* Did @a serve fewer lookups per byte than @b in the last hold? */
+static bool lines__worth_less(const struct fr_lines *a, const struct fr_lines *b)
+{
+	return (unsigned __int128)a->uses * FR_MAX(b->bytes, 1) <
+	       (unsigned __int128)b->uses * FR_MAX(a->bytes, 1);
+}
+
 /*
  * lines__victim() - the open handle to close first, other than @keep and
  * those used in the current hold; NULL if none. The least recently used of
@@ -709,13 +716,6 @@ static void lines__free(struct fr_lines *l)
  * C++ beside each other, at the default budget). The caller holds
  * lines_lock.
  */
-/* Did @a serve fewer lookups per byte than @b in the last hold? */
-static bool lines__worth_less(const struct fr_lines *a, const struct fr_lines *b)
-{
-	return (unsigned __int128)a->uses * FR_MAX(b->bytes, 1) <
-	       (unsigned __int128)b->uses * FR_MAX(a->bytes, 1);
-}
-
 static struct fr_lines *lines__victim(const struct fr_lines *keep)
 {
 	struct fr_lines *best = NULL;

@@ -73,7 +73,7 @@ import time
 import traceback
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# What the benchmarks share with the integration tests: cgroups, for now.
+# What the benchmarks share with the integration tests: cgroups and the control socket.
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
 from harness import control, memory_cgroup, remove_cgroup  # noqa: E402
 CLK_TCK = os.sysconf("SC_CLK_TCK")
