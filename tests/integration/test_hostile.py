@@ -448,7 +448,8 @@ def pool_system_files():
     live processes that do not run. The owner share cannot help (the files
     are root's); eviction by use must. Root's perl, new to the pool during
     the attack, keeps >= 90 % of its share on a fresh daemon, and warm, of
-    its warm share; cc1, resumed, gets its rows back (issue 25)."""
+    its warm share; cc1, resumed, walks whole again, with its rows back where
+    they went cold (issue 25)."""
     d = Daemon(tap, window="20s", recorder_extra="unwind_memory = 8M\n")
     procs = []
     try:
@@ -505,18 +506,19 @@ def pool_system_files():
                f"pool keeps >= 90 % of its fresh-daemon share ({first:.0%} against {fresh:.0%})")
         tap.ok(during >= 0.9 * before, f"system files: during the attack, root's warm perl keeps "
                f">= 90 % of its share ({during:.0%} against {before:.0%})")
-        # cc1 runs again: its walks come to its cold rows, which are built back.
+        # cc1 runs again. Whether its own rows went cold depends on how much
+        # room root's perl took meanwhile: the least recently walked go first,
+        # and those may be only cc1's libraries (libisl, libmpfr, ...), which
+        # cc1 does not call on this input: then no walk asks for a refill,
+        # and none is due (CI, plain build: no refill in 60 s, cc1 whole).
+        # What must hold: cc1 walks whole again, with rows it kept or got back;
+        # and samples of it walked without rows bring a refill.
         refilled = u.get("files_refilled", 0)
         cc1.send_signal(signal.SIGCONT)
-        u = unwind_until(d, lambda u: u.get("files_refilled", 0) > refilled, 60)
-        tap.ok(u.get("files_refilled", 0) > refilled,
-               f"system files: cc1, running again, gets its evicted rows back "
-               f"(refilled {refilled} -> {u.get('files_refilled')})")
         # Its last second of samples (Debian's cc1 has no frame pointers). Its
-        # libraries (libisl, libmpfr, libgmp, ...) went cold too and come
-        # back one after another, cc1's own 567k rows taking seconds under
-        # ASan: within 40 s of the resume, not at the first refill.
-        t0, whole, recent = time.monotonic(), 0, []
+        # libraries come back one after another, cc1's own 567k rows taking
+        # seconds under ASan: within 40 s of the resume.
+        t0, whole, recent, cold_seen = time.monotonic(), 0, [], 0
         while time.monotonic() - t0 < 40 and cc1.poll() is None:
             time.sleep(2)
             path = d.dump()
@@ -525,11 +527,16 @@ def pool_system_files():
             last = max((e["ts"] for e in evs), default=0)
             recent = [e for e in evs if e["ts"] >= last - 1000000000]
             whole = sum(1 for e in recent if e.get("user_stack_end") == "outermost")
+            cold_seen = max(cold_seen, len(recent) - whole)
             if len(recent) >= 20 and whole >= 0.8 * len(recent):
                 break
+        now = status_json(d).get("unwind", {}).get("files_refilled", 0)
         tap.ok(len(recent) >= 20 and whole >= 0.8 * len(recent),
-               f"system files: cc1's samples of the last second walk whole again, "
-               f"{time.monotonic() - t0:.1f} s after the first refill ({whole} of {len(recent)})")
+               f"system files: cc1, running again, walks whole within 40 s "
+               f"({time.monotonic() - t0:.1f} s: {whole} of {len(recent)} in its last second)")
+        tap.ok(cold_seen < 20 or now > refilled,
+               f"system files: cc1's samples walked without rows brought its rows back "
+               f"(up to {cold_seen} a second not whole; refilled {refilled} -> {now})")
         for p in procs:
             p.kill()
             p.wait()
