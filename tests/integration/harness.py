@@ -140,6 +140,11 @@ def write_config(path, window="30s", memory="64M", frequency=99, directory="/tmp
     os.chmod(path, 0o600)
 
 
+# Short stock processes, one after another, until killed: new processes for the
+# daemon to read and attach while other work runs (the reload test, the bench).
+CHURN_SH = ["/bin/sh", "-c", "while :; do sort /etc/services >/dev/null; gzip -c /bin/sh >/dev/null; "
+            "sha256sum /bin/sh >/dev/null; done"]
+
 # The daemon's line once the programs loaded after "ready" are attached, or failed.
 LATE_BPF = r"all BPF programs attached|failed to (load|attach) BPF program"
 

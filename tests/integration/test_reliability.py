@@ -19,7 +19,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FLIGHTRECD, FRSPIN, Daemon, Tap, events, flightrec,  # noqa: E402
                      processes, require_root_bpf, show, write_config, FRTOOL, control, remove_cgroup,
-                     LATE_BPF)
+                     LATE_BPF, CHURN_SH)
 
 
 tap = Tap()
@@ -402,9 +402,7 @@ def reload_under_load():
             return
         ncpu = os.cpu_count()
         load.append(subprocess.Popen([FRSPIN, "--seconds", "20", "--threads", str(ncpu)]))
-        load.append(subprocess.Popen(
-            ["/bin/sh", "-c", "while :; do sort /etc/services >/dev/null; gzip -c /bin/sh >/dev/null; "
-             "sha256sum /bin/sh >/dev/null; done"]))
+        load.append(subprocess.Popen(CHURN_SH))
         before = json.loads(control(d.socket, "status json"))["losses"]
         write_config(d.conf, "30s", "128M", hz, d.out, d.socket)
         n = d.nlines()

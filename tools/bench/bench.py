@@ -73,9 +73,9 @@ import time
 import traceback
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# What the benchmarks share with the integration tests: cgroups and the control socket.
+# What the benchmarks share with the integration tests: cgroups, the control socket, a churn.
 sys.path.insert(0, os.path.join(SRC, "tests", "integration"))
-from harness import control, memory_cgroup, remove_cgroup  # noqa: E402
+from harness import CHURN_SH, control, memory_cgroup, remove_cgroup  # noqa: E402
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 NCPU = os.cpu_count() or 1
 PERF_MMAP = "32M"           # per CPU: holds > 30 s at 999 Hz of this workload
@@ -2016,9 +2016,7 @@ def bench_control(b, o, res):
         d.ready()
         load = [subprocess.Popen(["sha256sum", "/dev/zero"], stdout=subprocess.DEVNULL)
                 for _ in range(ncpu)]
-        load.append(subprocess.Popen(
-            ["/bin/sh", "-c", "while :; do sort /etc/services >/dev/null; gzip -c /bin/sh "
-             ">/dev/null; sha256sum /bin/sh >/dev/null; done"]))
+        load.append(subprocess.Popen(CHURN_SH))
         time.sleep(1.0)
         before = json.loads(control(d.socket, "status json"))["losses"]
         with open(d.conf) as f:
