@@ -27,6 +27,7 @@
 #include "cgroup.h"
 #include "daemon.h"
 #include "dumps.h"
+#include "names.h"
 #include "status.h"
 #include "attacher.h"
 #include "tables.h"
@@ -254,15 +255,23 @@ static void hook_exit_maps(void *ctx, uint32_t slot, const void *rec)
 	procinfo__exit_maps(dm->procinfo, slot, rec);
 }
 
-static void hook_stack(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
-		       const void *user_ips, unsigned n)
+/*
+ * A stack stored for the first time: the dump thread names it ahead of a
+ * dump, and the /proc worker checks that the process's maps cover its user
+ * frames.
+ */
+static void hook_stack(void *ctx, const struct drain_stack *s)
 {
 	struct daemon *dm = ctx;
 	uint64_t ips[FR_INFO_USER_IPS];
+	unsigned n = FR_MIN(s->un, (unsigned)FR_INFO_USER_IPS);
 
-	n = FR_MIN(n, (unsigned)FR_INFO_USER_IPS);
-	memcpy(ips, user_ips, n * sizeof(ips[0]));
-	procinfo__request(dm->procinfo, FR_INFO_CHECK, slot, pid, start, ips, n);
+	/* Its names, prepared on the dump thread before a dump needs them. */
+	dumper__announce(dm->dumper, s);
+	if (!n)
+		return;
+	memcpy(ips, s->ips + s->kn, n * sizeof(ips[0]));
+	procinfo__request(dm->procinfo, FR_INFO_CHECK, s->slot, s->pid, s->start, ips, n);
 }
 
 /* Start-up scan: an entry, and a /proc read, for every live process. */
@@ -548,6 +557,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		.finish = hook_finish, .exit_maps = hook_exit_maps });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
+	if (dm->dumper)
+		dumper__set_names_budget(dm->dumper, dm->cfg->memory_bytes / FR_NAMES_SHARE);
 	if (!dm->rb || !dm->dumper) {
 		e = -errno;
 		fr_err("failed to set up the ring buffer consumer: %s", strerror(-e));
@@ -881,6 +892,7 @@ static void on_tick(struct daemon *dm)
 	if (read(dm->loop.tickfd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 		fr_warn("failed to read timer: %s, ignoring", strerror(errno));
 	pump(dm);
+	dumper__tick(dm->dumper);
 	if (++dm->loop.ticks % FR_PRESSURE_TICKS)
 		return;
 	/* Once a second. */

@@ -167,6 +167,7 @@ static int op_start(void *ctx, const struct dump_plan *p, uint64_t *first)
 	if (err)
 		goto fail;
 	*first = req.first;
+	req.frozen = fr_boottime_ns();
 	drain__hold(dm->drain);
 	fr_info("freezing %" PRIu64 " events for %u trigger(s): %s", req.last - req.first,
 		p->nfires + (uint32_t)p->merged, p->fires[0].reason);
@@ -278,6 +279,17 @@ void dumps__hook_done(struct daemon *dm, int slot)
 			WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 }
 
+/* log_phases() - where the dump's time went, one line after "dump written". */
+static void log_phases(const struct dump_phases *ph)
+{
+	fr_info("dump took: freeze %.1f ms, /proc reads waited %.1f, namer waited %.1f, snapshot "
+		"%.1f, references %.1f, names %.1f (%" PRIu64 " stacks named, the rest kept from "
+		"before), lines %.1f (%" PRIu64 " frames looked up), encode and write %.1f, fsync "
+		"and rename %.1f", ph->freeze / 1e6, ph->proc_wait / 1e6, ph->names_wait / 1e6,
+		ph->snapshot / 1e6, ph->collect / 1e6, ph->names / 1e6, ph->stacks_named,
+		ph->lines / 1e6, ph->lines_looked_up, ph->write / 1e6, ph->commit / 1e6);
+}
+
 /*
  * dumps__dump_done() - the dump thread finished: tell the requesters, apply
  * retention, and freeze the next plan if it is due.
@@ -299,6 +311,7 @@ void dumps__dump_done(struct daemon *dm)
 			" stacks, %" PRIu64 " bytes, %.1f ms%s%s)", r.path, r.events, r.procs,
 			r.stacks, r.bytes, r.elapsed_ns / 1e6, r.uring ? ", io_uring" : ", pwrite",
 			r.stale ? ", some events recycled while writing" : "");
+		log_phases(&r.phases);
 		snprintf(reply, sizeof(reply), "ok %s\n", r.path);
 		history__written(&dm->history, r.path, r.bytes, r.events, r.triggers,
 				 fr_boottime_ns());

@@ -234,6 +234,35 @@ static void json_caches(struct daemon *dm, struct json *j)
 	json__end_obj(j);
 }
 
+/* The names kept between dumps: named ahead of them, a dump copies them. */
+static void text_names(struct daemon *dm, FILE *f)
+{
+	struct dumper_names n;
+
+	dumper__names(dm->dumper, &n);
+	fprintf(f, "names: %.1f of %.0f MiB, %" PRIu64 " stacks, %" PRIu64 " frames (emptied %"
+		PRIu64 "); %" PRIu64 " new stacks named ahead of dumps of %" PRIu64
+		" (queue full: %" PRIu64 ")\n", n.bytes / 1048576.0, n.budget / 1048576.0, n.stacks,
+		n.frames, n.resets, n.named_ahead, n.announced, n.dropped);
+}
+
+static void json_names(struct daemon *dm, struct json *j)
+{
+	struct dumper_names n;
+
+	dumper__names(dm->dumper, &n);
+	json__obj(j, "names");
+	json__u64(j, "bytes", n.bytes);
+	json__u64(j, "budget", n.budget);
+	json__u64(j, "stacks", n.stacks);
+	json__u64(j, "frames", n.frames);
+	json__u64(j, "resets", n.resets);
+	json__u64(j, "announced", n.announced);
+	json__u64(j, "named_ahead", n.named_ahead);
+	json__u64(j, "queue_full", n.dropped);
+	json__end_obj(j);
+}
+
 /* Samples walked on from a copy of their stack once their file had rows. */
 static void json_copies(struct daemon *dm, const struct unwinder_stats *us, struct json *j)
 {
@@ -374,6 +403,7 @@ static void text(struct daemon *dm, FILE *f)
 	text_unwind(dm, f);
 	text_lines(f);
 	text_caches(dm, f);
+	text_names(dm, f);
 	fprintf(f, "triggers:\n");
 	for (size_t i = 0; i < nt; i++) {
 		fprintf(f, "  %-20s %-8s %-40s %-28s fired %" PRIu64 ", suppressed %" PRIu64,
@@ -472,6 +502,7 @@ static void json(struct daemon *dm, FILE *f)
 	json_unwind(dm, &j);
 	json_lines(dm, &j);
 	json_caches(dm, &j);
+	json_names(dm, &j);
 	json__obj(&j, "losses");
 	json__u64(&j, "bpf_reserve_failed", cpu_sum(dm, FR_CNT_RESERVE));
 	json__u64(&j, "window_evicted_space", ws->evicted_space);

@@ -3,9 +3,12 @@
  * dumper.c - the dump thread. See dumper.h.
  */
 #include <ctype.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +19,34 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract.h"
 #include "lz4out.h"
 #include "dumper.h"
 #include "encoder.h"
+#include "namer.h"
 #include "outdir.h"
 #include "procinfo.h"
+#include "spscq.h"
 #include "util.h"
 #include "worker.h"
 #include "writer.h"
 
 #define FR_PROCINFO_WAIT_NS	(50 * 1000 * 1000ULL)
+/* The stacks announced and not yet named: about 1 s of a busy machine's new ones. */
+#define FR_ANNOUNCE_QUEUE	(1U << 20)
+/*
+ * Naming ahead stops this long after it began (to give the symbol cache
+ * and the line handles back to their budgets), and per-process reads in
+ * it too: what is left is named at the next batch or the dump.
+ */
+#define FR_NAME_AHEAD_SLICE_NS	(50 * 1000 * 1000ULL)
+
+/* A stack announced by the drain, queued for naming ahead of a dump. */
+struct announced {
+	uint32_t id, tag, serial, slot, pid, kn, un, pad;
+	uint64_t hash, start, ts;
+	uint64_t ips[2 * FR_MAX_STACK];
+};
 
 struct dumper {
 	struct drain *drain;
@@ -36,6 +57,19 @@ struct dumper {
 	int nice_err;			/* setting FR_DUMP_NICE failed */
 	int efd;
 	bool busy;			/* main thread: a request is out */
+	struct spscq *announced;	/* main thread -> namer thread: stacks to name */
+	_Atomic uint64_t nannounced, ndropped, named_ahead;
+	_Atomic uint64_t names_bytes, names_budget, names_stacks, names_frames, names_resets;
+	/*
+	 * The names kept between dumps, the symbols and line handles they are
+	 * read from: the namer thread names under this lock one slice at a
+	 * time, the dump thread holds it while it names; _Atomic dump_waits
+	 * tells the namer to let go.
+	 */
+	pthread_mutex_t names_lock;
+	_Atomic bool dump_waits;
+	struct worker nw;		/* the namer thread; its lock guards kicked */
+	bool kicked;			/* stacks wait to be named */
 	struct worker w;		/* the dump thread; its lock guards what follows */
 	bool pending;			/* req is for the thread */
 	struct dump_request req;
@@ -43,6 +77,7 @@ struct dumper {
 };
 
 static void *dump_thread(void *arg);
+static void *namer_thread(void *arg);
 
 /*
  * Start the dump thread at FR_DUMP_NICE: a dump races the machine's trouble
@@ -85,8 +120,11 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 		dp->write_delay_us = (unsigned)strtoul(getenv("FLIGHTREC_FAULT_WRITE_DELAY_US"), NULL, 10);
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	dp->sym = symbolizer__new(sc);
-	if (dp->efd < 0 || !dp->sym || (errno = -worker__init(&dp->w)) ||
-	    (errno = -start_thread(dp))) {
+	dp->announced = spscq__new(FR_ANNOUNCE_QUEUE);
+	pthread_mutex_init(&dp->names_lock, NULL);
+	if (dp->efd < 0 || !dp->sym || !dp->announced || (errno = -worker__init(&dp->w)) ||
+	    (errno = -worker__init(&dp->nw)) || (errno = -start_thread(dp)) ||
+	    (errno = -worker__start(&dp->nw, namer_thread, dp))) {
 		int e = errno;
 
 		dumper__free(dp);
@@ -94,6 +132,15 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 		return NULL;
 	}
 	return dp;
+}
+
+/*
+ * dumper__set_names_budget() - the budget of the names kept between dumps;
+ * before the first dump is started.
+ */
+void dumper__set_names_budget(struct dumper *dp, uint64_t bytes)
+{
+	symbolizer__set_names_budget(dp->sym, bytes);
 }
 
 /* dumper__nice_error() - 0, or why the dump thread runs at normal priority. */
@@ -112,14 +159,159 @@ void dumper__free(struct dumper *dp)
 {
 	if (!dp)
 		return;
-	if (worker__stop(&dp->w, FR_DUMP_STOP_WAIT_NS))
+	atomic_store(&dp->dump_waits, true);	/* the namer lets go at once */
+	if (worker__stop(&dp->nw, FR_DUMP_STOP_WAIT_NS) ||
+	    worker__stop(&dp->w, FR_DUMP_STOP_WAIT_NS))
 		return;	/* left behind, with what it uses */
+	worker__fini(&dp->nw);
 	worker__fini(&dp->w);
+	pthread_mutex_destroy(&dp->names_lock);
 	dump_request__free(&dp->req);
 	symbolizer__free(dp->sym);
+	spscq__free(dp->announced);
 	if (dp->efd >= 0)
 		close(dp->efd);
 	free(dp);
+}
+
+/*
+ * dumper__announce() - main thread: a stack the drain stored for the first
+ * time, to be named on the dump thread before a dump needs it. Never
+ * waits: when the queue is full the stack is counted and left to the dump.
+ * The thread is woken once the queue is a quarter full, else at the tick.
+ */
+void dumper__announce(struct dumper *dp, const struct drain_stack *s)
+{
+	struct announced a = {
+		.id = s->id, .tag = s->tag, .serial = s->serial, .slot = s->slot, .pid = s->pid,
+		.kn = FR_MIN(s->kn, (uint32_t)FR_ARRAY_SIZE(a.ips)), .hash = s->hash,
+		.start = s->start, .ts = s->ts,
+	};
+
+	if (!dp)
+		return;
+	a.un = FR_MIN(s->un, (uint32_t)FR_ARRAY_SIZE(a.ips) - a.kn);
+	memcpy(a.ips, s->ips, (a.kn + a.un) * sizeof(a.ips[0]));
+	atomic_fetch_add(&dp->nannounced, 1);
+	if (spscq__push(dp->announced, &a, (uint32_t)(offsetof(struct announced, ips) +
+						    (a.kn + a.un) * sizeof(a.ips[0])))) {
+		atomic_fetch_add(&dp->ndropped, 1);
+		return;
+	}
+	if (spscq__used(dp->announced) > spscq__size(dp->announced) / 4)
+		dumper__tick(dp);
+}
+
+/* dumper__tick() - main thread, every tick: wake the thread if stacks wait to be named. */
+void dumper__tick(struct dumper *dp)
+{
+	if (!dp || !spscq__used(dp->announced))
+		return;
+	worker__lock(&dp->nw);
+	dp->kicked = true;
+	worker__wake(&dp->nw);
+	worker__unlock(&dp->nw);
+}
+
+/* dumper__names() - any thread: the names kept between dumps, as last seen. */
+void dumper__names(struct dumper *dp, struct dumper_names *out)
+{
+	*out = (struct dumper_names){
+		.bytes = atomic_load(&dp->names_bytes), .budget = atomic_load(&dp->names_budget),
+		.stacks = atomic_load(&dp->names_stacks), .frames = atomic_load(&dp->names_frames),
+		.resets = atomic_load(&dp->names_resets), .announced = atomic_load(&dp->nannounced),
+		.dropped = atomic_load(&dp->ndropped), .named_ahead = atomic_load(&dp->named_ahead),
+	};
+}
+
+/* Publish the store's figures for dumper__names(). */
+static void publish_names(struct dumper *dp, const struct names *nm)
+{
+	struct names_stats st;
+
+	names__stats(nm, &st);
+	atomic_store(&dp->names_bytes, st.bytes);
+	atomic_store(&dp->names_budget, st.budget);
+	atomic_store(&dp->names_stacks, st.stacks);
+	atomic_store(&dp->names_frames, st.frames);
+	atomic_store(&dp->names_resets, st.resets);
+}
+
+/*
+ * name_one() - name announced stack @a into the store, with its frames'
+ * source lines, unless the store has final names for it already.
+ * Returns 0 or -ENOMEM.
+ */
+static int name_one(struct namer *n, struct announced *a)
+{
+	const struct names_stack *rec;
+	struct space *sp = NULL;
+	const uint32_t *nf;
+	int err;
+
+	if (a->slot && a->un) {
+		sp = namer__space(n, a->slot, a->pid, a->start, a->ts);
+		if (!sp)
+			return -ENOMEM;
+	}
+	if (namer__valid(names__stack(n->nm, a->id), a->hash, a->serial, sp))
+		return 0;
+	err = namer__stack(n, a->id, a->tag, a->ips, (a->kn + a->un) * sizeof(a->ips[0]), sp,
+			   a->hash, a->serial);
+	rec = err ? NULL : names__stack(n->nm, a->id);
+	if (!rec || !sp)
+		return err;
+	nf = names__stack_frames(n->nm, rec);
+	for (uint32_t i = rec->kn; i < rec->kn + rec->un && !err; i++) {
+		uint32_t f = nf[i];
+
+		if (names__frame_lines(n->nm, f) == FR_LINES_PENDING)
+			err = namer__lines(n, f, sp, namer__lookup_addr(names__frame_at(n->nm, f)->addr,
+									i - rec->kn));
+		nf = names__stack_frames(n->nm, names__stack(n->nm, a->id));
+	}
+	return err;
+}
+
+/*
+ * name_ahead() - the namer thread, under the names lock: name the stacks
+ * the drain announced, until the queue is empty, a dump waits for the
+ * lock, or FR_NAME_AHEAD_SLICE_NS has passed. Whether stacks are left.
+ */
+static bool name_ahead(struct dumper *dp)
+{
+	struct symcache *cache = symbolizer__cache(dp->sym);
+	struct names *nm = symbolizer__names(dp->sym);
+	uint64_t end = fr_boottime_ns() + FR_NAME_AHEAD_SLICE_NS;
+	struct announced a;
+	struct namer n;
+	bool left = true;
+	int len, err = 0;
+
+	namer__init(&n, drain__tables(dp->drain), cache, symbolizer__ksyms(dp->sym), nm,
+		    FR_META_NO_CMDLINE);
+	n.deadline = end;
+	if (cache)
+		symcache__hold(cache, true);
+	elfsyms__lines_hold(true);
+	while (!err && !atomic_load(&dp->dump_waits)) {
+		if (fr_boottime_ns() >= end)
+			break;
+		len = spscq__pop(dp->announced, &a, sizeof(a));
+		if (len <= 0) {
+			left = false;
+			break;
+		}
+		err = name_one(&n, &a);
+		if (!err)
+			atomic_fetch_add(&dp->named_ahead, 1);
+	}
+	elfsyms__lines_hold(false);
+	if (cache)
+		symcache__hold(cache, false);
+	namer__fini(&n);
+	publish_names(dp, nm);
+	return left && !err;
 }
 
 int dumper__fd(const struct dumper *dp)
@@ -204,7 +396,9 @@ static void write_dump(struct dumper *dp)
 	struct dumpfile *f = NULL;
 	struct sink sink = {};
 	char name[NAME_MAX + 1];
+	bool locked = false;
 	int dirfd, err;
+	uint64_t t;
 
 	dirfd = outdir__open(req->dir, &(struct outdir_opts){ .group = req->group, .gid = req->gid },
 			     res->msg, sizeof(res->msg));
@@ -212,9 +406,18 @@ static void write_dump(struct dumper *dp)
 		res->err = dirfd;
 		return;
 	}
+	t = fr_boottime_ns();
+	res->phases.freeze = req->frozen - req->requested;
 	/* Let the /proc reads asked for before the trigger land first. */
 	if (dp->procinfo)
 		procinfo__sync(dp->procinfo, FR_PROCINFO_WAIT_NS);
+	res->phases.proc_wait = fr_boottime_ns() - t;
+	/* The names: the namer lets go between two stacks. */
+	atomic_store(&dp->dump_waits, true);
+	pthread_mutex_lock(&dp->names_lock);
+	locked = true;
+	atomic_store(&dp->dump_waits, false);
+	res->phases.names_wait = fr_boottime_ns() - t - res->phases.proc_wait;
 	enc = encoder__new(&in, &req->model);
 	if (!enc) {
 		err = -errno;
@@ -222,6 +425,15 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	err = encoder__prepare(enc);
+	publish_names(dp, symbolizer__names(dp->sym));
+	pthread_mutex_unlock(&dp->names_lock);
+	locked = false;
+	res->phases.snapshot = encoder__stats(enc)->snapshot_ns;
+	res->phases.collect = encoder__stats(enc)->collect_ns;
+	res->phases.names = encoder__stats(enc)->names_ns;
+	res->phases.lines = encoder__stats(enc)->lines_ns;
+	res->phases.stacks_named = encoder__stats(enc)->named_stacks;
+	res->phases.lines_looked_up = encoder__stats(enc)->lines_looked_up;
 	if (err) {
 		snprintf(res->msg, sizeof(res->msg), "failed to snapshot and symbolize: %s",
 			 strerror(-err));
@@ -249,6 +461,7 @@ static void write_dump(struct dumper *dp)
 			 req->dir, name, strerror(-err));
 		goto out;
 	}
+	t = fr_boottime_ns();
 	err = dump__write(&req->model, encoder__next_event, enc, sink_lz4, &sink, &res->events);
 	if (!err)
 		err = lz4out__finish(sink.z);
@@ -258,8 +471,11 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	res->bytes = dumpfile__bytes(f);
+	res->phases.write = fr_boottime_ns() - t;
+	t = fr_boottime_ns();
 	err = dumpfile__commit(f);
 	f = NULL;
+	res->phases.commit = fr_boottime_ns() - t;
 	if (err) {
 		snprintf(res->msg, sizeof(res->msg), "failed to commit '%s/%s': %s",
 			 req->dir, name, strerror(-err));
@@ -274,6 +490,8 @@ static void write_dump(struct dumper *dp)
 	res->procs = req->model.nproc;
 	res->stacks = req->model.nstack;
 out:
+	if (locked)
+		pthread_mutex_unlock(&dp->names_lock);
 	res->err = err;
 	lz4out__free(sink.z);
 	dumpfile__abort(f);
@@ -292,7 +510,9 @@ static void *dump_thread(void *arg)
 	struct dumper *dp = arg;
 	uint64_t one = 1;
 
+	pthread_mutex_lock(&dp->names_lock);
 	symbolizer__warm(dp->sym);
+	pthread_mutex_unlock(&dp->names_lock);
 	malloc_trim(0);		/* the parse's scratch is locked memory: give it back */
 	worker__lock(&dp->w);
 	for (;;) {
@@ -310,6 +530,39 @@ static void *dump_thread(void *arg)
 			dp->res.err = dp->res.err ? dp->res.err : -errno;
 	}
 	worker__unlock(&dp->w);
+	return NULL;
+}
+
+/*
+ * The namer thread, at the daemon's own priority (the dump thread's is
+ * raised: naming ahead must not take the CPU from the workers that read
+ * /proc and build unwind rows): names what the drain announced, a slice
+ * at a time under the names lock, and gives way to a dump between stacks.
+ */
+static void *namer_thread(void *arg)
+{
+	struct dumper *dp = arg;
+
+	worker__lock(&dp->nw);
+	for (;;) {
+		bool left;
+
+		while (!dp->kicked && !worker__stopping(&dp->nw))
+			worker__wait(&dp->nw, UINT64_MAX);
+		if (worker__stopping(&dp->nw))
+			break;
+		dp->kicked = false;
+		worker__unlock(&dp->nw);
+		pthread_mutex_lock(&dp->names_lock);
+		left = name_ahead(dp);
+		pthread_mutex_unlock(&dp->names_lock);
+		worker__lock(&dp->nw);
+		dp->kicked |= left;
+		/* A dump took the lock: it names what is left itself. */
+		if (left)
+			worker__wait(&dp->nw, fr_boottime_ns() + FR_NAME_AHEAD_SLICE_NS / 10);
+	}
+	worker__unlock(&dp->nw);
 	return NULL;
 }
 

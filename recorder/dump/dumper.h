@@ -28,6 +28,7 @@ struct dump_request {
 	uint64_t first;			/* window indexes [first, last) */
 	uint64_t last;
 	uint64_t requested;		/* CLOCK_BOOTTIME ns of the trigger */
+	uint64_t frozen;		/* CLOCK_BOOTTIME ns the window was frozen */
 	uint32_t *victim_pid;		/* per model trigger, 0: no OOM victim */
 	uint64_t *victim_start;
 	char *dir;			/* output directory */
@@ -37,6 +38,21 @@ struct dump_request {
 	unsigned meta_what;		/* FR_META_* flags for /proc reads */
 	uint64_t resolve_timeout_ns;	/* [output] resolve_timeout */
 	unsigned writer_flags;		/* FR_WRITER_* */
+};
+
+/* Where a dump's time went, trigger to durable file, in order (ns). */
+struct dump_phases {
+	uint64_t freeze;		/* trigger to frozen window (drained up to it) */
+	uint64_t proc_wait;		/* /proc reads asked for before it, let land */
+	uint64_t names_wait;		/* the namer thread letting go of the names */
+	uint64_t snapshot;		/* the live processes, read at the dump */
+	uint64_t collect;		/* what the frozen events reference */
+	uint64_t names;			/* naming their stacks */
+	uint64_t lines;			/* source lines of the named frames */
+	uint64_t write;			/* events encoded, compressed, written */
+	uint64_t commit;		/* fsync, rename, directory fsync */
+	uint64_t stacks_named;		/* stacks named in the dump (the rest copied) */
+	uint64_t lines_looked_up;	/* frames whose lines the dump looked up */
 };
 
 struct dump_result {
@@ -50,11 +66,25 @@ struct dump_result {
 	uint64_t procs;
 	uint64_t stacks;
 	uint64_t elapsed_ns;		/* trigger to durable file */
+	struct dump_phases phases;
 	bool uring;			/* written through io_uring */
 	char triggers[256];		/* names of the triggers it answers */
 };
 
+/* The names kept between dumps, as status shows them. */
+struct dumper_names {
+	uint64_t bytes;			/* held (a moment's view, after the last batch) */
+	uint64_t budget;
+	uint64_t stacks;		/* stacks with names kept */
+	uint64_t frames;		/* distinct frames */
+	uint64_t resets;		/* emptied for the budget */
+	uint64_t announced;		/* new stacks the drain announced */
+	uint64_t dropped;		/* ... that found the queue full (named at a dump) */
+	uint64_t named_ahead;		/* stacks named between dumps */
+};
+
 struct dumper;
+struct drain_stack;
 
 struct procinfo;
 struct symcache;
@@ -64,6 +94,10 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 void dumper__free(struct dumper *dp);
 int dumper__fd(const struct dumper *dp);
 int dumper__nice_error(const struct dumper *dp);
+void dumper__set_names_budget(struct dumper *dp, uint64_t bytes);
+void dumper__announce(struct dumper *dp, const struct drain_stack *s);
+void dumper__tick(struct dumper *dp);
+void dumper__names(struct dumper *dp, struct dumper_names *out);
 bool dumper__busy(const struct dumper *dp);
 int dumper__start(struct dumper *dp, struct dump_request *req);
 int dumper__finish(struct dumper *dp, struct dump_result *res);

@@ -43,26 +43,6 @@ static bool str_key_equal(const void *a, const void *b, size_t size, void *ctx)
 	return x->len == y->len && !memcmp(x->s, y->s, x->len);
 }
 
-static uint64_t bin_key_hash(const void *k, size_t size, void *ctx)
-{
-	const struct bin_key *x = k;
-
-	(void)size;
-	(void)ctx;
-	return fr_hash64(x->path, strlen(x->path), x->bid.len) ^
-	       fr_hash64(x->bid.id, x->bid.len, 1);
-}
-
-static bool bin_key_equal(const void *a, const void *b, size_t size, void *ctx)
-{
-	const struct bin_key *x = a, *y = b;
-
-	(void)size;
-	(void)ctx;
-	return !strcmp(x->path, y->path) && x->bid.len == y->bid.len &&
-	       !memcmp(x->bid.id, y->bid.id, x->bid.len);
-}
-
 /* A map of @key_size-byte keys (compared byte by byte) to dump indexes. */
 static void index_map(struct fr_hashmap *m, size_t key_size)
 {
@@ -71,7 +51,11 @@ static void index_map(struct fr_hashmap *m, size_t key_size)
 
 /* ----------------------------------------------------------- symbolizer */
 
-/* symbolizer__new() - kernel symbols (loaded on first use) and @cache. */
+/*
+ * symbolizer__new() - kernel symbols (loaded on first use), @cache, and the
+ * names kept between dumps, within FR_NAMES_BUDGET until
+ * symbolizer__set_names_budget(). Returns NULL and sets errno.
+ */
 struct symbolizer *symbolizer__new(struct symcache *cache)
 {
 	struct symbolizer *s = calloc(1, sizeof(*s));
@@ -79,6 +63,11 @@ struct symbolizer *symbolizer__new(struct symcache *cache)
 	if (!s)
 		return NULL;
 	s->cache = cache;
+	s->names = names__new(FR_NAMES_BUDGET);
+	if (!s->names) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -86,8 +75,26 @@ void symbolizer__free(struct symbolizer *s)
 {
 	if (!s)
 		return;
+	names__free(s->names);
 	kallsyms__free(s->ksyms);
 	free(s);
+}
+
+/* symbolizer__set_names_budget() - before the first dump: the names' budget in bytes. */
+void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes)
+{
+	names__set_budget(s->names, bytes);
+}
+
+/*
+ * symbolizer__names() - the names kept between dumps, emptied first when
+ * past their budget.
+ */
+struct names *symbolizer__names(struct symbolizer *s)
+{
+	if (names__over_budget(s->names))
+		names__reset(s->names);
+	return s->names;
 }
 
 /* A cheap fingerprint of the loaded modules; 0 when unreadable. */
@@ -120,6 +127,9 @@ static const struct kallsyms *kernel_symbols(struct symbolizer *s)
 
 	/* h == 0: /proc/modules unreadable; keep what was loaded. */
 	if (!s->loaded || (h && h != s->modules_hash)) {
+		/* The names kept of kernel addresses are of the old symbols. */
+		if (s->loaded)
+			names__reset(s->names);
 		kallsyms__free(s->ksyms);
 		s->ksyms = kallsyms__load("/proc/kallsyms");
 		s->modules_hash = h;
@@ -132,6 +142,18 @@ static const struct kallsyms *kernel_symbols(struct symbolizer *s)
 void symbolizer__warm(struct symbolizer *s)
 {
 	kernel_symbols(s);
+}
+
+/* symbolizer__ksyms() - the kernel symbols as last loaded (no check of the modules). */
+const struct kallsyms *symbolizer__ksyms(const struct symbolizer *s)
+{
+	return s->ksyms;
+}
+
+/* symbolizer__cache() - the symbol cache it names user frames from. */
+struct symcache *symbolizer__cache(const struct symbolizer *s)
+{
+	return s->cache;
 }
 
 /* ------------------------------------------------------------- snapshot */
@@ -309,19 +331,13 @@ struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
 	e->d = model;
 	e->cursor = in->first;
 	e->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
-	e->boot_to_real = fr_clock_ns(CLOCK_REALTIME) - fr_boottime_ns();
 	fr_hashmap__init(&e->str_of, sizeof(struct str_key), sizeof(uint32_t),
 			 str_key_hash, str_key_equal, NULL);
-	fr_hashmap__init(&e->bin_of, sizeof(struct bin_key), sizeof(uint32_t),
-			 bin_key_hash, bin_key_equal, NULL);
 	index_map(&e->proc_of_slot, sizeof(uint64_t));
 	index_map(&e->proc_of_id, sizeof(struct incarnation));
 	index_map(&e->str_of_id, sizeof(uint64_t));
 	index_map(&e->stack_of_id, sizeof(uint64_t));
-	index_map(&e->frame_of, 6 * sizeof(uint64_t));
-	index_map(&e->space_of_slot, sizeof(uint64_t));
 	index_map(&e->thread_of, sizeof(uint64_t));
-	index_map(&e->addr_of, sizeof(struct addr_frame));
 	if (encoder__add_str(e, "", 0, &empty)) {
 		encoder__free(e);
 		errno = ENOMEM;
@@ -334,21 +350,16 @@ void encoder__free(struct encoder *e)
 {
 	if (!e)
 		return;
-	for (uint32_t i = 0; i < e->nspaces; i++) {
-		proc_meta__put(e->spaces[i].meta);
-		proc_meta__put(e->spaces[i].fresh);
-		perfmap__free(e->spaces[i].perfmap);
-	}
-	fr_hashmap__fini(&e->addr_of);
+	namer__fini(&e->nmr);
+	free(e->str_map.v);
+	free(e->bin_map.v);
+	free(e->frame_map.v);
+	free(e->frame_src);
 	fr_hashmap__fini(&e->thread_of);
 	free(e->todo);
-	free(e->spaces);
 	free(e->stack_ids);
 	free(e->stack_ts);
 	free(e->stack_samples);
-	fr_hashmap__fini(&e->space_of_slot);
-	fr_hashmap__fini(&e->bin_of);
-	fr_hashmap__fini(&e->frame_of);
 	fr_hashmap__fini(&e->stack_of_id);
 	fr_hashmap__fini(&e->str_of_id);
 	fr_hashmap__fini(&e->proc_of_id);
@@ -364,12 +375,15 @@ void encoder__free(struct encoder *e)
  */
 int encoder__prepare(struct encoder *e)
 {
+	uint64_t t0 = fr_boottime_ns(), t1;
 	int err;
 
 	err = snapshot__take(&e->snap, e->in.sampler, e->in.meta_what);
 	if (err)
 		return err;
 	e->st.snapshot_procs = e->snap.n;
+	t1 = fr_boottime_ns();
+	e->st.snapshot_ns = t1 - t0;
 	err = collect(e);
 	if (err)
 		return err;
@@ -378,10 +392,14 @@ int encoder__prepare(struct encoder *e)
 		err = encoder__resolve_victims(e);
 	if (err)
 		return err;
+	e->st.collect_ns = fr_boottime_ns() - t1;
 	e->ksyms = kernel_symbols(e->in.sym);
+	e->names = symbolizer__names(e->in.sym);
+	namer__init(&e->nmr, e->in.t, e->in.sym->cache, e->ksyms, e->names, e->in.meta_what);
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
 	if (e->in.resolve_timeout_ns)
 		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;
+	e->nmr.deadline = e->deadline;
 	/* The symbols read below stay until the names are copied into the dump. */
 	if (e->in.sym && e->in.sym->cache)
 		symcache__hold(e->in.sym->cache, true);

@@ -13,6 +13,8 @@
 
 #include "format.h"
 #include "hashmap.h"
+#include "namer.h"
+#include "names.h"
 #include "snapshot.h"
 #include "symbols.h"
 
@@ -39,7 +41,10 @@ struct encoder_stats {
 	uint64_t user_resolved;
 	uint64_t kernel_frames;		/* distinct kernel addresses looked up */
 	uint64_t kernel_resolved;
-	uint64_t cached_frames;		/* stack entries answered without a lookup */
+	uint64_t cached_stacks;		/* stacks copied from the names kept between dumps */
+	uint64_t named_stacks;		/* stacks named in the dump (none kept, or not final) */
+	uint64_t named_frames;		/* user addresses looked up in the dump */
+	uint64_t lines_looked_up;	/* frames whose lines the dump looked up */
 	uint64_t snapshot_procs;
 	uint64_t snapshot_gone;
 	uint64_t maps_reread;		/* live processes re-read for unknown addresses */
@@ -53,41 +58,19 @@ struct encoder_stats {
 	uint64_t lines_skipped;		/* not looked up: past the deadline */
 	uint64_t uend[FR_DUEND_NR];	/* samples by how their user stack ended */
 	uint64_t walked_later;		/* samples whose user stack was walked on from a copy */
+	uint64_t snapshot_ns;		/* encoder__prepare()'s phases (struct dump_phases) */
+	uint64_t collect_ns;
+	uint64_t names_ns;
+	uint64_t lines_ns;
 };
 
-
-#define FR_MTIME_SLACK_NS	(50 * 1000 * 1000ULL)
 
 struct symbolizer {
 	struct kallsyms *ksyms;
 	uint64_t modules_hash;		/* of /proc/modules when ksyms was read */
 	bool loaded;
 	struct symcache *cache;		/* shared with the procinfo worker */
-};
-
-/*
- * Address space of one incarnation during one dump: the facts read while
- * it lived (maps and their symbols), a fresh read if it is still alive and
- * an address falls outside them (dlopen), and its JIT perf map.
- */
-struct space {
-	uint32_t pid;
-	uint64_t start;
-	bool exited;
-	bool current;			/* the image now (not one before an exec) */
-	bool reread;			/* tried the fresh read already */
-	bool perfmap_tried;
-	struct proc_meta *meta;
-	struct proc_meta *fresh;
-	struct perfmap *perfmap;
-};
-
-/* One address symbolized in one space (kernel: FR_NO_SPACE): a key of addr_of. */
-#define FR_NO_SPACE	UINT32_MAX
-struct addr_frame {
-	uint64_t addr;
-	uint32_t space;
-	uint32_t leaf;
+	struct names *names;		/* kept between dumps */
 };
 
 /* A string of the dump's table, by its bytes: a key of str_of. */
@@ -96,10 +79,10 @@ struct str_key {
 	uint64_t len;
 };
 
-/* A binary, by path and build-id: a key of bin_of. */
-struct bin_key {
-	const char *path;	/* the dump string's copy once stored */
-	struct fr_buildid bid;	/* len 0: none */
+/* Store index (names.h) -> dump index + 1, 0: not in the dump yet. */
+struct dump_map {
+	uint32_t *v;
+	uint32_t cap;
 };
 
 /* A u64-keyed map's value into *@val; false when absent. */
@@ -126,7 +109,8 @@ struct incarnation {
 /* A frame whose source position the lines pass looks up. */
 struct line_todo {
 	uint32_t frame;		/* dump frame */
-	uint32_t space;		/* spaces[] it was found in */
+	uint32_t nframe;	/* store frame (names.h) */
+	uint32_t space;		/* the namer's spaces[] it was found in */
 	uint64_t addr;		/* the address looked up (addr - 1 for a return address) */
 	uint64_t weight;	/* its CPU samples, discounted by depth (lines_by_weight()) */
 	uint32_t seq;		/* order made: ties keep it */
@@ -144,16 +128,13 @@ struct encoder {
 	struct fr_hashmap proc_of_id;	/* (pid, start) -> dump process */
 	struct fr_hashmap str_of_id;	/* window string id -> dump string */
 	struct fr_hashmap stack_of_id;	/* window stack id -> dump stack */
-	struct fr_hashmap frame_of;	/* every frame field -> dump frame */
-	struct fr_hashmap bin_of;	/* (path, build-id) -> dump binary */
-	struct fr_hashmap space_of_slot;	/* process slot and era -> spaces[] */
 	struct fr_hashmap thread_of;	/* (dump process, tid) -> threads[] */
-	struct fr_hashmap addr_of;	/* (space, address, leaf) -> dump frame */
 	uint32_t thread_cap;
-	uint64_t boot_to_real;		/* CLOCK_REALTIME - CLOCK_BOOTTIME */
-	struct space *spaces;
-	uint32_t nspaces;
-	uint32_t space_cap;
+	struct names *names;		/* the names kept between dumps */
+	struct namer nmr;		/* this dump's session of naming into them */
+	struct dump_map str_map, bin_map, frame_map;	/* their indexes -> the dump's */
+	uint32_t *frame_src;		/* each dump frame's store frame */
+	uint32_t frame_src_cap;
 	uint32_t *stack_ids;		/* window stack id of each dump stack */
 	uint64_t *stack_ts;		/* its first sample: which exec era it is of */
 	uint32_t *stack_samples;	/* CPU samples with the stack (0: a stall's or an OOM's only) */

@@ -1,412 +1,271 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * symbolize.c - the encoder's naming of what the frozen window references
- * (encoder_int.h): each stack in its own process's address space (kallsyms,
- * ELF symbols of each mapping, perf maps), then the lines pass, most
- * sampled frames first; and the OOM victims' incarnations.
+ * (encoder_int.h): each stack's names copied from the store of names kept
+ * between dumps (names.h), named there first when they are missing or not
+ * final (namer.h); then the lines pass over the frames still without
+ * their source lines, most sampled first; and the OOM victims'
+ * incarnations.
  */
 #include <errno.h>
-#include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "contract.h"
 #include "drain.h"
 #include "encstate.h"
+#include "namer.h"
 #include "symbolize.h"
-#include "evtype.h"
-#include "kallsyms.h"
-#include "perfmap.h"
-#include "procinfo.h"
-#include "untrusted.h"
 #include "util.h"
 
-/* A user frame dropped: in no mapping (frame index never written). */
-#define FR_FRAME_BOGUS	UINT32_MAX
-
 /*
- * The address space of process @slot at @ts: the facts of the image it ran
- * then (an exec starts a new era). Cached per (slot, era) for this dump.
+ * map_slot() - the slot of store index @i in @m (names store index -> dump
+ * index + 1, 0: not in this dump yet), grown with zeros. NULL without memory.
  */
-static struct space *space_of(struct encoder *e, uint32_t slot, uint64_t ts)
+static uint32_t *map_slot(struct dump_map *m, uint32_t i)
 {
-	struct proc_meta *m = NULL, *now = NULL;
-	struct fr_proc p;
-	struct space *sp;
-	uint64_t key;
-	uint32_t i;
+	uint32_t old = m->cap;
 
-	if (proctable__read(e->in.t->procs, slot, &p))
-		return NULL;
-	m = proctable__meta_at(e->in.t->procs, slot, p.pid, p.start, ts);
-	now = proctable__meta(e->in.t->procs, slot, p.pid, p.start);
-	key = (uint64_t)slot << 1 | (m == now);
-	proc_meta__put(now);
-	if (id_get(&e->space_of_slot, key, &i)) {
-		proc_meta__put(m);
-		return &e->spaces[i];
+	if (i >= m->cap) {
+		if (fr_grow32((void **)&m->v, &m->cap, i + 1, sizeof(*m->v)))
+			return NULL;
+		memset(m->v + old, 0, (m->cap - old) * sizeof(*m->v));
 	}
-	if (fr_grow32((void **)&e->spaces, &e->space_cap, e->nspaces + 1, sizeof(*e->spaces))) {
-		proc_meta__put(m);
-		return NULL;
-	}
-	i = e->nspaces++;
-	sp = &e->spaces[i];
-	memset(sp, 0, sizeof(*sp));
-	sp->pid = p.pid;
-	sp->start = p.start;
-	sp->exited = p.flags & FR_PROC_EXITED;
-	sp->current = key & 1;
-	sp->meta = m;
-	if (id_put(&e->space_of_slot, key, i))
-		return NULL;
-	return &e->spaces[i];
+	return &m->v[i];
 }
 
-/*
- * past_deadline() - whether this dump's time for per-process reads is up;
- * the caller skips its read and it is counted.
- */
-static bool past_deadline(struct encoder *e)
+/* The dump string of store string @i. Returns 0 or -ENOMEM. */
+static int dump_str(struct encoder *e, uint32_t i, uint32_t *idx)
 {
-	if (!e->deadline || fr_boottime_ns() < e->deadline)
-		return false;
-	e->st.resolve_skipped++;
-	return true;
-}
-
-/*
- * The mapping of @addr in @sp, with its symbols: from the facts read while
- * the process lived; if the address is outside them and the process still
- * lives, from one fresh verified read (a library loaded since).
- */
-static const struct fr_mapping *mapping_of(struct encoder *e, struct space *sp,
-					   uint64_t addr, const struct elfsyms **syms)
-{
-	struct proc_meta *ms[2] = { sp->meta, NULL };
-
-	for (int pass = 0; pass < 2; pass++) {
-		for (int k = 0; k < 2; k++) {
-			const struct fr_mapping *m;
-
-			if (!ms[k] || !ms[k]->img)
-				continue;
-			m = procmaps__find(ms[k]->img->maps, addr);
-			if (m) {
-				*syms = ms[k]->img->syms[m - ms[k]->img->maps->m];
-				return m;
-			}
-		}
-		if (sp->reread || sp->exited || !sp->pid || !sp->current)
-			break;
-		sp->reread = true;
-		if (past_deadline(e))
-			break;
-		if (proc_meta__read(sp->pid, sp->start, e->in.sym->cache,
-				    FR_META_MAPS | e->in.meta_what, e->deadline, &sp->fresh))
-			sp->fresh = NULL;
-		else
-			e->st.resolve_skipped += sp->fresh->img ? sp->fresh->img->skipped : 0;
-		ms[1] = sp->fresh;
-		e->st.maps_reread++;
-	}
-	*syms = NULL;
-	return NULL;
-}
-
-/*
- * JIT code: /tmp/perf-PID.map, if written during this incarnation's life.
- * It is a file the process's owner controls: opened as untrusted (no
- * symlink, a regular file of at most FR_PERFMAP_MAX_BYTES), owned by the
- * process's uid or, world-readable with one link, by root, as perf
- * requires; an owner not known takes root's only.
- */
-static const struct perfmap *perfmap_of(struct encoder *e, struct space *sp)
-{
-	const struct proc_meta *m = sp->meta ? sp->meta : sp->fresh;
-	struct fr_untrusted_rule rule = {
-		.max_bytes = FR_PERFMAP_MAX_BYTES, .check_owner = true,
-		.uid = m && m->has_uid ? m->uid : 0,
-	};
-	char path[64];
-	struct stat st;
-	int fd;
-
-	if (sp->perfmap_tried || !sp->pid)
-		return sp->perfmap;
-	sp->perfmap_tried = true;
-	if (past_deadline(e))
-		return NULL;
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", sp->pid);
-	fd = untrusted__open(AT_FDCWD, path, &rule, &st);
-	if (fd < 0) {
-		if (untrusted__refusal(fd) >= 0)
-			e->st.perfmaps_refused++;
-		return NULL;
-	}
-	/* File times come from a coarse clock: allow it FR_MTIME_SLACK_NS. */
-	if ((uint64_t)st.st_mtim.tv_sec * FR_NSEC_PER_SEC + (uint64_t)st.st_mtim.tv_nsec +
-	    FR_MTIME_SLACK_NS >= e->boot_to_real + sp->start) {
-		sp->perfmap = perfmap__load_fd(fd, e->deadline);
-		if (!sp->perfmap && errno == ETIMEDOUT)
-			e->st.resolve_skipped++;
-	}	/* else left by an older process with this PID */
-	close(fd);
-	return sp->perfmap;
-}
-
-static int bin_of(struct encoder *e, const char *path, const struct fr_buildid *bid,
-		  uint32_t *idx)
-{
-	struct fr_dump *d = e->d;
-	struct bin_key key = { .path = path };
-	const uint32_t *found;
-	struct fr_dump_bin *b;
-	uint32_t pidx;
+	uint32_t *slot = i ? map_slot(&e->str_map, i) : NULL;
 	int err;
 
-	if (bid)
-		key.bid = *bid;
-	found = fr_hashmap__find(&e->bin_of, &key);
-	if (found) {
-		*idx = *found;
+	if (!i) {
+		*idx = 0;
 		return 0;
 	}
-	err = encoder__add_cstr(e, path, &pidx);
+	if (!slot)
+		return -ENOMEM;
+	if (*slot) {
+		*idx = *slot - 1;
+		return 0;
+	}
+	err = encoder__add_cstr(e, names__str_at(e->names, i), idx);
+	if (!err)
+		*slot = *idx + 1;
+	return err;
+}
+
+/* The dump binary of store binary @i. Returns 0 or -ENOMEM. */
+static int dump_bin(struct encoder *e, uint32_t i, uint32_t *idx)
+{
+	uint32_t *slot = map_slot(&e->bin_map, i);
+	struct fr_dump *d = e->d;
+	struct fr_dump_bin b;
+	int err;
+
+	if (!slot)
+		return -ENOMEM;
+	if (*slot) {
+		*idx = *slot - 1;
+		return 0;
+	}
+	b = *names__bin_at(e->names, i);
+	err = dump_str(e, b.path, &b.path);
 	if (!err)
 		err = fr_grow32((void **)&d->bin, &e->bin_cap, d->nbin + 1, sizeof(*d->bin));
 	if (err)
 		return err;
-	*idx = d->nbin++;
-	b = &d->bin[*idx];
-	memset(b, 0, sizeof(*b));
-	b->path = pidx;
-	if (bid && bid->len) {
-		b->build_id_len = FR_MIN(bid->len, (uint8_t)sizeof(b->build_id));
-		memcpy(b->build_id, bid->id, b->build_id_len);
-	}
-	key.path = d->str[pidx];
-	return fr_hashmap__insert(&e->bin_of, &key, idx);
+	*idx = d->nbin;
+	d->bin[d->nbin++] = b;
+	*slot = *idx + 1;
+	return 0;
 }
 
-/*
- * Find or add a frame equal to @f, to be given a source position by the
- * lines pass (@lines: 1 + whether looked up for a leaf; 0: none). Sets
- * *@created when it is new. Returns 0 or -ENOMEM.
- */
-static int frame_of(struct encoder *e, const struct fr_dump_frame *f, uint32_t lines,
-		    uint32_t *idx, bool *created)
+/* copy_lines() - dump frame @idx gets the source lines of store frame @nf. 0 or -ENOMEM. */
+static int copy_lines(struct encoder *e, uint32_t idx, uint32_t nf)
 {
 	struct fr_dump *d = e->d;
-	/*
-	 * The symbol is part of the key: JIT code at one address in two
-	 * processes can be two different functions. So is the kind of
-	 * lookup when there are lines: a return address is looked up at
-	 * addr - 1, which may be another line than addr.
-	 */
-	uint64_t key[6] = { f->kind | (uint64_t)lines << 8, f->addr, f->bin,
-			    f->file_off, f->sym, f->sym_off };
-	const uint32_t *found = fr_hashmap__find(&e->frame_of, key);
+	const struct fr_dump_line *lv;
+	uint32_t n;
 	int err;
 
-	*created = false;
-	if (found) {
-		*idx = *found;
+	lv = names__lines_at(e->names, nf, &n);
+	if (!n)
 		return 0;
+	err = fr_grow32((void **)&d->line, &e->line_cap, d->nline + n, sizeof(*d->line));
+	for (uint32_t i = 0; i < n && !err; i++) {
+		d->line[d->nline + i] = lv[i];
+		err = dump_str(e, lv[i].func, &d->line[d->nline + i].func);
+		if (!err)
+			err = dump_str(e, lv[i].file, &d->line[d->nline + i].file);
 	}
-	err = fr_grow32((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
 	if (err)
 		return err;
-	*idx = d->nframe++;
-	d->frame[*idx] = *f;
-	*created = true;
-	return fr_hashmap__insert(&e->frame_of, key, idx);
-}
-
-/* frame_set_lines() - give frame @idx the @n source levels at @lv. Returns 0 or -ENOMEM. */
-static int frame_set_lines(struct encoder *e, uint32_t idx, const struct fr_dump_line *lv,
-			   uint32_t n)
-{
-	struct fr_dump *d = e->d;
-	int err = fr_grow32((void **)&d->line, &e->line_cap, d->nline + n, sizeof(*d->line));
-
-	if (err)
-		return err;
-	memcpy(&d->line[d->nline], lv, n * sizeof(*lv));
 	d->frame[idx].line = d->nline;
 	d->frame[idx].nlines = n;
 	d->nline += n;
+	e->st.lines_resolved++;
+	return 0;
+}
+
+/* Count a frame new to the dump by kind and how it was named. */
+static void count_frame(struct encoder *e, const struct fr_dump_frame *f, enum names_why why)
+{
+	if (f->kind == FR_FRAME_KERNEL) {
+		e->st.kernel_frames++;
+		e->st.kernel_resolved += !!f->sym;
+		return;
+	}
+	e->st.user_frames++;
+	e->st.user_resolved += !!f->sym;
+	e->st.user_no_symbols += why == FR_NAMED_NO_SYMBOLS;
+	e->st.user_evicted += why == FR_NAMED_EVICTED;
+}
+
+/*
+ * dump_frame() - the dump frame of store frame @nf, copied on first use
+ * with its strings, binary and lines; *@created when new. Returns 0 or
+ * -ENOMEM.
+ */
+static int dump_frame(struct encoder *e, uint32_t nf, uint32_t *idx, bool *created)
+{
+	uint32_t *slot = map_slot(&e->frame_map, nf);
+	struct fr_dump *d = e->d;
+	struct fr_dump_frame f;
+	int err;
+
+	*created = false;
+	if (!slot)
+		return -ENOMEM;
+	if (*slot) {
+		*idx = *slot - 1;
+		return 0;
+	}
+	f = *names__frame_at(e->names, nf);
+	f.line = f.nlines = 0;
+	err = dump_str(e, f.sym, &f.sym);
+	if (!err)
+		err = dump_str(e, f.system_name, &f.system_name);
+	if (!err && f.bin) {
+		err = dump_bin(e, f.bin - 1, &f.bin);
+		f.bin++;
+	}
+	if (!err)
+		err = fr_grow32((void **)&d->frame, &e->frame_cap, d->nframe + 1, sizeof(*d->frame));
+	if (!err)
+		err = fr_grow32((void **)&e->frame_src, &e->frame_src_cap, d->nframe + 1,
+				sizeof(*e->frame_src));
+	if (err)
+		return err;
+	*idx = d->nframe++;
+	d->frame[*idx] = f;
+	e->frame_src[*idx] = nf;
+	*slot = *idx + 1;
+	*created = true;
+	count_frame(e, &f, names__frame_why(e->names, nf));
 	return 0;
 }
 
 /*
- * Return addresses point after the call; look up addr - 1 for every frame
- * but the interrupted one so that the caller's line, not the next, is named.
+ * copy_all_lines() - every dump frame gets the lines the store has for it,
+ * in frame order once the lines pass is over: the dump's bytes are the
+ * same whether its lines were looked up before or in it.
  */
-static uint64_t lookup_addr(uint64_t addr, uint32_t pos)
+static int copy_all_lines(struct encoder *e)
 {
-	return pos && addr ? addr - 1 : addr;
-}
+	int err = 0;
 
-static int kernel_frame(struct encoder *e, uint64_t addr, uint32_t pos, uint32_t *idx)
-{
-	const struct kallsyms *k = e->ksyms;
-	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_KERNEL };
-	const char *name = NULL, *mod = NULL;
-	uint64_t off = 0;
-	bool created;
-	int err;
-
-	e->st.kernel_frames++;
-	if (k)
-		name = kallsyms__lookup(k, lookup_addr(addr, pos), &off, &mod);
-	if (name) {
-		char buf[512];
-
-		e->st.kernel_resolved++;
-		if (mod && *mod)
-			snprintf(buf, sizeof(buf), "%s [%s]", name, mod);
-		else
-			snprintf(buf, sizeof(buf), "%s", name);
-		err = encoder__add_cstr(e, buf, &f.sym);
-		if (err)
-			return err;
-		f.sym_off = off + (lookup_addr(addr, pos) != addr);
-	}
-	return frame_of(e, &f, 0, idx, &created);
-}
-
-/* Does @sp know its mappings (so that an address outside them is no code)? */
-static bool space_has_maps(const struct space *sp)
-{
-	return (sp->meta && sp->meta->img) || (sp->fresh && sp->fresh->img);
-}
-
-/*
- * frame_lines() - the source position of file offset @off in binary @es,
- * mapped at @m by the process of @sp, as dump levels into @lv (strings
- * interned); the outermost level is named by the frame's symbol @sym when
- * it has one, as FRAM names the frame. Returns 0 or -ENOMEM.
- */
-static int frame_lines(struct encoder *e, const struct space *sp, const struct fr_mapping *m,
-		       const struct elfsyms *es, uint64_t off, uint32_t sym,
-		       struct fr_dump_line *lv, uint32_t *n)
-{
-	struct fr_srcline sl[FR_SRCLINE_MAX_LEVELS];
-	char procdir[32];
-	int r, err = 0;
-
-	*n = 0;
-	snprintf(procdir, sizeof(procdir), "/proc/%u", sp->pid);
-	r = elfsyms__lines(es, off, sp->pid && !sp->exited ? procdir : NULL, m, sl,
-			   FR_SRCLINE_MAX_LEVELS);
-	if (r < 0 && r != -ENOENT)
-		e->st.lines_failed++;
-	for (int i = 0; i < r && !err; i++) {
-		lv[i].line = sl[i].line;
-		lv[i].col = sl[i].col;
-		err = encoder__add_cstr(e, sl[i].file, &lv[i].file);
-		if (!err && i == r - 1 && sym)
-			lv[i].func = sym;
-		else if (!err)
-			err = encoder__add_cstr(e, sl[i].func, &lv[i].func);
-	}
-	if (!err && r > 0) {
-		*n = (uint32_t)r;
-		e->st.lines_resolved++;
-	}
+	for (uint32_t i = 0; i < e->d->nframe && !err; i++)
+		if (names__frame_lines(e->names, e->frame_src[i]) == FR_LINES_DONE)
+			err = copy_lines(e, i, e->frame_src[i]);
 	return err;
 }
 
-/* lines_todo__add() - remember that frame @frame of space @space at lookup address @addr wants lines. */
-static int lines_todo__add(struct encoder *e, uint32_t frame, uint32_t space, uint64_t addr)
+/* lines_todo__add() - dump frame @frame (store frame @nf) of space @space wants lines at @addr. */
+static int lines_todo__add(struct encoder *e, uint32_t frame, uint32_t nf, uint32_t space,
+			   uint64_t addr)
 {
 	int err = fr_grow32((void **)&e->todo, &e->todo_cap, e->ntodo + 1, sizeof(*e->todo));
 
 	if (err)
 		return err;
 	e->todo[e->ntodo] = (struct line_todo){
-		.frame = frame, .space = space, .addr = addr, .seq = e->ntodo,
+		.frame = frame, .nframe = nf, .space = space, .addr = addr, .seq = e->ntodo,
 	};
 	e->ntodo++;
 	return 0;
 }
 
 /*
- * refill() - the symbols of @es (mapped at @m by the process of @sp), which
- * the cache evicted: loaded again from the mapping while the process lives
- * and the dump's time for reads lasts (the same file: the cache's key is
- * its identity). Whether @es has symbols now.
+ * copy_stack() - dump stack @s gets the names @rec, seen in space @sp:
+ * frames new to the dump whose lines are pending go to the lines pass.
+ * Returns 0 or -ENOMEM.
  */
-static bool refill(struct encoder *e, const struct space *sp, const struct fr_mapping *m,
-		   const struct elfsyms *es)
+static int copy_stack(struct encoder *e, struct fr_dump_stack *s, const struct names_stack *rec,
+		      const struct space *sp)
 {
-	char procdir[32];
+	uint32_t n = rec->kn + rec->un;
+	const uint32_t *nf = names__stack_frames(e->names, rec);
+	int err = 0;
 
-	if (sp->exited || !sp->pid || !sp->current || past_deadline(e))
-		return false;
-	snprintf(procdir, sizeof(procdir), "/proc/%u", sp->pid);
-	symcache__put(symcache__get_mapping_at(e->in.sym->cache, procdir, m, e->deadline));
-	return !elfsyms__evicted(es);
+	s->kn = rec->kn;
+	s->un = rec->un;
+	s->frames = calloc(n ? n : 1, sizeof(*s->frames));
+	if (!s->frames)
+		return -ENOMEM;
+	e->st.user_bogus += rec->bogus;
+	for (uint32_t i = 0; i < n && !err; i++) {
+		bool created;
+
+		err = dump_frame(e, nf[i], &s->frames[i], &created);
+		if (err || !created || !sp || names__frame_lines(e->names, nf[i]) != FR_LINES_PENDING)
+			continue;
+		err = lines_todo__add(e, s->frames[i], nf[i], (uint32_t)(sp - e->nmr.spaces),
+				      namer__lookup_addr(e->d->frame[s->frames[i]].addr, i - s->kn));
+	}
+	return err;
 }
 
-static int user_frame(struct encoder *e, struct space *sp, uint64_t addr,
-		      uint32_t pos, uint32_t *idx)
+/*
+ * symbolize_stack() - dump stack @sidx: its names from the store, named
+ * there first unless the store holds final ones for this very window
+ * entry in this image. Returns 0 or -ENOMEM.
+ */
+static int symbolize_stack(struct encoder *e, uint32_t sidx)
 {
-	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
-	const struct fr_mapping *m = NULL;
-	const struct elfsyms *es = NULL;
-	const char *name = NULL, *mangled = NULL;
-	uint64_t a = lookup_addr(addr, pos), off = 0;
-	uint32_t si = sp ? (uint32_t)(sp - e->spaces) : FR_NO_SPACE;
-	bool lines, created;
+	const struct intern *stacks = e->in.t->stacks;
+	uint32_t id = e->stack_ids[sidx], tag = intern__tag(stacks, id), serial;
+	size_t len = intern__len(stacks, id);
+	const struct names_stack *rec;
+	struct space *sp = NULL;
+	uint64_t hash;
 	int err;
 
-	e->st.user_frames++;
-	if (sp)
-		m = mapping_of(e, sp, a, &es);
-	if (pos && !m && (!addr || (sp && space_has_maps(sp) && !perfmap_of(e, sp)))) {
-		e->st.user_bogus++;
-		*idx = FR_FRAME_BOGUS;	/* a return address where no code is */
-		return 0;
-	}
-	if (m && m->path && m->path[0] == '/') {
-		uint32_t b;
+	intern__identity(stacks, id, &hash, &serial);
+	if (FR_STACK_SLOT(tag) && len / sizeof(uint64_t) > FR_STACK_KN(tag)) {
+		struct fr_proc p;
 
-		f.file_off = addr - m->start + m->pgoff;
-		err = bin_of(e, m->path, es ? elfsyms__buildid(es) : NULL, &b);
-		if (err)
-			return err;
-		f.bin = b + 1;
-		if (es && elfsyms__evicted(es) && !refill(e, sp, m, es)) {
-			e->st.user_evicted++;
-			es = NULL;
+		if (!proctable__read(e->in.t->procs, FR_STACK_SLOT(tag), &p)) {
+			sp = namer__space(&e->nmr, FR_STACK_SLOT(tag), p.pid, p.start,
+					  e->stack_ts[sidx]);
+			if (!sp)
+				return -ENOMEM;
 		}
-		if (es)
-			name = elfsyms__lookup_full(es, a - m->start + m->pgoff, &off, &mangled);
-		else
-			e->st.user_no_symbols++;
-	} else if (sp && perfmap_of(e, sp)) {
-		name = perfmap__lookup(sp->perfmap, a, &off);
 	}
-	if (name) {
-		e->st.user_resolved++;
-		err = encoder__add_cstr(e, name, &f.sym);
-		if (!err && mangled)
-			err = encoder__add_cstr(e, mangled, &f.system_name);
+	rec = names__stack(e->names, id);
+	if (namer__valid(rec, hash, serial, sp)) {
+		e->st.cached_stacks++;
+	} else {
+		uint64_t ips[2 * FR_MAX_STACK];
+
+		len = FR_MIN(intern__copy(stacks, id, ips, sizeof(ips)), sizeof(ips));
+		err = namer__stack(&e->nmr, id, tag, ips, (uint32_t)len, sp, hash, serial);
 		if (err)
 			return err;
-		f.sym_off = off + (a != addr);
+		rec = names__stack(e->names, id);
 	}
-	/* Lines come in a pass of their own, after every name (lines_pass()). */
-	lines = m && es && elfsyms__has_lines(es);
-	err = frame_of(e, &f, lines ? 1 + !pos : 0, idx, &created);
-	if (!err && lines && created)
-		err = lines_todo__add(e, *idx, si, a);
-	return err;
+	return copy_stack(e, &e->d->stack[sidx], rec, sp);
 }
 
 /* Heavier first, then the order the frames were made. */
@@ -455,146 +314,35 @@ static void lines_by_weight(struct encoder *e)
 }
 
 /*
- * lines_pass() - the source positions of the frames that want them, once
- * every stack is named: reading a large DWARF file cannot take the time
- * of perf maps and binaries. It has its own resolve_timeout, spent on the
- * most sampled frames first; what is left at its end is counted
- * (dump_lines_skipped). Each binary's DWARF is read at most once in it
- * (elfsyms__lines_hold()). Returns 0 or -ENOMEM.
+ * lines_pass() - the source positions of the dump's frames whose lines the
+ * store does not have yet, once every stack is named: reading a large
+ * DWARF file cannot take the time of perf maps and binaries. It has its
+ * own resolve_timeout, spent on the most sampled frames first; what is
+ * left at its end is counted (dump_lines_skipped). Each binary's DWARF is
+ * read at most once in it (elfsyms__lines_hold()). Returns 0 or -ENOMEM.
  */
 static int lines_pass(struct encoder *e)
 {
 	uint64_t deadline = e->in.resolve_timeout_ns ?
 			    fr_boottime_ns() + e->in.resolve_timeout_ns : 0;
-	struct fr_dump_line lv[FR_SRCLINE_MAX_LEVELS];
-	uint32_t i, n;
+	uint32_t i;
 	int err = 0;
 
 	lines_by_weight(e);
 	elfsyms__lines_hold(true);
 	for (i = 0; i < e->ntodo && !err; i++) {
 		const struct line_todo *t = &e->todo[i];
-		struct space *sp = &e->spaces[t->space];	/* a frame with lines has one */
-		const struct elfsyms *es;
-		const struct fr_mapping *m;
 
 		if (deadline && fr_boottime_ns() >= deadline)
 			break;
-		m = mapping_of(e, sp, t->addr, &es);
-		if (!m || !es)
-			continue;
-		err = frame_lines(e, sp, m, es, t->addr - m->start + m->pgoff,
-				  e->d->frame[t->frame].sym, lv, &n);
-		if (!err && n)
-			err = frame_set_lines(e, t->frame, lv, n);
+		if (names__frame_lines(e->names, t->nframe) == FR_LINES_PENDING) {
+			err = namer__lines(&e->nmr, t->nframe, &e->nmr.spaces[t->space], t->addr);
+			e->st.lines_looked_up++;
+		}
 	}
 	e->st.lines_skipped += e->ntodo - i;
 	elfsyms__lines_hold(false);
-	return err;
-}
-
-/*
- * An address resolves the same way every time within one space: look it
- * up once per dump. True and *@idx set when @k was symbolized already.
- */
-static bool cached_frame(struct encoder *e, const struct addr_frame *k, uint32_t *idx)
-{
-	const uint32_t *frame = fr_hashmap__find(&e->addr_of, k);
-
-	if (!frame)
-		return false;
-	*idx = *frame;
-	e->st.cached_frames++;
-	return true;
-}
-
-static int cache_frame(struct encoder *e, const struct addr_frame *k, uint32_t frame)
-{
-	return fr_hashmap__insert(&e->addr_of, k, &frame);
-}
-
-/*
- * How many of the @kn leading kernel frames at @ips are flightrec's own
- * BPF program and the tracepoint glue that called it (a stall's or an OOM
- * invoker's stack is taken inside the tracepoint): they say nothing of
- * the workload. Only leaf frames are dropped, and only by these names.
- */
-static uint32_t instrumentation_frames(struct encoder *e, const uint64_t *ips, uint32_t kn)
-{
-	static const char *const glue[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
-					    "__bpf_trace_" };
-	uint32_t i;
-
-	if (!e->ksyms)
-		return 0;
-	for (i = 0; i < kn; i++) {
-		const char *mod = NULL, *name;
-		uint64_t off;
-		bool ours = false;
-
-		name = kallsyms__lookup(e->ksyms, lookup_addr(ips[i], i), &off, &mod);
-		for (size_t g = 0; name && g < FR_ARRAY_SIZE(glue) && !ours; g++)
-			ours = !strncmp(name, glue[g], strlen(glue[g]));
-		if (!ours)
-			break;
-	}
-	return i < kn ? i : 0;	/* all of it glue: keep it, something is off */
-}
-
-static int symbolize_stack(struct encoder *e, uint32_t sidx)
-{
-	struct fr_dump_stack *s = &e->d->stack[sidx];
-	uint32_t id = e->stack_ids[sidx];
-	uint32_t tag = intern__tag(e->in.t->stacks, id);
-	uint64_t ips[2 * FR_MAX_STACK];
-	size_t len = intern__copy(e->in.t->stacks, id, ips, sizeof(ips));
-	uint32_t n = FR_MIN(len, sizeof(ips)) / sizeof(ips[0]);
-	struct space *sp = NULL;
-	uint32_t skip;
-	int err;
-
-	s->kn = FR_MIN(FR_STACK_KN(tag), n);
-	/* Dropped frames keep their place: the first kept one is no leaf. */
-	skip = instrumentation_frames(e, ips, s->kn);
-	memmove(ips, ips + skip, (n - skip) * sizeof(ips[0]));
-	n -= skip;
-	s->kn -= skip;
-	s->un = n - s->kn;
-	s->frames = calloc(n ? n : 1, sizeof(*s->frames));
-	if (!s->frames)
-		return -ENOMEM;
-	if (s->un && FR_STACK_SLOT(tag))
-		sp = space_of(e, FR_STACK_SLOT(tag), e->stack_ts[sidx]);
-	for (uint32_t i = 0; i < n; i++) {
-		bool user = i >= s->kn;
-		uint32_t pos = user ? i - s->kn : i + skip;
-		struct addr_frame key = {
-			.addr = ips[i], .leaf = !pos,
-			.space = user && sp ? (uint32_t)(sp - e->spaces) : FR_NO_SPACE,
-		};
-
-		if (!user)
-			key.leaf |= 2;	/* a kernel address is not a user one */
-		if (!cached_frame(e, &key, &s->frames[i])) {
-			if (!user)
-				err = kernel_frame(e, ips[i], pos, &s->frames[i]);
-			else
-				err = user_frame(e, sp, ips[i], pos, &s->frames[i]);
-			if (!err)
-				err = cache_frame(e, &key, s->frames[i]);
-			if (err)
-				return err;
-		}
-		if (s->frames[i] == FR_FRAME_BOGUS) {
-			/* What a broken chain gives past a bogus frame is noise too. */
-			s->un = pos;
-			break;
-		}
-		/* user_frame() may have grown spaces[]: find sp again. */
-		if (sp && key.space != FR_NO_SPACE)
-			sp = &e->spaces[key.space];
-	}
-	return 0;
+	return err ? err : copy_all_lines(e);
 }
 
 /*
@@ -639,15 +387,23 @@ int encoder__resolve_victims(struct encoder *e)
  */
 int encoder__symbolize(struct encoder *e)
 {
-	int err;
+	uint64_t t0 = fr_boottime_ns(), t1;
+	int err = 0;
 
-	for (int cpu = 1; cpu >= 0; cpu--)
-		for (uint32_t i = 0; i < e->d->nstack; i++) {
-			if ((e->stack_samples[i] > 0) != cpu)
-				continue;
-			err = symbolize_stack(e, i);
-			if (err)
-				return err;
-		}
-	return lines_pass(e);
+	for (int cpu = 1; cpu >= 0 && !err; cpu--)
+		for (uint32_t i = 0; i < e->d->nstack && !err; i++)
+			if ((e->stack_samples[i] > 0) == cpu)
+				err = symbolize_stack(e, i);
+	t1 = fr_boottime_ns();
+	e->st.names_ns = t1 - t0;
+	if (!err)
+		err = lines_pass(e);
+	e->st.lines_ns = fr_boottime_ns() - t1;
+	e->st.resolve_skipped += e->nmr.st.resolve_skipped;
+	e->st.perfmaps_refused += e->nmr.st.perfmaps_refused;
+	e->st.maps_reread += e->nmr.st.maps_reread;
+	e->st.lines_failed += e->nmr.st.lines_failed;
+	e->st.named_stacks += e->nmr.st.stacks;
+	e->st.named_frames += e->nmr.st.frames;
+	return err;
 }

@@ -130,13 +130,27 @@ struct drain_tables {
  * and a new stack whose user addresses may lie outside the known mappings.
  * They must not block.
  */
+/* A stack the stack table stored for the first time, as the stack hook sees it. */
+struct drain_stack {
+	uint32_t id;			/* in the stack table */
+	uint32_t tag;			/* FR_STACK_TAG() */
+	uint64_t hash;			/* and serial: which entry (intern__identity()) */
+	uint32_t serial;
+	uint32_t slot;			/* its process: table slot, incarnation */
+	uint32_t pid;
+	uint64_t start;
+	uint64_t ts;			/* the event it came with */
+	const uint64_t *ips;		/* kn kernel frames, then un user frames */
+	uint32_t kn, un;
+};
+
 struct drain_hooks {
 	void *ctx;
 	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec);
 	void (*fork)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		     uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
-	void (*stack)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
-		      const void *user_ips, unsigned n);
+	/* a stack stored for the first time */
+	void (*stack)(void *ctx, const struct drain_stack *s);
 	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */
 	/* a sample, stall or block walked by frame pointers: the process has
 	 * no unwind table yet */

@@ -22,7 +22,8 @@ struct intern_entry {
 	uint32_t first;		/* first block, FR_NIL when len == 0 */
 	uint32_t chain;		/* next in bucket */
 	uint32_t refs;
-	uint32_t queued;	/* on the deferred-free list */
+	uint32_t queued : 1;	/* on the deferred-free list */
+	uint32_t serial : 31;	/* which insert made it (intern__identity()) */
 };
 
 struct intern {
@@ -49,6 +50,7 @@ struct intern {
 	struct idpool_trim trim;
 	uint32_t *deferred;
 	size_t ndeferred;
+	uint32_t serial;	/* inserts so far, modulo 2^31 */
 	int hold;
 	size_t map_len;
 	void *map;
@@ -204,6 +206,7 @@ static uint32_t insert(struct intern *t, uint64_t hash, uint32_t tag,
 	e->tag = tag;
 	e->refs = 1;
 	e->queued = 0;
+	e->serial = ++t->serial & 0x7fffffff;
 	e->first = FR_NIL;
 	while (left) {
 		uint32_t b = idpool__alloc(&t->blks);
@@ -392,6 +395,20 @@ uint64_t intern__inserted(const struct intern *t)
 size_t intern__len(const struct intern *t, uint32_t id)
 {
 	return id && id <= t->nentries ? t->ent[id].len : 0;
+}
+
+/*
+ * intern__identity() - which stored entry @id is: its hash and the serial
+ * of the insert that made it. An id freed and stored again is another
+ * entry: one of the two differs (the serial wraps after 2^31 inserts).
+ * A reader of a held table may call it.
+ */
+void intern__identity(const struct intern *t, uint32_t id, uint64_t *hash, uint32_t *serial)
+{
+	bool ok = id && id <= t->nentries;
+
+	*hash = ok ? t->ent[id].hash : 0;
+	*serial = ok ? t->ent[id].serial : 0;
 }
 
 uint32_t intern__tag(const struct intern *t, uint32_t id)

@@ -50,6 +50,7 @@ void intern__trim(struct intern *t, uint64_t now);
 
 /* Reader side. */
 size_t intern__len(const struct intern *t, uint32_t id);
+void intern__identity(const struct intern *t, uint32_t id, uint64_t *hash, uint32_t *serial);
 uint32_t intern__tag(const struct intern *t, uint32_t id);
 size_t intern__copy(const struct intern *t, uint32_t id, void *buf, size_t cap);
 

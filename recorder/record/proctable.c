@@ -592,21 +592,30 @@ int proctable__new_era(struct proctable *pt, uint32_t slot, uint32_t pid, uint64
 
 /*
  * proctable__meta_at() - the facts that describe @slot's image at @ts:
- * before its last exec, the previous era's. Reference for the caller, or NULL.
+ * before its last exec, the previous era's. Reference for the caller, or
+ * NULL. *@era (may be NULL) names that era within the incarnation, for as
+ * long as the table keeps it: the time of the exec that began it (0: none
+ * seen), or that ended it, | 1.
  */
 struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
-				     uint64_t start, uint64_t ts)
+				     uint64_t start, uint64_t ts, uint64_t *era)
 {
 	struct proc_meta *m = NULL;
 	struct proc_slot *ps;
+	bool prev;
 
+	if (era)
+		*era = 0;
 	if (!slot || slot > pt->max)
 		return NULL;
 	ps = &pt->slots[slot];
 	pthread_mutex_lock(&pt->lock);
 	if (is_incarnation(ps, pid, start)) {
-		m = ps->exec_ts && ts < ps->exec_ts ? ps->prev_meta : ps->meta;
+		prev = ps->exec_ts && ts < ps->exec_ts;
+		m = prev ? ps->prev_meta : ps->meta;
 		meta_get(pt, m);
+		if (era)
+			*era = ps->exec_ts << 1 | prev;
 	}
 	pthread_mutex_unlock(&pt->lock);
 	return m;

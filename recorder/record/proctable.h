@@ -87,7 +87,7 @@ struct proc_meta *proctable__meta(struct proctable *pt, uint32_t slot, uint32_t 
 int proctable__set_meta(struct proctable *pt, uint32_t slot, uint32_t pid,
 			uint64_t start, struct proc_meta *m, uint64_t begun);
 struct proc_meta *proctable__meta_at(struct proctable *pt, uint32_t slot, uint32_t pid,
-				     uint64_t start, uint64_t ts);
+				     uint64_t start, uint64_t ts, uint64_t *era);
 void proctable__each_meta(struct proctable *pt, void (*fn)(void *ctx, const struct proc_meta *m),
 			  void *ctx);
 void proctable__each_live_meta(struct proctable *pt,

@@ -513,8 +513,8 @@ static void test_inherit_era(void)
 	ok(m && m->begun == 500 * MS, "inherited facts date from the fork, not the parent's read");
 	if (m && proctable__set_meta(t->procs, slot, 60, 500 * MS, m, m->begun))
 		proc_meta__put(m);
-	before = proctable__meta_at(t->procs, slot, 60, 500 * MS, 1 * SEC);
-	after = proctable__meta_at(t->procs, slot, 60, 500 * MS, 2 * SEC + 1);
+	before = proctable__meta_at(t->procs, slot, 60, 500 * MS, 1 * SEC, NULL);
+	after = proctable__meta_at(t->procs, slot, 60, 500 * MS, 2 * SEC + 1, NULL);
 	ok(m && before == m && !after, "they name the frames before the exec, none after it");
 	proc_meta__put(before);
 	proc_meta__put(after);
@@ -562,19 +562,19 @@ static void test_loader_era(void)
 	is_int(proctable__new_era(t->procs, slot, 70, 100 * MS, 1 * SEC + 20 * MS), -EALREADY,
 	       "a change of code in the image's first second starts no era (ld.so's)");
 	proctable__set_meta(t->procs, slot, 70, 100 * MS, m[2], 2 * SEC + 100 * MS);
-	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 500 * MS);
+	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 500 * MS, NULL);
 	same = got == m[0];
 	proc_meta__put(got);
-	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 1 * SEC + 5 * MS);
+	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 1 * SEC + 5 * MS, NULL);
 	same &= got == m[2];
 	proc_meta__put(got);
 	ok(same, "the samples before the exec keep the image before it; those after, the re-read");
 	is_int(proctable__new_era(t->procs, slot, 70, 100 * MS, 3 * SEC), 0,
 	       "a change 2 s into the image starts an era");
-	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 2 * SEC + 500 * MS);
+	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 2 * SEC + 500 * MS, NULL);
 	same = got == m[2];
 	proc_meta__put(got);
-	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 3 * SEC + 1);
+	got = proctable__meta_at(t->procs, slot, 70, 100 * MS, 3 * SEC + 1, NULL);
 	ok(same && !got, "before it, the facts read before it; after it, none until the next read");
 	proc_meta__put(got);
 out:
