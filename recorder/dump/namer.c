@@ -180,12 +180,13 @@ static const struct fr_mapping *mapping_of(struct namer *n, struct space *sp, ui
 
 /*
  * Whether an address found in no mapping of @sp is in none for good: the
- * process exited, or the era ended (an exec since), or its maps were read
- * afresh in this session (mapping_of() does so for such an address).
+ * process exited, or the era ended (an exec since). Not a live process's
+ * maps read afresh: the read may be cut by the session's deadline, or be
+ * of an image whose exec the table has not applied yet.
  */
 static bool no_mapping_final(const struct space *sp)
 {
-	return sp->exited || !sp->current || (sp->fresh && sp->fresh->img);
+	return sp->exited || !sp->current;
 }
 
 /* Does @sp know its mappings (so that an address outside them is no code)? */
@@ -287,19 +288,57 @@ static bool refill(struct namer *n, const struct space *sp, const struct fr_mapp
 }
 
 /*
+ * The symbol of lookup offset @off in @es (usable: not evicted) into the
+ * store as *@fo: looked up, or as the store keeps it for the file (when
+ * final), *@fidx its index there (UINT32_MAX: not kept). 0 or -ENOMEM.
+ */
+static int file_symbol(struct namer *n, const struct elfsyms *es, uint64_t off, bool final,
+		       struct names_fileoff *fo, uint32_t *fidx)
+{
+	const char *name, *mangled = NULL;
+	const struct names_fileoff *kept;
+	struct symcache_key k;
+	uint32_t file = 0;
+	int err = 0;
+
+	*fidx = UINT32_MAX;
+	*fo = (struct names_fileoff){
+		.lines = elfsyms__has_lines(es) ? FR_LINES_PENDING : FR_LINES_NONE,
+	};
+	if (final && elfsyms__identity(es, &k)) {
+		err = names__file(n->nm, &k, &file);
+		kept = err ? NULL : names__fileoff(n->nm, file, off, fidx);
+		if (kept) {
+			*fo = *kept;
+			return 0;
+		}
+	}
+	name = err ? NULL : elfsyms__lookup_full(es, off, &fo->off, &mangled);
+	if (name) {
+		err = names__str(n->nm, name, &fo->sym);
+		if (!err && mangled)
+			err = names__str(n->nm, mangled, &fo->system_name);
+	}
+	if (!err && file)
+		err = names__add_fileoff(n->nm, file, off, fo, fidx);
+	return err;
+}
+
+/*
  * The name of the frame at @addr, @pos from the leaf, in a file mapped at
- * @m with symbols @es (NULL: unknown); *@final when it is for good.
+ * @m with symbols @es (NULL: unknown); *@final when it is for good. What
+ * the file says of the offset is kept once for all processes that map it.
  */
 static int file_frame(struct namer *n, struct space *sp, const struct fr_mapping *m,
 		      const struct elfsyms *es, uint64_t addr, uint32_t pos, uint32_t *idx,
 		      bool *final)
 {
 	struct fr_dump_frame f = { .addr = addr, .kind = FR_FRAME_USER };
-	uint64_t a = namer__lookup_addr(addr, pos), off = 0;
-	const char *name = NULL, *mangled = NULL;
+	uint64_t a = namer__lookup_addr(addr, pos);
+	struct names_fileoff fo = {};
 	enum names_why why = FR_NAMED_OK;
-	bool lines, created;
-	uint32_t b;
+	uint32_t b, fidx = UINT32_MAX;
+	bool created;
 	int err;
 
 	f.file_off = addr - m->start + m->pgoff;
@@ -313,21 +352,23 @@ static int file_frame(struct namer *n, struct space *sp, const struct fr_mapping
 	} else if (!es) {
 		why = FR_NAMED_NO_SYMBOLS;
 	}
-	if (es)
-		name = elfsyms__lookup_full(es, a - m->start + m->pgoff, &off, &mangled);
-	if (name) {
-		err = names__str(n->nm, name, &f.sym);
-		if (!err && mangled)
-			err = names__str(n->nm, mangled, &f.system_name);
-		if (err)
-			return err;
-		f.sym_off = off + (a != addr);
-	}
 	/* A table whose debug search ran out of time is loaded again later, fuller. */
 	*final = es && !(elfsyms__debug(es) & FR_DEBUG_PENDING);
+	if (es) {
+		err = file_symbol(n, es, a - m->start + m->pgoff, *final, &fo, &fidx);
+		if (err)
+			return err;
+		f.sym = fo.sym;
+		f.system_name = fo.system_name;
+		if (fo.sym)
+			f.sym_off = fo.off + (a != addr);
+	}
 	/* Lines are looked up on their own (namer__lines()), after every name. */
-	lines = es && elfsyms__has_lines(es);
-	return names__frame(n->nm, &f, lines ? 1 + !pos : 0, why, idx, &created);
+	err = names__frame(n->nm, &f, fo.lines != FR_LINES_NONE ? 1 + !pos : 0, why, idx,
+			   &created);
+	if (!err && created && fidx != UINT32_MAX)
+		names__frame_from(n->nm, *idx, fidx);
+	return err;
 }
 
 /*
@@ -380,26 +421,22 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 }
 
 /*
- * How many of the @kn leading kernel frames at @ips are flightrec's own
- * BPF program and the tracepoint glue that called it (a stall's or an OOM
- * invoker's stack is taken inside the tracepoint): they say nothing of
+ * How many of the @kn leading kernel frames named @frames are flightrec's
+ * own BPF program and the tracepoint glue that called it (a stall's or an
+ * OOM invoker's stack is taken inside the tracepoint): they say nothing of
  * the workload. Only leaf frames are dropped, and only by these names.
  */
-static uint32_t instrumentation_frames(struct namer *n, const uint64_t *ips, uint32_t kn)
+static uint32_t instrumentation_frames(struct namer *n, const uint32_t *frames, uint32_t kn)
 {
 	static const char *const glue[] = { "bpf_prog_", "bpf_trace_run", "__traceiter_",
 					    "__bpf_trace_" };
 	uint32_t i;
 
-	if (!n->ksyms)
-		return 0;
 	for (i = 0; i < kn; i++) {
-		const char *mod = NULL, *name;
-		uint64_t off;
+		const char *name = names__str_at(n->nm, names__frame_at(n->nm, frames[i])->sym);
 		bool ours = false;
 
-		name = kallsyms__lookup(n->ksyms, namer__lookup_addr(ips[i], i), &off, &mod);
-		for (size_t g = 0; name && g < FR_ARRAY_SIZE(glue) && !ours; g++)
+		for (size_t g = 0; g < FR_ARRAY_SIZE(glue) && !ours; g++)
 			ours = !strncmp(name, glue[g], strlen(glue[g]));
 		if (!ours)
 			break;
@@ -439,11 +476,11 @@ static int frame_at(struct namer *n, struct space *sp, bool user, uint64_t addr,
 
 /*
  * namer__stack() - name window stack @id (@tag, its @len bytes of
- * addresses at @ips, which this may reorder) as seen in space @sp (NULL:
+ * addresses at @ips) as seen in space @sp (NULL:
  * none), and store its names for the entry (@hash, @serial). Returns 0 or
  * -ENOMEM.
  */
-int namer__stack(struct namer *n, uint32_t id, uint32_t tag, uint64_t *ips, uint32_t len,
+int namer__stack(struct namer *n, uint32_t id, uint32_t tag, const uint64_t *ips, uint32_t len,
 		 struct space *sp, uint64_t hash, uint32_t serial)
 {
 	uint32_t frames[2 * FR_MAX_STACK];
@@ -454,18 +491,25 @@ int namer__stack(struct namer *n, uint32_t id, uint32_t tag, uint64_t *ips, uint
 
 	s.space = sp ? sp->nid : 0;
 	s.kn = (uint16_t)FR_MIN(FR_STACK_KN(tag), cnt);
-	/* Dropped frames keep their place: the first kept one is no leaf. */
-	skip = instrumentation_frames(n, ips, s.kn);
-	memmove(ips, ips + skip, (cnt - skip) * sizeof(ips[0]));
-	cnt -= skip;
-	s.kn -= skip;
 	s.un = (uint16_t)(cnt - s.kn);
 	n->st.stacks++;
-	for (uint32_t i = 0; i < cnt; i++) {
-		bool user = i >= s.kn, final;
-		uint32_t pos = user ? i - s.kn : i + skip;
+	for (uint32_t i = 0; i < s.kn; i++) {
+		bool final;
 
-		err = frame_at(n, user ? sp : NULL, user, ips[i], pos, &frames[i], &final);
+		err = frame_at(n, NULL, false, ips[i], i, &frames[i], &final);
+		if (err)
+			return err;
+		s.complete &= final;
+	}
+	/* Dropped frames keep their place: the first kept one is no leaf. */
+	skip = instrumentation_frames(n, frames, s.kn);
+	memmove(frames, frames + skip, (s.kn - skip) * sizeof(frames[0]));
+	s.kn -= skip;
+	for (uint32_t i = s.kn; i < s.kn + s.un; i++) {
+		bool final;
+		uint32_t pos = i - s.kn;
+
+		err = frame_at(n, sp, true, ips[i + skip], pos, &frames[i], &final);
 		if (err)
 			return err;
 		s.complete &= final;
@@ -496,6 +540,9 @@ int namer__lines(struct namer *n, uint32_t frame, struct space *sp, uint64_t add
 	uint32_t sym = names__frame_at(n->nm, frame)->sym;
 	int r, err = 0;
 
+	names__sync_lines(n->nm, frame);
+	if (names__frame_lines(n->nm, frame) != FR_LINES_PENDING)
+		return 0;	/* its file's offset had them */
 	m = mapping_of(n, sp, addr, &es);
 	if (!m || !es)
 		return 0;

@@ -72,7 +72,7 @@ struct space *namer__space(struct namer *n, uint32_t slot, uint32_t pid, uint64_
 			   uint64_t ts);
 bool namer__valid(const struct names_stack *s, uint64_t hash, uint32_t serial,
 		  const struct space *sp);
-int namer__stack(struct namer *n, uint32_t id, uint32_t tag, uint64_t *ips, uint32_t len,
+int namer__stack(struct namer *n, uint32_t id, uint32_t tag, const uint64_t *ips, uint32_t len,
 		 struct space *sp, uint64_t hash, uint32_t serial);
 int namer__lines(struct namer *n, uint32_t frame, struct space *sp, uint64_t addr);
 uint64_t namer__lookup_addr(uint64_t addr, uint32_t pos);

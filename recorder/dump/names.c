@@ -32,9 +32,16 @@ struct nspace_key {
 	uint64_t pid;
 };
 
+/* An offset in a file of the store: a key of fileoff_of. No padding. */
+struct nfileoff_key {
+	uint64_t off;
+	uint64_t file;
+};
+
 struct names {
 	uint64_t budget;
 	uint64_t resets;
+	uint64_t compactions;
 	/* From here on, emptied by a reset. */
 	uint64_t str_bytes;		/* the strings' own bytes */
 	char **str;			/* [0] is "" */
@@ -52,6 +59,11 @@ struct names {
 	uint32_t nframe, frame_cap, why_cap, lkind_cap, lines_cap;
 	struct fr_dump_line *line;	/* levels: func, file are store strings */
 	uint32_t nline, line_cap;
+	uint32_t *ffo;			/* per frame: its names_fileoff + 1, 0: none */
+	uint32_t ffo_cap;
+	struct names_fileoff *fo;	/* what files say of their offsets */
+	uint32_t nfo, fo_cap;
+	uint32_t nfile;
 	uint32_t *sframe;		/* the stacks' frame lists */
 	uint32_t nsframe, sframe_cap;
 	struct names_stack *stack;	/* by window stack id */
@@ -62,6 +74,8 @@ struct names {
 	struct fr_hashmap frame_of;	/* frame (index, compared field by field) -> frame */
 	struct fr_hashmap addr_of;	/* struct names_addr -> frame */
 	struct fr_hashmap space_of;	/* struct nspace_key -> space */
+	struct fr_hashmap file_of;	/* struct symcache_key -> file */
+	struct fr_hashmap fileoff_of;	/* struct nfileoff_key -> fo[] */
 };
 
 static uint64_t str_hash(const void *k, size_t size, void *ctx)
@@ -122,7 +136,12 @@ static int init(struct names *nm)
 			 NULL);
 	fr_hashmap__init(&nm->space_of, sizeof(struct nspace_key), sizeof(uint32_t), NULL, NULL,
 			 NULL);
+	fr_hashmap__init(&nm->file_of, sizeof(struct symcache_key), sizeof(uint32_t), NULL, NULL,
+			 NULL);
+	fr_hashmap__init(&nm->fileoff_of, sizeof(struct nfileoff_key), sizeof(uint32_t), NULL, NULL,
+			 NULL);
 	nm->nspace = 1;
+	nm->nfile = 1;
 	return names__str(nm, "", &empty);
 }
 
@@ -140,6 +159,10 @@ static void fini(struct names *nm)
 	free(nm->line);
 	free(nm->sframe);
 	free(nm->stack);
+	free(nm->ffo);
+	free(nm->fo);
+	fr_hashmap__fini(&nm->file_of);
+	fr_hashmap__fini(&nm->fileoff_of);
 	fr_hashmap__fini(&nm->str_of);
 	fr_hashmap__fini(&nm->bin_of);
 	fr_hashmap__fini(&nm->frame_of);
@@ -198,6 +221,8 @@ static uint64_t bytes(const struct names *nm)
 	       (uint64_t)nm->line_cap * sizeof(*nm->line) +
 	       (uint64_t)nm->sframe_cap * sizeof(*nm->sframe) +
 	       (uint64_t)nm->stack_cap * sizeof(*nm->stack) +
+	       (uint64_t)nm->ffo_cap * sizeof(*nm->ffo) + (uint64_t)nm->fo_cap * sizeof(*nm->fo) +
+	       map_bytes(&nm->file_of) + map_bytes(&nm->fileoff_of) +
 	       map_bytes(&nm->str_of) + map_bytes(&nm->bin_of) + map_bytes(&nm->frame_of) +
 	       map_bytes(&nm->addr_of) + map_bytes(&nm->space_of);
 }
@@ -217,7 +242,7 @@ void names__stats(const struct names *nm, struct names_stats *st)
 	*st = (struct names_stats){
 		.bytes = bytes(nm), .budget = nm->budget, .frames = nm->nframe,
 		.strs = nm->nstr, .stacks = nm->nstack,
-		.resets = nm->resets,
+		.resets = nm->resets, .compactions = nm->compactions,
 	};
 }
 
@@ -310,6 +335,13 @@ static int frames_grow(struct names *nm, uint32_t need)
 		err = fr_grow32((void **)&nm->lkind, &c2, need, 1);
 	if (!err)
 		err = fr_grow32((void **)&nm->lines, &c3, need, 1);
+	if (!err && need > nm->ffo_cap) {
+		uint32_t old = nm->ffo_cap;
+
+		err = fr_grow32((void **)&nm->ffo, &nm->ffo_cap, need, sizeof(*nm->ffo));
+		if (!err)
+			memset(&nm->ffo[old], 0, (nm->ffo_cap - old) * sizeof(*nm->ffo));
+	}
 	nm->why_cap = c1;
 	nm->lkind_cap = c2;
 	nm->lines_cap = c3;
@@ -349,6 +381,7 @@ int names__frame(struct names *nm, const struct fr_dump_frame *f, uint32_t lines
 	if (err)
 		return err;
 	nm->lines[cand] = lines ? FR_LINES_PENDING : FR_LINES_NONE;
+	nm->ffo[cand] = 0;
 	nm->nframe++;
 	*idx = cand;
 	*created = true;
@@ -370,7 +403,11 @@ enum names_lines names__frame_lines(const struct names *nm, uint32_t idx)
 	return (enum names_lines)nm->lines[idx];
 }
 
-/* names__set_lines() - frame @idx's source lines: the @n levels at @lv (store strings). */
+/*
+ * names__set_lines() - frame @idx's source lines: the @n levels at @lv
+ * (store strings); its file's offset gets them too, for the frames of
+ * other processes at it. 0 or -ENOMEM.
+ */
 int names__set_lines(struct names *nm, uint32_t idx, const struct fr_dump_line *lv, uint32_t n)
 {
 	int err = fr_grow32((void **)&nm->line, &nm->line_cap, nm->nline + n, sizeof(*nm->line));
@@ -380,8 +417,85 @@ int names__set_lines(struct names *nm, uint32_t idx, const struct fr_dump_line *
 	memcpy(&nm->line[nm->nline], lv, n * sizeof(*lv));
 	nm->frame[idx].line = nm->nline;
 	nm->frame[idx].nlines = n;
-	nm->nline += n;
 	nm->lines[idx] = FR_LINES_DONE;
+	if (nm->ffo[idx]) {
+		struct names_fileoff *fo = &nm->fo[nm->ffo[idx] - 1];
+
+		fo->line = nm->nline;
+		fo->nlines = n;
+		fo->lines = FR_LINES_DONE;
+	}
+	nm->nline += n;
+	return 0;
+}
+
+/*
+ * names__frame_from() - frame @frame was named from file offset @fileoff:
+ * it shares the offset's lines (now, or once looked up for any frame).
+ */
+void names__frame_from(struct names *nm, uint32_t frame, uint32_t fileoff)
+{
+	const struct names_fileoff *fo = &nm->fo[fileoff];
+
+	nm->ffo[frame] = fileoff + 1;
+	if (fo->lines == FR_LINES_DONE && nm->lines[frame] == FR_LINES_PENDING) {
+		nm->frame[frame].line = fo->line;
+		nm->frame[frame].nlines = fo->nlines;
+		nm->lines[frame] = FR_LINES_DONE;
+	}
+}
+
+/* names__sync_lines() - frame @frame takes its file offset's lines, if they were looked up since. */
+void names__sync_lines(struct names *nm, uint32_t frame)
+{
+	if (nm->ffo[frame])
+		names__frame_from(nm, frame, nm->ffo[frame] - 1);
+}
+
+/* names__file() - the store's id (never 0) of the file of identity @k. 0 or -ENOMEM. */
+int names__file(struct names *nm, const struct symcache_key *k, uint32_t *id)
+{
+	const uint32_t *found = fr_hashmap__find(&nm->file_of, k);
+	int err;
+
+	if (found) {
+		*id = *found;
+		return 0;
+	}
+	*id = nm->nfile;
+	err = fr_hashmap__insert(&nm->file_of, k, id);
+	if (!err)
+		nm->nfile++;
+	return err;
+}
+
+/* names__fileoff() - what file @file says of offset @off, its index in *@idx; NULL: not kept. */
+const struct names_fileoff *names__fileoff(const struct names *nm, uint32_t file, uint64_t off,
+					   uint32_t *idx)
+{
+	struct nfileoff_key key = { .off = off, .file = file };
+	const uint32_t *found = fr_hashmap__find(&nm->fileoff_of, &key);
+
+	if (!found)
+		return NULL;
+	*idx = *found;
+	return &nm->fo[*found];
+}
+
+/* names__add_fileoff() - keep @fo for offset @off of file @file, at *@idx. 0 or -ENOMEM. */
+int names__add_fileoff(struct names *nm, uint32_t file, uint64_t off,
+		       const struct names_fileoff *fo, uint32_t *idx)
+{
+	struct nfileoff_key key = { .off = off, .file = file };
+	int err = fr_grow32((void **)&nm->fo, &nm->fo_cap, nm->nfo + 1, sizeof(*nm->fo));
+
+	if (err)
+		return err;
+	*idx = nm->nfo;
+	err = fr_hashmap__insert(&nm->fileoff_of, &key, idx);
+	if (err)
+		return err;
+	nm->fo[nm->nfo++] = *fo;
 	return 0;
 }
 
@@ -419,6 +533,165 @@ bool names__addr_get(const struct names *nm, const struct names_addr *k, uint32_
 int names__addr_put(struct names *nm, const struct names_addr *k, uint32_t frame)
 {
 	return fr_hashmap__insert(&nm->addr_of, k, &frame);
+}
+
+/* names__forget_stack() - window stack @id (the entry of intern @serial) was freed. */
+void names__forget_stack(struct names *nm, uint32_t id, uint32_t serial)
+{
+	if (id < nm->stack_cap && nm->stack[id].used && nm->stack[id].serial == serial) {
+		nm->stack[id].used = 0;
+		nm->nstack--;
+	}
+}
+
+/* What compaction maps: old store index -> new + 1 (0: not yet). */
+struct remap {
+	struct names *to;
+	uint32_t *str, *bin, *frame;
+};
+
+static int remap_str(const struct names *nm, struct remap *r, uint32_t i, uint32_t *out)
+{
+	int err;
+
+	if (!i) {
+		*out = 0;
+		return 0;
+	}
+	if (r->str[i]) {
+		*out = r->str[i] - 1;
+		return 0;
+	}
+	err = names__str(r->to, nm->str[i], out);
+	if (!err)
+		r->str[i] = *out + 1;
+	return err;
+}
+
+static int remap_bin(const struct names *nm, struct remap *r, uint32_t i, uint32_t *out)
+{
+	const struct fr_dump_bin *b = &nm->bin[i];
+	struct fr_buildid bid = { .len = b->build_id_len };
+	int err;
+
+	if (r->bin[i]) {
+		*out = r->bin[i] - 1;
+		return 0;
+	}
+	memcpy(bid.id, b->build_id, b->build_id_len);
+	err = names__bin(r->to, nm->str[b->path], &bid, out);
+	if (!err)
+		r->bin[i] = *out + 1;
+	return err;
+}
+
+/* The new store's copy of frame @i, with its strings, binary and lines. 0 or -ENOMEM. */
+static int remap_frame(const struct names *nm, struct remap *r, uint32_t i, uint32_t *out)
+{
+	struct fr_dump_frame f = nm->frame[i];
+	struct fr_dump_line lv[64];
+	uint32_t n = FR_MIN(f.nlines, (uint32_t)FR_ARRAY_SIZE(lv));
+	bool created;
+	int err;
+
+	if (r->frame[i]) {
+		*out = r->frame[i] - 1;
+		return 0;
+	}
+	err = remap_str(nm, r, f.sym, &f.sym);
+	if (!err)
+		err = remap_str(nm, r, f.system_name, &f.system_name);
+	if (!err && f.bin) {
+		err = remap_bin(nm, r, f.bin - 1, &f.bin);
+		f.bin++;
+	}
+	if (!err)
+		err = names__frame(r->to, &f, nm->lkind[i], (enum names_why)nm->why[i], out, &created);
+	if (err || nm->lines[i] != FR_LINES_DONE) {
+		r->frame[i] = err ? 0 : *out + 1;
+		return err;
+	}
+	for (uint32_t k = 0; k < n && !err; k++) {
+		lv[k] = nm->line[nm->frame[i].line + k];
+		err = remap_str(nm, r, lv[k].func, &lv[k].func);
+		if (!err)
+			err = remap_str(nm, r, lv[k].file, &lv[k].file);
+	}
+	if (!err)
+		err = names__set_lines(r->to, *out, lv, n);
+	if (!err)
+		r->frame[i] = *out + 1;
+	return err;
+}
+
+/* Move what @from holds into @nm (emptied first), keeping @nm's budget and counts. */
+static void take(struct names *nm, struct names *from)
+{
+	fini(nm);
+	memcpy(&nm->str_bytes, &from->str_bytes, sizeof(*nm) - offsetof(struct names, str_bytes));
+	nm->frame_of.ctx = nm;	/* its callbacks read the frames through it */
+	free(from);
+}
+
+/*
+ * names__compact() - keep only the names of the stacks not forgotten:
+ * their frames with the strings, binaries and lines these use, and the
+ * spaces (stack names refer to them); the address and file caches start
+ * empty. Returns 0, or -ENOMEM with the store as it was.
+ */
+int names__compact(struct names *nm)
+{
+	struct remap r = { .to = names__new(nm->budget) };
+	uint32_t frames[2 * 256];
+	int err = r.to ? 0 : -ENOMEM;
+
+	r.str = calloc(nm->nstr + 1, sizeof(*r.str));
+	r.bin = calloc(nm->nbin + 1, sizeof(*r.bin));
+	r.frame = calloc(nm->nframe + 1, sizeof(*r.frame));
+	if (!r.str || !r.bin || !r.frame)
+		err = -ENOMEM;
+	for (size_t i = 0; i < nm->space_of.cap && !err; i++) {
+		const void *k;
+		void *v;
+
+		if (fr_hashmap__at(&nm->space_of, i, &k, &v))
+			err = fr_hashmap__insert(&r.to->space_of, k, v);
+	}
+	if (!err)
+		r.to->nspace = nm->nspace;
+	for (uint32_t id = 0; id < nm->stack_cap && !err; id++) {
+		const struct names_stack *st = &nm->stack[id];
+		uint32_t n = st->kn + st->un;
+
+		if (!st->used || n > FR_ARRAY_SIZE(frames))
+			continue;	/* (the namer makes none so long) */
+		for (uint32_t k = 0; k < n && !err; k++)
+			err = remap_frame(nm, &r, nm->sframe[st->first + k], &frames[k]);
+		if (!err)
+			err = names__set_stack(r.to, id, st, frames);
+	}
+	free(r.str);
+	free(r.bin);
+	free(r.frame);
+	if (err) {
+		names__free(r.to);
+		return err;
+	}
+	take(nm, r.to);
+	nm->compactions++;
+	return 0;
+}
+
+/*
+ * names__trim() - between batches: past 3/4 of the budget, compact; if that
+ * fails or leaves more than half of it, empty the store.
+ */
+void names__trim(struct names *nm)
+{
+	if (bytes(nm) <= nm->budget / 4 * 3)
+		return;
+	if (names__compact(nm) || bytes(nm) > nm->budget / 2)
+		names__reset(nm);
 }
 
 /*

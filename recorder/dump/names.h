@@ -61,19 +61,35 @@ struct names_addr {
 	uint32_t leaf;		/* 1: the interrupted frame; | 2: a kernel address */
 };
 
+/*
+ * What a file says of one offset in it, whichever process maps it where:
+ * the symbol (store strings), the offset in it of the looked-up byte, why,
+ * and the source lines (store levels) once looked up. Only final names
+ * are kept here (names.h's rule), by the file's identity, never by path
+ * or build-id.
+ */
+struct names_fileoff {
+	uint32_t sym, system_name;
+	uint64_t off;			/* from the symbol's start */
+	uint32_t line, nlines;		/* levels in the store */
+	uint8_t lines;			/* enum names_lines */
+	uint8_t why;			/* enum names_why */
+};
+
 struct names_stats {
 	uint64_t bytes;		/* held now (arrays, maps and strings) */
 	uint64_t budget;
 	uint64_t frames, strs, stacks;
 	uint64_t resets;	/* emptied for the budget */
+	uint64_t compactions;	/* rebuilt with the stacks still in use */
 };
 
 /*
  * The daemon's store may hold this share of `[recorder] memory` (names
  * grow with the window's stacks); a store set no budget holds FR_NAMES_BUDGET.
  */
-#define FR_NAMES_SHARE	8
-#define FR_NAMES_BUDGET	(32ULL << 20)
+#define FR_NAMES_SHARE	4
+#define FR_NAMES_BUDGET	(64ULL << 20)
 
 struct names;
 
@@ -81,6 +97,9 @@ struct names *names__new(uint64_t budget);
 void names__set_budget(struct names *nm, uint64_t budget);
 void names__free(struct names *nm);
 void names__reset(struct names *nm);
+int names__compact(struct names *nm);
+void names__trim(struct names *nm);
+void names__forget_stack(struct names *nm, uint32_t id, uint32_t serial);
 bool names__over_budget(const struct names *nm);
 void names__stats(const struct names *nm, struct names_stats *st);
 
@@ -102,6 +121,14 @@ uint32_t names__nbins(const struct names *nm);
 int names__space(struct names *nm, uint32_t pid, uint64_t start, uint64_t era, uint32_t *id);
 bool names__addr_get(const struct names *nm, const struct names_addr *k, uint32_t *frame);
 int names__addr_put(struct names *nm, const struct names_addr *k, uint32_t frame);
+
+int names__file(struct names *nm, const struct symcache_key *k, uint32_t *id);
+const struct names_fileoff *names__fileoff(const struct names *nm, uint32_t file, uint64_t off,
+					   uint32_t *idx);
+int names__add_fileoff(struct names *nm, uint32_t file, uint64_t off,
+		       const struct names_fileoff *fo, uint32_t *idx);
+void names__frame_from(struct names *nm, uint32_t frame, uint32_t fileoff);
+void names__sync_lines(struct names *nm, uint32_t frame);
 
 const struct names_stack *names__stack(const struct names *nm, uint32_t id);
 const uint32_t *names__stack_frames(const struct names *nm, const struct names_stack *s);

@@ -176,9 +176,11 @@ static int copy_all_lines(struct encoder *e)
 {
 	int err = 0;
 
-	for (uint32_t i = 0; i < e->d->nframe && !err; i++)
+	for (uint32_t i = 0; i < e->d->nframe && !err; i++) {
+		names__sync_lines(e->names, e->frame_src[i]);
 		if (names__frame_lines(e->names, e->frame_src[i]) == FR_LINES_DONE)
 			err = copy_lines(e, i, e->frame_src[i]);
+	}
 	return err;
 }
 

@@ -981,6 +981,21 @@ struct fr_cacheent {
 	char *path;		/* where it was first mapped (absolute), NULL: unknown */
 };
 
+/*
+ * elfsyms__identity() - the identity of the file @s was loaded from, as the
+ * cache keys it (device, inode, size, mtime, ctime), into *@k. False for a
+ * table the cache does not hold (opened directly).
+ */
+bool elfsyms__identity(const struct elfsyms *s, struct symcache_key *k)
+{
+	if (!s || !s->ent)
+		return false;
+	*k = (struct symcache_key){ .dev = s->ent->key.w[0], .ino = s->ent->key.w[1],
+				    .size = s->ent->key.w[2], .mtime = s->ent->key.w[3],
+				    .ctime = s->ent->key.w[4] };
+	return true;
+}
+
 struct symcache {
 	pthread_mutex_t lock;	/* the public entry points are thread-safe */
 	struct fr_hashmap map;	/* struct fr_cachekey -> struct fr_cacheent * */

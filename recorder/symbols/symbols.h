@@ -265,6 +265,8 @@ struct symcache_key {
 	uint64_t dev, ino, size, mtime, ctime;	/* times in ns */
 };
 
+bool elfsyms__identity(const struct elfsyms *s, struct symcache_key *k);
+
 /*
  * symcache__get_key() - the symbols of the file of identity @k if the cache
  * holds them, and in *@path (malloc'd) the path it was first mapped at:
