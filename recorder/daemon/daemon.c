@@ -274,6 +274,14 @@ static void hook_stack(void *ctx, const struct drain_stack *s)
 	procinfo__request(dm->procinfo, FR_INFO_CHECK, s->slot, s->pid, s->start, ips, n);
 }
 
+/* A stack freed: its names need not be kept. */
+static void hook_stack_gone(void *ctx, uint32_t id, uint32_t serial)
+{
+	struct daemon *dm = ctx;
+
+	dumper__forget(dm->dumper, id, serial);
+}
+
 /* Start-up scan: an entry, and a /proc read, for every live process. */
 static int scan_task(void *ctx, const struct fr_rec_task *t)
 {
@@ -553,6 +561,7 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		return e;
 	drain__set_hooks(dm->drain, &(struct drain_hooks){
 		.ctx = dm, .proc = hook_proc, .fork = hook_fork, .stack = hook_stack,
+		.stack_gone = hook_stack_gone,
 		.oom = hook_oom, .no_table = hook_no_table, .memcg_path = hook_memcg_path,
 		.finish = hook_finish, .exit_maps = hook_exit_maps });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));

@@ -240,10 +240,10 @@ static void text_names(struct daemon *dm, FILE *f)
 	struct dumper_names n;
 
 	dumper__names(dm->dumper, &n);
-	fprintf(f, "names: %.1f of %.0f MiB, %" PRIu64 " stacks, %" PRIu64 " frames (emptied %"
-		PRIu64 "); %" PRIu64 " new stacks named ahead of dumps of %" PRIu64
-		" (queue full: %" PRIu64 ")\n", n.bytes / 1048576.0, n.budget / 1048576.0, n.stacks,
-		n.frames, n.resets, n.named_ahead, n.announced, n.dropped);
+	fprintf(f, "names: %.1f of %.0f MiB, %" PRIu64 " stacks, %" PRIu64 " frames (compacted %"
+		PRIu64 ", emptied %" PRIu64 "); %" PRIu64 " new stacks named ahead of dumps of %"
+		PRIu64 " (queue full: %" PRIu64 ")\n", n.bytes / 1048576.0, n.budget / 1048576.0,
+		n.stacks, n.frames, n.compactions, n.resets, n.named_ahead, n.announced, n.dropped);
 }
 
 static void json_names(struct daemon *dm, struct json *j)
@@ -257,6 +257,7 @@ static void json_names(struct daemon *dm, struct json *j)
 	json__u64(j, "stacks", n.stacks);
 	json__u64(j, "frames", n.frames);
 	json__u64(j, "resets", n.resets);
+	json__u64(j, "compactions", n.compactions);
 	json__u64(j, "announced", n.announced);
 	json__u64(j, "named_ahead", n.named_ahead);
 	json__u64(j, "queue_full", n.dropped);

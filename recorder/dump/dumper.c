@@ -41,9 +41,9 @@
  */
 #define FR_NAME_AHEAD_SLICE_NS	(50 * 1000 * 1000ULL)
 
-/* A stack announced by the drain, queued for naming ahead of a dump. */
+/* A stack announced by the drain, queued for naming ahead of a dump (or its end: gone). */
 struct announced {
-	uint32_t id, tag, serial, slot, pid, kn, un, pad;
+	uint32_t id, tag, serial, slot, pid, kn, un, gone;
 	uint64_t hash, start, ts;
 	uint64_t ips[2 * FR_MAX_STACK];
 };
@@ -60,6 +60,7 @@ struct dumper {
 	struct spscq *announced;	/* main thread -> namer thread: stacks to name */
 	_Atomic uint64_t nannounced, ndropped, named_ahead;
 	_Atomic uint64_t names_bytes, names_budget, names_stacks, names_frames, names_resets;
+	_Atomic uint64_t names_compactions;
 	/*
 	 * The names kept between dumps, the symbols and line handles they are
 	 * read from: the namer thread names under this lock one slice at a
@@ -202,6 +203,20 @@ void dumper__announce(struct dumper *dp, const struct drain_stack *s)
 		dumper__tick(dp);
 }
 
+/*
+ * dumper__forget() - main thread: window stack @id (the entry of intern
+ * @serial) was freed: its names need not be kept. Never waits; a notice
+ * that finds the queue full is lost (the names stay until the store is
+ * compacted or emptied: a serial never matches again).
+ */
+void dumper__forget(struct dumper *dp, uint32_t id, uint32_t serial)
+{
+	struct announced a = { .id = id, .serial = serial, .gone = 1 };
+
+	if (dp && spscq__push(dp->announced, &a, offsetof(struct announced, hash)))
+		atomic_fetch_add(&dp->ndropped, 1);
+}
+
 /* dumper__tick() - main thread, every tick: wake the thread if stacks wait to be named. */
 void dumper__tick(struct dumper *dp)
 {
@@ -219,7 +234,9 @@ void dumper__names(struct dumper *dp, struct dumper_names *out)
 	*out = (struct dumper_names){
 		.bytes = atomic_load(&dp->names_bytes), .budget = atomic_load(&dp->names_budget),
 		.stacks = atomic_load(&dp->names_stacks), .frames = atomic_load(&dp->names_frames),
-		.resets = atomic_load(&dp->names_resets), .announced = atomic_load(&dp->nannounced),
+		.resets = atomic_load(&dp->names_resets),
+		.compactions = atomic_load(&dp->names_compactions),
+		.announced = atomic_load(&dp->nannounced),
 		.dropped = atomic_load(&dp->ndropped), .named_ahead = atomic_load(&dp->named_ahead),
 	};
 }
@@ -235,6 +252,7 @@ static void publish_names(struct dumper *dp, const struct names *nm)
 	atomic_store(&dp->names_stacks, st.stacks);
 	atomic_store(&dp->names_frames, st.frames);
 	atomic_store(&dp->names_resets, st.resets);
+	atomic_store(&dp->names_compactions, st.compactions);
 }
 
 /*
@@ -249,6 +267,10 @@ static int name_one(struct namer *n, struct announced *a)
 	const uint32_t *nf;
 	int err;
 
+	if (a->gone) {
+		names__forget_stack(n->nm, a->id, a->serial);
+		return 0;
+	}
 	if (a->slot && a->un) {
 		sp = namer__space(n, a->slot, a->pid, a->start, a->ts);
 		if (!sp)
@@ -303,7 +325,7 @@ static bool name_ahead(struct dumper *dp)
 			break;
 		}
 		err = name_one(&n, &a);
-		if (!err)
+		if (!err && !a.gone)
 			atomic_fetch_add(&dp->named_ahead, 1);
 	}
 	elfsyms__lines_hold(false);

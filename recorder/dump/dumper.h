@@ -78,6 +78,7 @@ struct dumper_names {
 	uint64_t stacks;		/* stacks with names kept */
 	uint64_t frames;		/* distinct frames */
 	uint64_t resets;		/* emptied for the budget */
+	uint64_t compactions;		/* rebuilt with the stacks in use, for the budget */
 	uint64_t announced;		/* new stacks the drain announced */
 	uint64_t dropped;		/* ... that found the queue full (named at a dump) */
 	uint64_t named_ahead;		/* stacks named between dumps */
@@ -96,6 +97,7 @@ int dumper__fd(const struct dumper *dp);
 int dumper__nice_error(const struct dumper *dp);
 void dumper__set_names_budget(struct dumper *dp, uint64_t bytes);
 void dumper__announce(struct dumper *dp, const struct drain_stack *s);
+void dumper__forget(struct dumper *dp, uint32_t id, uint32_t serial);
 void dumper__tick(struct dumper *dp);
 void dumper__names(struct dumper *dp, struct dumper_names *out);
 bool dumper__busy(const struct dumper *dp);

@@ -87,13 +87,12 @@ void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes)
 }
 
 /*
- * symbolizer__names() - the names kept between dumps, emptied first when
- * past their budget.
+ * symbolizer__names() - the names kept between dumps, compacted first when
+ * near their budget (names__trim()).
  */
 struct names *symbolizer__names(struct symbolizer *s)
 {
-	if (names__over_budget(s->names))
-		names__reset(s->names);
+	names__trim(s->names);
 	return s->names;
 }
 

@@ -149,10 +149,20 @@ struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns)
 	return d;
 }
 
+/* A stack entry freed: the stack_gone hook hears of it. */
+static void stack_released(void *ctx, uint32_t id, uint32_t serial)
+{
+	struct drain *d = ctx;
+
+	if (d->hooks.stack_gone)
+		d->hooks.stack_gone(d->hooks.ctx, id, serial);
+}
+
 /* drain__set_hooks() - where to report new incarnations and stacks. */
 void drain__set_hooks(struct drain *d, const struct drain_hooks *h)
 {
 	d->hooks = *h;
+	intern__set_released(d->t.stacks, h->stack_gone ? stack_released : NULL, d);
 }
 
 static void put_refs(struct drain *d, const struct fr_event *ev);

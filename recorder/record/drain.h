@@ -149,8 +149,9 @@ struct drain_hooks {
 	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec);
 	void (*fork)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start,
 		     uint32_t parent_slot, uint32_t parent_pid, uint64_t parent_start);
-	/* a stack stored for the first time */
+	/* a stack stored for the first time, and one freed (its last event gone) */
 	void (*stack)(void *ctx, const struct drain_stack *s);
+	void (*stack_gone)(void *ctx, uint32_t id, uint32_t serial);
 	void (*oom)(void *ctx, const void *rec);	/* struct fr_rec_oom */
 	/* a sample, stall or block walked by frame pointers: the process has
 	 * no unwind table yet */

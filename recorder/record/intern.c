@@ -51,6 +51,8 @@ struct intern {
 	uint32_t *deferred;
 	size_t ndeferred;
 	uint32_t serial;	/* inserts so far, modulo 2^31 */
+	void (*released)(void *ctx, uint32_t id, uint32_t serial);
+	void *released_ctx;
 	int hold;
 	size_t map_len;
 	void *map;
@@ -265,6 +267,18 @@ int intern__get(struct intern *t, uint32_t tag, const void *data, size_t len,
 	return 0;
 }
 
+/*
+ * intern__set_released() - call @fn(@ctx, id, serial) as each entry is
+ * freed (on the thread that drops its last reference, or releases the hold
+ * it waited for); NULL: none.
+ */
+void intern__set_released(struct intern *t, void (*fn)(void *ctx, uint32_t id, uint32_t serial),
+			  void *ctx)
+{
+	t->released = fn;
+	t->released_ctx = ctx;
+}
+
 void intern__ref(struct intern *t, uint32_t id)
 {
 	if (id && id <= t->nentries && !t->ent[id].refs++)
@@ -288,6 +302,8 @@ static void release_entry(struct intern *t, uint32_t id)
 		b = next;
 	}
 	t->st.blocks_used -= blocks_for(t, e->len);
+	if (t->released)
+		t->released(t->released_ctx, id, e->serial);
 	idpool__free(&t->ents, id);
 }
 

@@ -50,6 +50,8 @@ void intern__trim(struct intern *t, uint64_t now);
 
 /* Reader side. */
 size_t intern__len(const struct intern *t, uint32_t id);
+void intern__set_released(struct intern *t, void (*fn)(void *ctx, uint32_t id, uint32_t serial),
+			  void *ctx);
 void intern__identity(const struct intern *t, uint32_t id, uint64_t *hash, uint32_t *serial);
 uint32_t intern__tag(const struct intern *t, uint32_t id);
 size_t intern__copy(const struct intern *t, uint32_t id, void *buf, size_t cap);
