@@ -256,7 +256,7 @@ static void hook_exit_maps(void *ctx, uint32_t slot, const void *rec)
 }
 
 /*
- * A stack stored for the first time: the dump thread names it ahead of a
+ * A stack stored for the first time: the namer thread names it ahead of a
  * dump, and the /proc worker checks that the process's maps cover its user
  * frames.
  */
@@ -266,7 +266,7 @@ static void hook_stack(void *ctx, const struct drain_stack *s)
 	uint64_t ips[FR_INFO_USER_IPS];
 	unsigned n = FR_MIN(s->un, (unsigned)FR_INFO_USER_IPS);
 
-	/* Its names, prepared on the dump thread before a dump needs them. */
+	/* Its names, prepared on the namer thread before a dump needs them. */
 	dumper__announce(dm->dumper, s);
 	if (!n)
 		return;

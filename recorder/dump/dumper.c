@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * dumper.c - the dump thread. See dumper.h.
+ * dumper.c - the dump thread, and the namer thread that names new stacks
+ * ahead of dumps. See dumper.h.
  */
 #include <ctype.h>
-#include <stdatomic.h>
-#include <stddef.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,7 +142,9 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
  */
 void dumper__set_names_budget(struct dumper *dp, uint64_t bytes)
 {
+	pthread_mutex_lock(&dp->names_lock);
 	symbolizer__set_names_budget(dp->sym, bytes);
+	pthread_mutex_unlock(&dp->names_lock);
 }
 
 /* dumper__nice_error() - 0, or why the dump thread runs at normal priority. */
@@ -177,7 +180,7 @@ void dumper__free(struct dumper *dp)
 
 /*
  * dumper__announce() - main thread: a stack the drain stored for the first
- * time, to be named on the dump thread before a dump needs it. Never
+ * time, to be named on the namer thread before a dump needs it. Never
  * waits: when the queue is full the stack is counted and left to the dump.
  * The thread is woken once the queue is a quarter full, else at the tick.
  */
@@ -447,7 +450,7 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	err = encoder__prepare(enc);
-	publish_names(dp, symbolizer__names(dp->sym));
+	publish_names(dp, symbolizer__store(dp->sym));
 	pthread_mutex_unlock(&dp->names_lock);
 	locked = false;
 	res->phases.snapshot = encoder__stats(enc)->snapshot_ns;

@@ -4,6 +4,8 @@
  * window, compress it as an LZ4 frame, write it through io_uring to a
  * temporary name, fsync, rename to "<name>.frd". The drain keeps
  * recording meanwhile; the main loop learns of the end through an eventfd.
+ * Between dumps, a namer thread names each stack the drain announces
+ * (dumper__announce()) into the names the dump copies (names.h).
  */
 #ifndef FR_DUMPER_H
 #define FR_DUMPER_H

@@ -87,12 +87,18 @@ void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes)
 }
 
 /*
- * symbolizer__names() - the names kept between dumps, compacted first when
+ * symbolizer__names() - between dumps: the names kept, compacted first when
  * near their budget (names__trim()).
  */
 struct names *symbolizer__names(struct symbolizer *s)
 {
 	names__trim(s->names);
+	return s->names;
+}
+
+/* symbolizer__store() - the names kept, as they are: a dump never compacts them. */
+struct names *symbolizer__store(struct symbolizer *s)
+{
 	return s->names;
 }
 
@@ -393,7 +399,7 @@ int encoder__prepare(struct encoder *e)
 		return err;
 	e->st.collect_ns = fr_boottime_ns() - t1;
 	e->ksyms = kernel_symbols(e->in.sym);
-	e->names = symbolizer__names(e->in.sym);
+	e->names = symbolizer__store(e->in.sym);
 	namer__init(&e->nmr, e->in.t, e->in.sym->cache, e->ksyms, e->names, e->in.meta_what);
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
 	if (e->in.resolve_timeout_ns)

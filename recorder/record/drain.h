@@ -123,13 +123,6 @@ struct drain_tables {
 	struct proctable *procs;
 };
 
-/*
- * Calls out of the drain, made when a record is staged: a new incarnation
- * seen running (or one that exec'd) whose /proc facts should be read while
- * it lives, a fork's child (its parent's facts are its own until it execs),
- * and a new stack whose user addresses may lie outside the known mappings.
- * They must not block.
- */
 /* A stack the stack table stored for the first time, as the stack hook sees it. */
 struct drain_stack {
 	uint32_t id;			/* in the stack table */
@@ -144,6 +137,13 @@ struct drain_stack {
 	uint32_t kn, un;
 };
 
+/*
+ * Calls out of the drain, made when a record is staged: a new incarnation
+ * seen running (or one that exec'd) whose /proc facts should be read while
+ * it lives, a fork's child (its parent's facts are its own until it execs),
+ * and a new stack whose user addresses may lie outside the known mappings.
+ * They must not block.
+ */
 struct drain_hooks {
 	void *ctx;
 	void (*proc)(void *ctx, uint32_t slot, uint32_t pid, uint64_t start, bool exec);
