@@ -818,13 +818,14 @@ def bench_dump(b, o, res):
             c1 = tree_cpu_s(d.pid)
             peak = status_kb(d.pid, "VmHWM") - rss0
             path = m.group(1)
+            ph, _ = d.wait_line(r"dump took: (.*)", 5, start)
             t_file = watch.wait(os.path.basename(path), 10)
             dumps.append({"path": path, "events": int(m.group(2)), "procs": int(m.group(3)),
                           "stacks": int(m.group(4)), "bytes": int(m.group(5)),
                           "daemon_ms": float(m.group(6)),
                           "ext_ms": (t_file - t0) * 1000 if t_file else None,
                           "log_ms": (t_log - t0) * 1000, "cpu_ms": (c1 - c0) * 1000,
-                          "peak_kb": peak})
+                          "peak_kb": peak, "phases": dump_phases(ph.group(1) if ph else "")})
             say(f"  dump {i + 1}: daemon {float(m.group(6)):.1f} ms, kill->file "
                 f"{dumps[-1]['ext_ms'] or float('nan'):.1f} ms, {int(m.group(5))} bytes")
         st_after = d.status()
@@ -941,6 +942,22 @@ def bench_dump(b, o, res):
                      f"{x['span_s']:.1f} |")
     res.detail("Dumps of flightrecd (SIGUSR1, one every "
                f"{DUMP_SPACING} s, full window)", "\n".join(lines))
+    names = [k for k in dumps[0]["phases"]] if dumps and dumps[0]["phases"] else []
+    if names:
+        lines = ["| phase | " + " | ".join(f"#{i + 1}" for i in range(len(dumps))) +
+                 " | median |", "|---|" + "---|" * (len(dumps) + 1)]
+        for k in names:
+            v = [x["phases"].get(k, float("nan")) for x in dumps]
+            lines.append(f"| {k} | " + " | ".join(f"{x:.1f}" if k in DUMP_PHASE_MS else
+                                                 f"{x:.0f}" for x in v) +
+                         f" | {statistics.median(v):.1f} |")
+            nums[f"dump_phase_{k.replace(' ', '_').replace('/', '')}"] = statistics.median(v)
+        res.detail("Where each timed dump's time went (the daemon's \"dump took\" line, "
+                   "ms; stacks and frames are counts)",
+                   "\n".join(lines) + "\n\nThe stacks the window references are named as "
+                   "they enter it, on the daemon's namer thread; a dump copies those names "
+                   "(\"names\") and names itself only the stacks still missing (\"stacks "
+                   "named\"), then looks up the source lines still missing.")
     if pf:
         lines = ["| # | SIGUSR2 → \"Dump\" line ms | SIGUSR2 → \"dump data\" line ms | + fsync "
                  "by bench ms | samples | bytes | B/sample | span s |",
@@ -977,6 +994,16 @@ def bench_dump(b, o, res):
            f"VmRSS full window {rss_full / 1024:.1f} MiB, after {len(dumps)} dumps "
            f"{rss_after / 1024:.1f} MiB, VmHWM {hwm / 1024:.1f} MiB; status after dumps: "
            f"{st_after['window']['events']} events."]
+    nm = st_full.get("names")
+    if nm:
+        nums["names_bytes_full"] = nm["bytes"]
+        mem.append(f"Names kept between dumps (outside the cap, their own budget of a quarter "
+                   f"of it): {nm['bytes'] / 2**20:.1f} MiB of {nm['budget'] / 2**20:.0f} MiB for "
+                   f"{nm['stacks']} stacks and {nm['frames']} frames "
+                   f"({nm['bytes'] / max(1, nm['stacks']):.0f} B a stack); "
+                   f"{nm['named_ahead']} of {nm['announced']} new stacks named ahead, "
+                   f"{nm['queue_full']} lost to a full queue, compacted {nm['compactions']} "
+                   f"times, emptied {nm['resets']}.")
     if pf:
         mem.append(f"perf record's VmRSS at its dumps (median): "
                    f"{nums['perf_rss_kb'] / 1024:.1f} MiB (its rings: {PERF_MMAP} per CPU).")
@@ -997,6 +1024,27 @@ def bench_dump(b, o, res):
         res.detail("Where a dump's time goes (flightrecd, one extra dump, not in the "
                    "timings)", diag)
     return nums
+
+
+DUMP_PHASE_MS = ("freeze", "/proc reads waited", "namer waited", "snapshot", "references",
+                 "names", "lines", "encode and write", "fsync and rename")
+
+
+def dump_phases(text):
+    """The daemon's "dump took: freeze X ms, ..., names X (N stacks named, ...), lines X
+    (N frames looked up), ..." as {phase: ms, "stacks named": N, "lines looked up": N}."""
+    out = {}
+    for name in DUMP_PHASE_MS:
+        m = re.search(re.escape(name) + r" ([\d.]+)", text)
+        if m:
+            out[name] = float(m.group(1))
+    m = re.search(r"\((\d+) stacks named", text)
+    if m:
+        out["stacks named"] = int(m.group(1))
+    m = re.search(r"\((\d+) frames looked up", text)
+    if m:
+        out["lines looked up"] = int(m.group(1))
+    return out
 
 
 def parse_size(s):
