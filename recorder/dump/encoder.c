@@ -338,10 +338,7 @@ struct encoder *encoder__new(const struct encode_in *in, struct fr_dump *model)
 	e->page_shift = (unsigned)__builtin_ctzl((unsigned long)sysconf(_SC_PAGESIZE));
 	fr_hashmap__init(&e->str_of, sizeof(struct str_key), sizeof(uint32_t),
 			 str_key_hash, str_key_equal, NULL);
-	index_map(&e->proc_of_slot, sizeof(uint64_t));
 	index_map(&e->proc_of_id, sizeof(struct incarnation));
-	index_map(&e->str_of_id, sizeof(uint64_t));
-	index_map(&e->stack_of_id, sizeof(uint64_t));
 	index_map(&e->thread_of, sizeof(uint64_t));
 	if (encoder__add_str(e, "", 0, &empty)) {
 		encoder__free(e);
@@ -365,10 +362,10 @@ void encoder__free(struct encoder *e)
 	free(e->stack_ids);
 	free(e->stack_ts);
 	free(e->stack_samples);
-	fr_hashmap__fini(&e->stack_of_id);
-	fr_hashmap__fini(&e->str_of_id);
+	free(e->stack_of_id.v);
+	free(e->str_of_id.v);
 	fr_hashmap__fini(&e->proc_of_id);
-	fr_hashmap__fini(&e->proc_of_slot);
+	free(e->proc_of_slot.v);
 	fr_hashmap__fini(&e->str_of);
 	snapshot__free(&e->snap);
 	free(e);
@@ -432,12 +429,12 @@ static int translate_oom(struct encoder *e, const struct fr_event *ev,
 		.memcg_usage = o.memcg_usage, .memcg_limit = o.memcg_limit,
 	};
 	if (ev->arg) {
-		if (!id_get(&e->proc_of_slot, ev->arg, &out->oom.invoker))
+		if (!map_get(&e->proc_of_slot, ev->arg, &out->oom.invoker))
 			return -ENOENT;
 		out->oom.invoker++;
 	}
 	if (ev->tid) {
-		if (!id_get(&e->stack_of_id, ev->tid, &out->stack))
+		if (!map_get(&e->stack_of_id, ev->tid, &out->stack))
 			return -ENOENT;
 		out->stack++;
 	}
@@ -452,7 +449,7 @@ static int stack_ref(struct encoder *e, uint32_t id, uint32_t *out)
 	*out = 0;
 	if (!id)
 		return 0;
-	if (!id_get(&e->stack_of_id, id, out))
+	if (!map_get(&e->stack_of_id, id, out))
 		return -ENOENT;
 	(*out)++;
 	return 0;
@@ -510,9 +507,9 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	out->cpu = ev->cpu;
 	out->type = ev->type;
 	out->flags = ev->flags;
-	if (ev->comm && !id_get(&e->str_of_id, ev->comm, &out->comm))
+	if (ev->comm && !map_get(&e->str_of_id, ev->comm, &out->comm))
 		return -ENOENT;
-	if (dump__event_has_proc(ev->type) && !id_get(&e->proc_of_slot, ev->proc, &out->proc))
+	if (dump__event_has_proc(ev->type) && !map_get(&e->proc_of_slot, ev->proc, &out->proc))
 		return -ENOENT;
 	/* No default: a type added to enum fr_event_type must be translated. */
 	switch ((enum fr_event_type)ev->type) {
@@ -541,15 +538,15 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 	case FR_EV_SAMPLE:
 		out->unwound = ev->arg & FR_EVSAMPLE_LATER ? FR_DUNWOUND_LATER : 0;
 		if (ev->ref) {
-			if (!id_get(&e->stack_of_id, ev->ref, &out->stack))
+			if (!map_get(&e->stack_of_id, ev->ref, &out->stack))
 				return -ENOENT;
 			out->stack++;
 		}
 		return 0;
 	case FR_EV_FORK:
-		return id_get(&e->proc_of_slot, ev->ref, &out->child) ? 0 : -ENOENT;
+		return map_get(&e->proc_of_slot, ev->ref, &out->child) ? 0 : -ENOENT;
 	case FR_EV_EXEC:
-		return id_get(&e->str_of_id, ev->ref, &out->filename) ? 0 : -ENOENT;
+		return map_get(&e->str_of_id, ev->ref, &out->filename) ? 0 : -ENOENT;
 	case FR_EV_EXIT: {
 		struct fr_exit_stats st = {};
 

@@ -18,6 +18,22 @@
 #include "procinfo.h"
 #include "util.h"
 
+/*
+ * dump_map__slot() - the slot of index @i in @m (value + 1, 0: none), grown
+ * with zeros. NULL without memory.
+ */
+uint32_t *dump_map__slot(struct dump_map *m, uint32_t i)
+{
+	uint32_t old = m->cap;
+
+	if (i >= m->cap) {
+		if (fr_grow32((void **)&m->v, &m->cap, i + 1, sizeof(*m->v)))
+			return NULL;
+		memset(m->v + old, 0, (m->cap - old) * sizeof(*m->v));
+	}
+	return &m->v[i];
+}
+
 /* Intern a string into the dump's string table; *idx gets its index. */
 int encoder__add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx)
 {
@@ -85,11 +101,11 @@ int encoder__str_of(struct encoder *e, uint32_t id, uint32_t *idx)
 		*idx = 0;
 		return 0;
 	}
-	if (id_get(&e->str_of_id, id, idx))
+	if (map_get(&e->str_of_id, id, idx))
 		return 0;
 	len = intern__copy(e->in.t->strs, id, buf, FR_PATH_LEN);
 	err = encoder__add_str(e, buf, FR_MIN(len, (size_t)FR_PATH_LEN), idx);
-	return err ? err : id_put(&e->str_of_id, id, *idx);
+	return err ? err : map_put(&e->str_of_id, id, *idx);
 }
 
 /* The dump process of incarnation (@pid, @start) into *@idx; false when none. */
@@ -198,7 +214,7 @@ int encoder__proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	struct fr_proc p;
 	int err;
 
-	if (id_get(&e->proc_of_slot, slot, idx))
+	if (map_get(&e->proc_of_slot, slot, idx))
 		return 0;
 	err = proctable__read(e->in.t->procs, slot, &p);
 	if (err)
@@ -220,7 +236,7 @@ int encoder__proc_of(struct encoder *e, uint32_t slot, uint32_t *idx)
 	err = encoder__add_cstr(e, p.comm, &dp->comm);
 	if (!err)
 		err = encoder__proc_facts(e, *idx, proctable__meta(e->in.t->procs, slot, p.pid, p.start));
-	return err ? err : id_put(&e->proc_of_slot, slot, *idx);
+	return err ? err : map_put(&e->proc_of_slot, slot, *idx);
 }
 
 /*
@@ -234,7 +250,7 @@ int encoder__stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uin
 	uint32_t cap, cap2, cap3;
 	int err;
 
-	if (id_get(&e->stack_of_id, id, idx)) {
+	if (map_get(&e->stack_of_id, id, idx)) {
 		e->stack_samples[*idx] += cpu;
 		return 0;
 	}
@@ -254,6 +270,6 @@ int encoder__stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uin
 	e->stack_ids[*idx] = id;
 	e->stack_ts[*idx] = ts;
 	e->stack_samples[*idx] = cpu;
-	return id_put(&e->stack_of_id, id, *idx);
+	return map_put(&e->stack_of_id, id, *idx);
 }
 

@@ -8,6 +8,7 @@
 #ifndef FR_ENCSTATE_H
 #define FR_ENCSTATE_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -85,6 +86,30 @@ struct dump_map {
 	uint32_t cap;
 };
 
+uint32_t *dump_map__slot(struct dump_map *m, uint32_t i);
+
+/*
+ * A window id's dump index from an array map (the window's ids are small
+ * and dense: its tables hand out the lowest free one); false when absent.
+ */
+static inline bool map_get(const struct dump_map *m, uint64_t key, uint32_t *val)
+{
+	if (key >= m->cap || !m->v[key])
+		return false;
+	*val = m->v[key] - 1;
+	return true;
+}
+
+static inline int map_put(struct dump_map *m, uint64_t key, uint32_t val)
+{
+	uint32_t *slot = key < UINT32_MAX ? dump_map__slot(m, (uint32_t)key) : NULL;
+
+	if (!slot)
+		return -ENOMEM;
+	*slot = val + 1;
+	return 0;
+}
+
 /* A u64-keyed map's value into *@val; false when absent. */
 static inline bool id_get(const struct fr_hashmap *m, uint64_t key, uint32_t *val)
 {
@@ -124,10 +149,10 @@ struct encoder {
 	uint32_t str_cap, proc_cap, bin_cap, frame_cap, stack_cap, line_cap;
 	/* Every map's key is the whole identity, compared on lookup. */
 	struct fr_hashmap str_of;	/* string (bytes) -> dump string */
-	struct fr_hashmap proc_of_slot;	/* process table slot -> dump process */
+	struct dump_map proc_of_slot;	/* process table slot -> dump process */
 	struct fr_hashmap proc_of_id;	/* (pid, start) -> dump process */
-	struct fr_hashmap str_of_id;	/* window string id -> dump string */
-	struct fr_hashmap stack_of_id;	/* window stack id -> dump stack */
+	struct dump_map str_of_id;	/* window string id -> dump string */
+	struct dump_map stack_of_id;	/* window stack id -> dump stack */
 	struct fr_hashmap thread_of;	/* (dump process, tid) -> threads[] */
 	uint32_t thread_cap;
 	struct names *names;		/* the names kept between dumps */

@@ -409,14 +409,15 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 		}
 	}
 	/*
-	 * JIT code changes while its process lives: named for good once it
-	 * exited. Elsewhere (an anonymous mapping, [vdso]) a bare address is
-	 * all there is to say.
+	 * Code outside a file (an anonymous mapping, or none) may be JIT code
+	 * whose perf map its process writes at any time: named for good once
+	 * it exited. A kernel-made mapping ([vdso]) has nothing more to say.
 	 */
-	if (sp && jit)
-		*final = sp->exited;
+	if (sp && !jit && m && m->path &&
+	    (!strcmp(m->path, "[vdso]") || !strcmp(m->path, "[vsyscall]")))
+		*final = true;
 	else if (sp)
-		*final = m || no_mapping_final(sp);
+		*final = sp->exited || (!m && no_mapping_final(sp));
 	return names__frame(n->nm, &f, 0, name ? FR_NAMED_OK : FR_NAMED_NO_MAPPING, idx, &created);
 }
 

@@ -18,26 +18,10 @@
 #include "symbolize.h"
 #include "util.h"
 
-/*
- * map_slot() - the slot of store index @i in @m (names store index -> dump
- * index + 1, 0: not in this dump yet), grown with zeros. NULL without memory.
- */
-static uint32_t *map_slot(struct dump_map *m, uint32_t i)
-{
-	uint32_t old = m->cap;
-
-	if (i >= m->cap) {
-		if (fr_grow32((void **)&m->v, &m->cap, i + 1, sizeof(*m->v)))
-			return NULL;
-		memset(m->v + old, 0, (m->cap - old) * sizeof(*m->v));
-	}
-	return &m->v[i];
-}
-
 /* The dump string of store string @i. Returns 0 or -ENOMEM. */
 static int dump_str(struct encoder *e, uint32_t i, uint32_t *idx)
 {
-	uint32_t *slot = i ? map_slot(&e->str_map, i) : NULL;
+	uint32_t *slot = i ? dump_map__slot(&e->str_map, i) : NULL;
 	int err;
 
 	if (!i) {
@@ -59,7 +43,7 @@ static int dump_str(struct encoder *e, uint32_t i, uint32_t *idx)
 /* The dump binary of store binary @i. Returns 0 or -ENOMEM. */
 static int dump_bin(struct encoder *e, uint32_t i, uint32_t *idx)
 {
-	uint32_t *slot = map_slot(&e->bin_map, i);
+	uint32_t *slot = dump_map__slot(&e->bin_map, i);
 	struct fr_dump *d = e->d;
 	struct fr_dump_bin b;
 	int err;
@@ -130,7 +114,7 @@ static void count_frame(struct encoder *e, const struct fr_dump_frame *f, enum n
  */
 static int dump_frame(struct encoder *e, uint32_t nf, uint32_t *idx, bool *created)
 {
-	uint32_t *slot = map_slot(&e->frame_map, nf);
+	uint32_t *slot = dump_map__slot(&e->frame_map, nf);
 	struct fr_dump *d = e->d;
 	struct fr_dump_frame f;
 	int err;
