@@ -110,7 +110,7 @@ struct space *namer__space(struct namer *n, uint32_t slot, uint32_t pid, uint64_
 		.exited = proctable__exited(n->t->procs, slot, pid, start),
 		.current = !(key.era & 1),
 	};
-	if (names__space(n->nm, pid, start, key.era, &sp->nid))
+	if (names__space(n->nm, pid, start, key.era, m && m->img ? m->img->serial : 0, &sp->nid))
 		return NULL;	/* the meta is put with the session */
 	return sp;
 }
@@ -141,10 +141,11 @@ static bool past_deadline(struct namer *n)
 /*
  * The mapping of @addr in @sp, with its symbols: from the facts read while
  * the process lived; if the address is outside them and the process still
- * lives, from one fresh verified read (a library loaded since).
+ * lives, from one fresh verified read (a library loaded since: *@fresh,
+ * if not NULL, tells).
  */
 static const struct fr_mapping *mapping_of(struct namer *n, struct space *sp, uint64_t addr,
-					   const struct elfsyms **syms)
+					   const struct elfsyms **syms, bool *fresh)
 {
 	struct proc_meta *ms[2] = { sp->meta, NULL };
 
@@ -157,6 +158,8 @@ static const struct fr_mapping *mapping_of(struct namer *n, struct space *sp, ui
 			m = procmaps__find(ms[k]->img->maps, addr);
 			if (m) {
 				*syms = ms[k]->img->syms[m - ms[k]->img->maps->m];
+				if (fresh)
+					*fresh = k;
 				return m;
 			}
 		}
@@ -384,14 +387,19 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 	const struct elfsyms *es = NULL;
 	const char *name = NULL;
 	uint64_t a = namer__lookup_addr(addr, pos), off = 0;
-	bool created, jit;
+	bool created, jit, fresh = false;
+	int err;
 
 	n->st.frames++;
 	*final = !sp;
 	if (sp)
-		m = mapping_of(n, sp, a, &es);
-	if (m && m->path && m->path[0] == '/')
-		return file_frame(n, sp, m, es, addr, pos, idx, final);
+		m = mapping_of(n, sp, a, &es, &fresh);
+	if (m && m->path && m->path[0] == '/') {
+		err = file_frame(n, sp, m, es, addr, pos, idx, final);
+		/* Not in the image the space is of: kept with it, it would outlive a dlclose. */
+		*final &= !fresh;
+		return err;
+	}
 	jit = sp && perfmap_of(n, sp);
 	if (pos && !m && (!addr || (sp && space_has_maps(sp) && !jit))) {
 		*final = !addr || no_mapping_final(sp);
@@ -401,8 +409,7 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 	if (jit) {
 		name = perfmap__lookup(sp->perfmap, a, &off);
 		if (name) {
-			int err = names__str(n->nm, name, &f.sym);
-
+			err = names__str(n->nm, name, &f.sym);
 			if (err)
 				return err;
 			f.sym_off = off + (a != addr);
@@ -544,7 +551,7 @@ int namer__lines(struct namer *n, uint32_t frame, struct space *sp, uint64_t add
 	names__sync_lines(n->nm, frame);
 	if (names__frame_lines(n->nm, frame) != FR_LINES_PENDING)
 		return 0;	/* its file's offset had them */
-	m = mapping_of(n, sp, addr, &es);
+	m = mapping_of(n, sp, addr, &es, NULL);
 	if (!m || !es)
 		return 0;
 	snprintf(procdir, sizeof(procdir), "/proc/%u", sp->pid);

@@ -25,10 +25,11 @@ struct nbin_key {
 	uint8_t pad[3];
 };
 
-/* A space of the store: incarnation and era, a key of space_of. No padding. */
+/* A space of the store: incarnation, era and image read, a key of space_of. No padding. */
 struct nspace_key {
 	uint64_t start;
 	uint64_t era;
+	uint64_t image;
 	uint64_t pid;
 };
 
@@ -696,12 +697,15 @@ void names__trim(struct names *nm)
 
 /*
  * names__space() - the store's space of incarnation (@pid, @start) in
- * era @era (proctable__meta_at()), made on first use; never 0.
+ * era @era (proctable__meta_at()) as read in image @image (its serial, 0:
+ * none: a dlclose and a dlopen in between make another), made on first
+ * use; never 0.
  * Returns 0 or -ENOMEM.
  */
-int names__space(struct names *nm, uint32_t pid, uint64_t start, uint64_t era, uint32_t *id)
+int names__space(struct names *nm, uint32_t pid, uint64_t start, uint64_t era, uint64_t image,
+		 uint32_t *id)
 {
-	struct nspace_key key = { .start = start, .era = era, .pid = pid };
+	struct nspace_key key = { .start = start, .era = era, .image = image, .pid = pid };
 	const uint32_t *found = fr_hashmap__find(&nm->space_of, &key);
 	int err;
 

@@ -51,7 +51,8 @@ struct names_stack {
 };
 
 /*
- * An address in one image (a store space: incarnation and era), a key of
+ * An address in one image (a store space: incarnation, era and the read of
+ * its maps), a key of
  * the address cache; a kernel address has space 0. No padding: compared
  * byte by byte.
  */
@@ -118,7 +119,8 @@ uint32_t names__nframes(const struct names *nm);
 uint32_t names__nstrs(const struct names *nm);
 uint32_t names__nbins(const struct names *nm);
 
-int names__space(struct names *nm, uint32_t pid, uint64_t start, uint64_t era, uint32_t *id);
+int names__space(struct names *nm, uint32_t pid, uint64_t start, uint64_t era, uint64_t image,
+		 uint32_t *id);
 bool names__addr_get(const struct names *nm, const struct names_addr *k, uint32_t *frame);
 int names__addr_put(struct names *nm, const struct names_addr *k, uint32_t frame);
 

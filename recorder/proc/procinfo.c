@@ -5,6 +5,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/stat.h>
@@ -161,6 +162,14 @@ static int read_threads(uint32_t pid, struct proc_meta *m)
 	return 0;
 }
 
+/* A new image's serial: one process-wide count, never 0. */
+static uint64_t image_serial(void)
+{
+	static _Atomic uint64_t next;
+
+	return atomic_fetch_add(&next, 1) + 1;
+}
+
 /*
  * Read the maps through @view and load the symbols of every executable
  * file mapping, while the process (@pid, @start) lives, until
@@ -177,6 +186,7 @@ static struct proc_image *read_image(uint32_t pid, uint64_t start, const char *v
 	if (!img)
 		return NULL;
 	atomic_init(&img->refs, 1);
+	img->serial = image_serial();
 	img->maps = procmaps__read_image(view);
 	if (!img->maps) {
 		free(img);
@@ -626,8 +636,10 @@ static struct proc_image *exit_image(struct procinfo *pi, const struct req *r,
 	struct proc_image *img = calloc(1, sizeof(*img));
 	struct procmaps *pm = calloc(1, sizeof(*pm));
 
-	if (img)
+	if (img) {
 		img->syms = calloc(r->n ? r->n : 1, sizeof(*img->syms));
+		img->serial = image_serial();
+	}
 	if (pm)
 		pm->m = calloc(r->n ? r->n : 1, sizeof(*pm->m));
 	if (!img || !pm || !img->syms || !pm->m) {

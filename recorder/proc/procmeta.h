@@ -31,6 +31,7 @@ struct proc_image {
 	uint32_t skipped;		/* mappings not loaded: the read's deadline passed */
 	struct symcache *sc;		/* the cache the references and bytes are charged to */
 	uint64_t bytes;			/* charged to its budget */
+	uint64_t serial;		/* which read made it (never 0): the names kept of it */
 };
 
 struct proc_meta {

@@ -80,10 +80,12 @@ static void store_basics(void)
 	names__set_lines(nm, fa, lv, 2);
 	ok(names__frame_lines(nm, fa) == FR_LINES_DONE && names__lines_at(nm, fa, &n) &&
 	   n == 2 && names__lines_at(nm, fa, &n)[1].line == 20, "its lines, once looked up");
-	names__space(nm, 10, 5 * SEC, 0, &s1);
-	names__space(nm, 10, 5 * SEC, 7 * SEC << 1, &s2);
-	names__space(nm, 10, 5 * SEC, 0, &s3);
-	ok(s1 && s2 && s1 != s2 && s1 == s3, "spaces: one per incarnation and era, never 0");
+	names__space(nm, 10, 5 * SEC, 0, 1, &s1);
+	names__space(nm, 10, 5 * SEC, 7 * SEC << 1, 1, &s2);
+	names__space(nm, 10, 5 * SEC, 0, 1, &s3);
+	names__space(nm, 10, 5 * SEC, 0, 2, &n);
+	ok(s1 && s2 && s1 != s2 && s1 == s3 && n != s1 && n != s2,
+	   "spaces: one per incarnation, era and read of its maps, never 0");
 	names__addr_put(nm, &(struct names_addr){ .addr = 0x1000, .space = s1, .leaf = 1 }, fa);
 	ok(names__addr_get(nm, &(struct names_addr){ .addr = 0x1000, .space = s1, .leaf = 1 }, &n) &&
 	   n == fa && !names__addr_get(nm, &(struct names_addr){ .addr = 0x1000, .space = s2,
