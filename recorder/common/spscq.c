@@ -105,6 +105,24 @@ int spscq__pop(struct spscq *q, void *buf, uint32_t cap)
 	return (int)len;
 }
 
+/*
+ * spscq__peek() - the consumer: the oldest record into @buf (@cap bytes;
+ * a longer one is cut to them), left in the queue. Returns its full
+ * length, or 0 when the queue is empty.
+ */
+int spscq__peek(struct spscq *q, void *buf, uint32_t cap)
+{
+	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
+	uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
+	uint32_t len;
+
+	if (head == tail)
+		return 0;
+	ring_copy(q, tail, &len, sizeof(len), false);
+	ring_copy(q, tail + sizeof(len), buf, FR_MIN(len, cap), false);
+	return (int)len;
+}
+
 /* spscq__used() - bytes queued now (either side; a moment's view). */
 size_t spscq__used(const struct spscq *q)
 {

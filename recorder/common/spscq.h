@@ -17,6 +17,7 @@ struct spscq *spscq__new(size_t bytes);
 void spscq__free(struct spscq *q);
 int spscq__push(struct spscq *q, const void *rec, uint32_t len);
 int spscq__pop(struct spscq *q, void *buf, uint32_t cap);
+int spscq__peek(struct spscq *q, void *buf, uint32_t cap);
 size_t spscq__used(const struct spscq *q);
 size_t spscq__size(const struct spscq *q);
 

@@ -41,6 +41,15 @@
  * it too: what is left is named at the next batch or the dump.
  */
 #define FR_NAME_AHEAD_SLICE_NS	(50 * 1000 * 1000ULL)
+/* The namer's nice value: background work, below the daemon's workers. */
+#define FR_NAMER_NICE	10
+/*
+ * A stack is named once its event is this old: a new process's maps,
+ * symbols and unwind rows are being read in its first moments (the
+ * namer should not take the CPU from that), and its names are final
+ * more often after them. A dump names what is younger itself.
+ */
+#define FR_NAME_AFTER_NS	(300 * 1000 * 1000ULL)
 
 /* A stack announced by the drain, queued for naming ahead of a dump (or its end: gone). */
 struct announced {
@@ -300,10 +309,12 @@ static int name_one(struct namer *n, struct announced *a)
 
 /*
  * name_ahead() - the namer thread, under the names lock: name the stacks
- * the drain announced, until the queue is empty, a dump waits for the
- * lock, or FR_NAME_AHEAD_SLICE_NS has passed. Whether stacks are left.
+ * the drain announced, oldest first, until the queue is empty, a dump
+ * waits for the lock, FR_NAME_AHEAD_SLICE_NS has passed, or the oldest is
+ * younger than FR_NAME_AFTER_NS (*@wait_until: when it no longer is; 0
+ * otherwise). Whether stacks are left.
  */
-static bool name_ahead(struct dumper *dp)
+static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 {
 	struct symcache *cache = symbolizer__cache(dp->sym);
 	struct names *nm = symbolizer__names(dp->sym);
@@ -319,14 +330,22 @@ static bool name_ahead(struct dumper *dp)
 	if (cache)
 		symcache__hold(cache, true);
 	elfsyms__lines_hold(true);
+	*wait_until = 0;
 	while (!err && !atomic_load(&dp->dump_waits)) {
-		if (fr_boottime_ns() >= end)
+		uint64_t now = fr_boottime_ns();
+
+		if (now >= end)
 			break;
-		len = spscq__pop(dp->announced, &a, sizeof(a));
+		len = spscq__peek(dp->announced, &a, sizeof(a));
 		if (len <= 0) {
 			left = false;
 			break;
 		}
+		if (!a.gone && a.ts + FR_NAME_AFTER_NS > now) {
+			*wait_until = a.ts + FR_NAME_AFTER_NS;
+			break;
+		}
+		spscq__pop(dp->announced, &a, sizeof(a));
 		err = name_one(&n, &a);
 		if (!err && !a.gone)
 			atomic_fetch_add(&dp->named_ahead, 1);
@@ -559,17 +578,21 @@ static void *dump_thread(void *arg)
 }
 
 /*
- * The namer thread, at the daemon's own priority (the dump thread's is
+ * The namer thread, at nice FR_NAMER_NICE (the dump thread's priority is
  * raised: naming ahead must not take the CPU from the workers that read
- * /proc and build unwind rows): names what the drain announced, a slice
- * at a time under the names lock, and gives way to a dump between stacks.
+ * /proc and build unwind rows, nor from the workload): names what the
+ * drain announced, a slice at a time under the names lock, and gives way
+ * to a dump between stacks. A dump names what it has not reached.
  */
 static void *namer_thread(void *arg)
 {
 	struct dumper *dp = arg;
 
+	/* Lowering one's own priority needs no privilege; failing, it runs as the daemon does. */
+	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), FR_NAMER_NICE);
 	worker__lock(&dp->nw);
 	for (;;) {
+		uint64_t until;
 		bool left;
 
 		while (!dp->kicked && !worker__stopping(&dp->nw))
@@ -579,13 +602,14 @@ static void *namer_thread(void *arg)
 		dp->kicked = false;
 		worker__unlock(&dp->nw);
 		pthread_mutex_lock(&dp->names_lock);
-		left = name_ahead(dp);
+		left = name_ahead(dp, &until);
 		pthread_mutex_unlock(&dp->names_lock);
 		worker__lock(&dp->nw);
 		dp->kicked |= left;
-		/* A dump took the lock: it names what is left itself. */
+		/* The oldest is too young, or a dump took the lock: later. */
 		if (left)
-			worker__wait(&dp->nw, fr_boottime_ns() + FR_NAME_AHEAD_SLICE_NS / 10);
+			worker__wait(&dp->nw, FR_MAX(until, fr_boottime_ns() +
+						   FR_NAME_AHEAD_SLICE_NS / 10));
 	}
 	worker__unlock(&dp->nw);
 	return NULL;
