@@ -96,6 +96,12 @@ void worker__lock(struct worker *w)
 	pthread_mutex_lock(&w->lock);
 }
 
+/* worker__trylock() - take the lock if free: whether it was taken. */
+bool worker__trylock(struct worker *w)
+{
+	return !pthread_mutex_trylock(&w->lock);
+}
+
 void worker__unlock(struct worker *w)
 {
 	pthread_mutex_unlock(&w->lock);

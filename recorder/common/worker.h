@@ -33,6 +33,7 @@ int worker__start(struct worker *w, void *(*fn)(void *), void *arg);
  */
 void worker__set_thread_init(int (*fn)(void *), void *ctx);
 void worker__lock(struct worker *w);
+bool worker__trylock(struct worker *w);
 void worker__unlock(struct worker *w);
 void worker__wake(struct worker *w);
 void worker__wait(struct worker *w, uint64_t until);

@@ -41,8 +41,6 @@
  * it too: what is left is named at the next batch or the dump.
  */
 #define FR_NAME_AHEAD_SLICE_NS	(50 * 1000 * 1000ULL)
-/* The namer's nice value: background work, below the daemon's workers. */
-#define FR_NAMER_NICE	10
 /*
  * A stack is named once its event is this old: a new process's maps,
  * symbols and unwind rows are being read in its first moments (the
@@ -229,12 +227,15 @@ void dumper__forget(struct dumper *dp, uint32_t id, uint32_t serial)
 		atomic_fetch_add(&dp->ndropped, 1);
 }
 
-/* dumper__tick() - main thread, every tick: wake the thread if stacks wait to be named. */
+/*
+ * dumper__tick() - main thread, every tick: wake the namer if stacks wait
+ * to be named. Never waits for its lock: a namer that holds it is awake
+ * and between two batches, and the next tick tries again.
+ */
 void dumper__tick(struct dumper *dp)
 {
-	if (!dp || !spscq__used(dp->announced))
+	if (!dp || !spscq__used(dp->announced) || !worker__trylock(&dp->nw))
 		return;
-	worker__lock(&dp->nw);
 	dp->kicked = true;
 	worker__wake(&dp->nw);
 	worker__unlock(&dp->nw);
@@ -317,7 +318,8 @@ static int name_one(struct namer *n, struct announced *a)
 static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 {
 	struct symcache *cache = symbolizer__cache(dp->sym);
-	struct names *nm = symbolizer__names(dp->sym);
+	bool compacted;
+	struct names *nm = symbolizer__names(dp->sym, &compacted);
 	uint64_t end = fr_boottime_ns() + FR_NAME_AHEAD_SLICE_NS;
 	struct announced a;
 	struct namer n;
@@ -355,6 +357,8 @@ static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 		symcache__hold(cache, false);
 	namer__fini(&n);
 	publish_names(dp, nm);
+	if (compacted)
+		malloc_trim(0);	/* what the old store held goes back */
 	return left && !err;
 }
 
@@ -578,18 +582,18 @@ static void *dump_thread(void *arg)
 }
 
 /*
- * The namer thread, at nice FR_NAMER_NICE (the dump thread's priority is
- * raised: naming ahead must not take the CPU from the workers that read
- * /proc and build unwind rows, nor from the workload): names what the
- * drain announced, a slice at a time under the names lock, and gives way
- * to a dump between stacks. A dump names what it has not reached.
+ * The namer thread, at the daemon's own priority (not the dump thread's
+ * raised one: naming ahead must not take the CPU from the workers that
+ * read /proc and build unwind rows; not lower either: a dump waits for it
+ * to let go of the names, and the main thread must never wait behind a
+ * thread starved of CPU): names what the drain announced, a slice at a
+ * time under the names lock, and gives way to a dump between stacks. A
+ * dump names what it has not reached.
  */
 static void *namer_thread(void *arg)
 {
 	struct dumper *dp = arg;
 
-	/* Lowering one's own priority needs no privilege; failing, it runs as the daemon does. */
-	setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), FR_NAMER_NICE);
 	worker__lock(&dp->nw);
 	for (;;) {
 		uint64_t until;

@@ -90,9 +90,9 @@ void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes)
  * symbolizer__names() - between dumps: the names kept, compacted first when
  * near their budget (names__trim()).
  */
-struct names *symbolizer__names(struct symbolizer *s)
+struct names *symbolizer__names(struct symbolizer *s, bool *compacted)
 {
-	names__trim(s->names);
+	*compacted = names__trim(s->names);
 	return s->names;
 }
 

@@ -26,7 +26,7 @@ struct symbolizer;
 struct symbolizer *symbolizer__new(struct symcache *cache);
 void symbolizer__free(struct symbolizer *s);
 void symbolizer__warm(struct symbolizer *s);
-struct names *symbolizer__names(struct symbolizer *s);
+struct names *symbolizer__names(struct symbolizer *s, bool *compacted);
 struct names *symbolizer__store(struct symbolizer *s);
 void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes);
 const struct kallsyms *symbolizer__ksyms(const struct symbolizer *s);

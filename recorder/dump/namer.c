@@ -402,7 +402,7 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 	}
 	jit = sp && perfmap_of(n, sp);
 	if (pos && !m && (!addr || (sp && space_has_maps(sp) && !jit))) {
-		*final = !addr || no_mapping_final(sp);
+		*final = !addr || (space_has_maps(sp) && no_mapping_final(sp));
 		*idx = FR_FRAME_BOGUS;	/* a return address where no code is */
 		return 0;
 	}
@@ -423,8 +423,8 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 	if (sp && !jit && m && m->path &&
 	    (!strcmp(m->path, "[vdso]") || !strcmp(m->path, "[vsyscall]")))
 		*final = true;
-	else if (sp)
-		*final = sp->exited || (!m && no_mapping_final(sp));
+	else if (sp)	/* an exited process's maps may still come (its exit sends them) */
+		*final = space_has_maps(sp) && (sp->exited || (!m && no_mapping_final(sp)));
 	return names__frame(n->nm, &f, 0, name ? FR_NAMED_OK : FR_NAMED_NO_MAPPING, idx, &created);
 }
 

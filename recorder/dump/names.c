@@ -43,6 +43,7 @@ struct names {
 	uint64_t budget;
 	uint64_t resets;
 	uint64_t compactions;
+	uint64_t kept;			/* bytes after the last compaction */
 	/* From here on, emptied by a reset. */
 	uint64_t str_bytes;		/* the strings' own bytes */
 	char **str;			/* [0] is "" */
@@ -684,15 +685,22 @@ int names__compact(struct names *nm)
 }
 
 /*
- * names__trim() - between batches: past 3/4 of the budget, compact; if that
- * fails or leaves more than half of it, empty the store.
+ * names__trim() - between batches: once the store is twice what it held
+ * after its last compaction (and past FR_NAMES_FLOOR), or past 3/4 of the
+ * budget, compact it: what others make and forget never piles up; if
+ * that fails or leaves more than half the budget, empty it. Whether it did
+ * either.
  */
-void names__trim(struct names *nm)
+bool names__trim(struct names *nm)
 {
-	if (bytes(nm) <= nm->budget / 4 * 3)
-		return;
+	uint64_t b = bytes(nm);
+
+	if (b <= nm->budget / 4 * 3 && (b <= FR_NAMES_FLOOR || b <= 2 * nm->kept))
+		return false;
 	if (names__compact(nm) || bytes(nm) > nm->budget / 2)
 		names__reset(nm);
+	nm->kept = bytes(nm);
+	return true;
 }
 
 /*

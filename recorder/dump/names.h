@@ -90,6 +90,8 @@ struct names_stats {
  * grow with the window's stacks); a store set no budget holds FR_NAMES_BUDGET.
  */
 #define FR_NAMES_SHARE	4
+/* Below this, the store is compacted only at 3/4 of its budget. */
+#define FR_NAMES_FLOOR	(4ULL << 20)
 #define FR_NAMES_BUDGET	(64ULL << 20)
 
 struct names;
@@ -99,7 +101,7 @@ void names__set_budget(struct names *nm, uint64_t budget);
 void names__free(struct names *nm);
 void names__reset(struct names *nm);
 int names__compact(struct names *nm);
-void names__trim(struct names *nm);
+bool names__trim(struct names *nm);
 void names__forget_stack(struct names *nm, uint32_t id, uint32_t serial);
 bool names__over_budget(const struct names *nm);
 void names__stats(const struct names *nm, struct names_stats *st);

@@ -312,7 +312,7 @@ static void namer_on_self(struct symcache *sc)
 		goto out;
 	}
 	symbolizer__warm(sym);	/* kernel symbols, as the dump thread loads them first */
-	nm = symbolizer__names(sym);
+	nm = symbolizer__store(sym);
 	proctable__set_meta_ops(t->procs, &proc_meta__ops);
 	is_int(sample(d, start, ts, u, 2), 0, "a sample of this process is drained");
 	is_int(sample(d, start, ts + 10 * MS, u2, 3), 0, "and another, through the same caller");
