@@ -86,26 +86,6 @@ int spscq__push(struct spscq *q, const void *rec, uint32_t len)
 }
 
 /*
- * spscq__pop() - the consumer: take the oldest record into @buf (@cap
- * bytes; a longer record is cut to them). Returns its full length, or 0
- * when the queue is empty.
- */
-int spscq__pop(struct spscq *q, void *buf, uint32_t cap)
-{
-	uint64_t tail = atomic_load_explicit(&q->tail, memory_order_relaxed);
-	uint64_t head = atomic_load_explicit(&q->head, memory_order_acquire);
-	uint32_t len;
-
-	if (head == tail)
-		return 0;
-	ring_copy(q, tail, &len, sizeof(len), false);
-	ring_copy(q, tail + sizeof(len), buf, FR_MIN(len, cap), false);
-	atomic_store_explicit(&q->tail, tail + sizeof(len) + FR_ALIGN(len, 4),
-			      memory_order_release);
-	return (int)len;
-}
-
-/*
  * spscq__peek() - the consumer: the oldest record into @buf (@cap bytes;
  * a longer one is cut to them), left in the queue. Returns its full
  * length, or 0 when the queue is empty.
@@ -121,6 +101,21 @@ int spscq__peek(struct spscq *q, void *buf, uint32_t cap)
 	ring_copy(q, tail, &len, sizeof(len), false);
 	ring_copy(q, tail + sizeof(len), buf, FR_MIN(len, cap), false);
 	return (int)len;
+}
+
+/*
+ * spscq__pop() - the consumer: take the oldest record into @buf (@cap
+ * bytes; a longer record is cut to them). Returns its full length, or 0
+ * when the queue is empty.
+ */
+int spscq__pop(struct spscq *q, void *buf, uint32_t cap)
+{
+	int len = spscq__peek(q, buf, cap);
+
+	if (len > 0)
+		atomic_store_explicit(&q->tail, atomic_load_explicit(&q->tail, memory_order_relaxed) +
+				      sizeof(uint32_t) + FR_ALIGN((size_t)len, 4), memory_order_release);
+	return len;
 }
 
 /* spscq__used() - bytes queued now (either side; a moment's view). */
