@@ -507,21 +507,6 @@ const struct fr_dump_line *names__lines_at(const struct names *nm, uint32_t idx,
 	return *n ? &nm->line[nm->frame[idx].line] : NULL;
 }
 
-uint32_t names__nframes(const struct names *nm)
-{
-	return nm->nframe;
-}
-
-uint32_t names__nstrs(const struct names *nm)
-{
-	return nm->nstr;
-}
-
-uint32_t names__nbins(const struct names *nm)
-{
-	return nm->nbin;
-}
-
 bool names__addr_get(const struct names *nm, const struct names_addr *k, uint32_t *frame)
 {
 	const uint32_t *v = fr_hashmap__find(&nm->addr_of, k);

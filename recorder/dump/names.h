@@ -117,9 +117,6 @@ enum names_why names__frame_why(const struct names *nm, uint32_t idx);
 enum names_lines names__frame_lines(const struct names *nm, uint32_t idx);
 int names__set_lines(struct names *nm, uint32_t idx, const struct fr_dump_line *lv, uint32_t n);
 const struct fr_dump_line *names__lines_at(const struct names *nm, uint32_t idx, uint32_t *n);
-uint32_t names__nframes(const struct names *nm);
-uint32_t names__nstrs(const struct names *nm);
-uint32_t names__nbins(const struct names *nm);
 
 int names__space(struct names *nm, uint32_t pid, uint64_t start, uint64_t era, uint64_t image,
 		 uint32_t *id);

@@ -390,6 +390,5 @@ int encoder__symbolize(struct encoder *e)
 	e->st.maps_reread += e->nmr.st.maps_reread;
 	e->st.lines_failed += e->nmr.st.lines_failed;
 	e->st.named_stacks += e->nmr.st.stacks;
-	e->st.named_frames += e->nmr.st.frames;
 	return err;
 }
