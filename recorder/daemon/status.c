@@ -182,8 +182,9 @@ static void text_lines(FILE *f)
 
 	elfsyms__lines_stats(&ls);
 	fprintf(f, "lines: %" PRIu64 " DWARF handles open, %.1f MiB (peak %.1f); "
-		"opened %" PRIu64 ", evicted %" PRIu64 ", failed %" PRIu64 "\n", ls.open,
-		ls.bytes / 1048576.0, ls.peak / 1048576.0, ls.opened, ls.evicted, ls.failed);
+		"opened %" PRIu64 ", evicted %" PRIu64 " (reads deferred to a dump %" PRIu64 "), "
+		"failed %" PRIu64 "\n", ls.open, ls.bytes / 1048576.0, ls.peak / 1048576.0,
+		ls.opened, ls.evicted, ls.deferred, ls.failed);
 }
 
 /* What the cache budget covers: symbols, process images, line handles. */
@@ -362,6 +363,7 @@ static void json_lines(struct daemon *dm, struct json *j)
 	json__u64(j, "budget", dm->cfg->cache_bytes / 2);
 	json__u64(j, "opened", ls.opened);
 	json__u64(j, "evicted", ls.evicted);
+	json__u64(j, "deferred", ls.deferred);
 	json__u64(j, "failed", ls.failed);
 	json__end_obj(j);
 }

@@ -329,9 +329,13 @@ static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 	namer__init(&n, drain__tables(dp->drain), cache, symbolizer__ksyms(dp->sym), nm,
 		    FR_META_NO_CMDLINE);
 	n.deadline = end;
+	/*
+	 * No lines hold: a slice is not a dump. Handles it closes for the
+	 * budget are not read again outside a dump for FR_LINES_REOPEN_NS,
+	 * where a hold per slice read them all again slice after slice.
+	 */
 	if (cache)
 		symcache__hold(cache, true);
-	elfsyms__lines_hold(true);
 	*wait_until = 0;
 	while (!err && !atomic_load(&dp->dump_waits)) {
 		uint64_t now = fr_boottime_ns();
@@ -352,7 +356,6 @@ static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 		if (!err && !a.gone)
 			atomic_fetch_add(&dp->named_ahead, 1);
 	}
-	elfsyms__lines_hold(false);
 	if (cache)
 		symcache__hold(cache, false);
 	namer__fini(&n);

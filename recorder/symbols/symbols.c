@@ -70,6 +70,7 @@ struct fr_lines {
 	int err;		/* a failure for good (-errno), 0: none */
 	uint64_t retry_at;	/* CLOCK_BOOTTIME ns: no new attempt by path before */
 	uint64_t retry_live_at;	/* nor through a live process's mapping */
+	uint64_t evicted_at;	/* CLOCK_BOOTTIME ns it was last closed for the budget, 0: never */
 	uint64_t bytes;		/* srclines__bytes(h) as last counted */
 	uint64_t hold;		/* the hold it was last used in (elfsyms__lines_hold()) */
 	uint64_t uses;		/* lookups in that hold */
@@ -758,6 +759,7 @@ static void lines__trim(const struct fr_lines *keep)
 
 	while (lines_st.bytes > lines_budget && (v = lines__victim(keep))) {
 		lines__close(v);
+		v->evicted_at = fr_boottime_ns();
 		lines_st.evicted++;
 	}
 	if (lines_st.bytes > lines_st.peak)
@@ -852,7 +854,11 @@ static int lines__open_file(const struct elfsyms *s, const char *procdir,
  * opened (or, for a binary, is not the one loaded) is tried again after
  * FR_LINES_RETRY_NS, but sooner through a live process's mapping when
  * only paths failed; DWARF that is refused or malformed, and a debug file
- * that changed, never. The caller holds lines_lock. Returns 0 or -errno.
+ * that changed, never. Outside a hold, a handle closed for the budget is
+ * not read again before FR_LINES_REOPEN_NS (-EAGAIN): the namer looks up
+ * lines all the time, and handles that together pass the budget would
+ * otherwise be read in turn for every new frame. The caller holds
+ * lines_lock. Returns 0 or -errno.
  */
 static int lines__read(const struct elfsyms *s, const char *procdir, const struct fr_mapping *m)
 {
@@ -866,6 +872,10 @@ static int lines__read(const struct elfsyms *s, const char *procdir, const struc
 		return l->err;
 	if (now < (live ? l->retry_live_at : l->retry_at))
 		return -EAGAIN;
+	if (!lines_hold && l->evicted_at && now < l->evicted_at + FR_LINES_REOPEN_NS) {
+		lines_st.deferred++;
+		return -EAGAIN;
+	}
 	fd = lines__open_file(s, procdir, m);
 	if (fd >= 0) {
 		l->h = srclines__open_fd(fd);

@@ -119,6 +119,8 @@ bool elfsyms__has_lines(const struct elfsyms *s);
 #define FR_SRCLINE_BUDGET	(32ULL << 20)
 /* A binary whose file could not be opened for its lines is tried again after this. */
 #define FR_LINES_RETRY_NS	(10ULL * 1000 * 1000 * 1000)
+/* Outside a hold, a handle closed for the budget is read again only after this. */
+#define FR_LINES_REOPEN_NS	(30ULL * 1000 * 1000 * 1000)
 
 /*
  * elfsyms__lines() - the source position of FILE OFFSET @file_off (as
@@ -126,7 +128,8 @@ bool elfsyms__has_lines(const struct elfsyms *s);
  * first, as srcline.h describes. The DWARF is read at the first call that
  * needs it and kept with @s, within FR_SRCLINE_BUDGET bytes for all tables
  * together: beyond it, the least recently used handles are closed, to be
- * read again when an address needs them. It is read again from where it
+ * read again when an address needs them (outside a hold, not before
+ * FR_LINES_REOPEN_NS: -EAGAIN). It is read again from where it
  * was found, only if the file there is the one loaded (same device, inode,
  * size, mtime and ctime; never another file by its build-id): the debug file, by its
  * path under the rules it was opened with; or the binary, through mapping
@@ -151,6 +154,7 @@ struct fr_lines_stats {
 	uint64_t opened;	/* DWARF handles read (again, after an eviction) */
 	uint64_t failed;	/* attempts that failed to open or read one */
 	uint64_t evicted;	/* handles closed to stay within the budget */
+	uint64_t deferred;	/* lookups outside a hold refused: handle closed too recently */
 	uint64_t open;		/* handles open now */
 	uint64_t bytes;		/* their srclines__bytes() */
 	uint64_t peak;		/* the most bytes they held at once */

@@ -455,13 +455,24 @@ static void test_budget(const char *work)
 	elfsyms__set_lines_budget(1);
 	elfsyms__lines_stats(&st0);
 	ok(elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV) == 2 &&
-	   elfsyms__lines(b, loff, NULL, NULL, lv, MAX_LV) >= 1 &&
-	   elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV) == 2,
-	   "budget: with a budget of 1 byte every lookup still answers");
+	   elfsyms__lines(b, loff, NULL, NULL, lv, MAX_LV) >= 1,
+	   "budget: with a budget of 1 byte a lookup still answers");
 	elfsyms__lines_stats(&st);
-	ok(st.evicted >= st0.evicted + 2 && st.opened >= st0.opened + 3 && st.open == 1,
-	   "budget: each opening closed the other handle (%" PRIu64 " evicted, %" PRIu64 " open)",
+	ok(st.evicted == st0.evicted + 1 && st.opened == st0.opened + 2 && st.open == 1,
+	   "budget: opening the second closed the first (%" PRIu64 " evicted, %" PRIu64 " open)",
 	   st.evicted - st0.evicted, st.open);
+	/*
+	 * Outside a hold (the namer) a handle closed for the budget is not
+	 * read again for FR_LINES_REOPEN_NS: handles passing the budget
+	 * together were read in turn for every new frame (the debuglink bomb
+	 * of test_churn read 400 MiB in 20 s).
+	 */
+	is_int(elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV), -EAGAIN,
+	       "budget: outside a hold the closed one is not read again at once");
+	elfsyms__lines_stats(&st0);
+	ok(st0.deferred == st.deferred + 1 && st0.opened == st.opened && st0.open == 1,
+	   "budget: the lookup is counted as deferred, nothing was read (%" PRIu64 " deferred)",
+	   st0.deferred - st.deferred);
 	/* Within a hold (one dump), nothing it used is closed: each is read once. */
 	elfsyms__lines_stats(&st0);
 	elfsyms__lines_hold(true);
