@@ -283,11 +283,12 @@ void dumps__hook_done(struct daemon *dm, int slot)
 static void log_phases(const struct dump_phases *ph)
 {
 	fr_info("dump took: freeze %.1f ms, /proc reads waited %.1f, namer waited %.1f, snapshot "
-		"%.1f, references %.1f, names %.1f (%" PRIu64 " stacks named, the rest kept from "
-		"before), lines %.1f (%" PRIu64 " frames looked up), encode and write %.1f, fsync "
-		"and rename %.1f", ph->freeze / 1e6, ph->proc_wait / 1e6, ph->names_wait / 1e6,
-		ph->snapshot / 1e6, ph->collect / 1e6, ph->names / 1e6, ph->stacks_named,
-		ph->lines / 1e6, ph->lines_looked_up, ph->write / 1e6, ph->commit / 1e6);
+		"%.1f, references %.1f, names %.1f (%" PRIu64 " stacks named, %" PRIu64 " of them "
+		"the daemon's own; the rest kept from before), lines %.1f (%" PRIu64 " frames looked "
+		"up), encode and write %.1f, fsync and rename %.1f", ph->freeze / 1e6,
+		ph->proc_wait / 1e6, ph->names_wait / 1e6, ph->snapshot / 1e6, ph->collect / 1e6,
+		ph->names / 1e6, ph->stacks_named, ph->stacks_named_own, ph->lines / 1e6,
+		ph->lines_looked_up, ph->write / 1e6, ph->commit / 1e6);
 }
 
 /*

@@ -489,6 +489,7 @@ static void write_dump(struct dumper *dp)
 	res->phases.names = encoder__stats(enc)->names_ns;
 	res->phases.lines = encoder__stats(enc)->lines_ns;
 	res->phases.stacks_named = encoder__stats(enc)->named_stacks;
+	res->phases.stacks_named_own = encoder__stats(enc)->named_own;
 	res->phases.lines_looked_up = encoder__stats(enc)->lines_looked_up;
 	if (err) {
 		snprintf(res->msg, sizeof(res->msg), "failed to snapshot and symbolize: %s",

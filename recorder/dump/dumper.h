@@ -54,6 +54,7 @@ struct dump_phases {
 	uint64_t write;			/* events encoded, compressed, written */
 	uint64_t commit;		/* fsync, rename, directory fsync */
 	uint64_t stacks_named;		/* stacks named in the dump (the rest copied) */
+	uint64_t stacks_named_own;	/* of them the daemon's own, left to dumps */
 	uint64_t lines_looked_up;	/* frames whose lines the dump looked up */
 };
 

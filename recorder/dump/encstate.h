@@ -44,6 +44,7 @@ struct encoder_stats {
 	uint64_t kernel_resolved;
 	uint64_t cached_stacks;		/* stacks copied from the names kept between dumps */
 	uint64_t named_stacks;		/* stacks named in the dump (none kept, or not final) */
+	uint64_t named_own;		/* of them the daemon's own (never named ahead) */
 	uint64_t lines_looked_up;	/* frames whose lines the dump looked up */
 	uint64_t snapshot_procs;
 	uint64_t snapshot_gone;

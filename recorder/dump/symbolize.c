@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "contract.h"
 #include "drain.h"
@@ -245,6 +246,7 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	} else {
 		uint64_t ips[2 * FR_MAX_STACK];
 
+		e->st.named_own += sp && sp->pid == (uint32_t)getpid();
 		len = FR_MIN(intern__copy(stacks, id, ips, sizeof(ips)), sizeof(ips));
 		err = namer__stack(&e->nmr, id, tag, ips, (uint32_t)len, sp, hash, serial);
 		if (err)
