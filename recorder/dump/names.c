@@ -416,7 +416,8 @@ int names__set_lines(struct names *nm, uint32_t idx, const struct fr_dump_line *
 
 	if (err)
 		return err;
-	memcpy(&nm->line[nm->nline], lv, n * sizeof(*lv));
+	if (n)	/* the array may not exist yet */
+		memcpy(&nm->line[nm->nline], lv, n * sizeof(*lv));
 	nm->frame[idx].line = nm->nline;
 	nm->frame[idx].nlines = n;
 	nm->lines[idx] = FR_LINES_DONE;
@@ -743,7 +744,8 @@ int names__set_stack(struct names *nm, uint32_t id, const struct names_stack *s,
 	}
 	if (err)
 		return err;
-	memcpy(&nm->sframe[nm->nsframe], frames, n * sizeof(*frames));
+	if (n)	/* the array may not exist yet */
+		memcpy(&nm->sframe[nm->nsframe], frames, n * sizeof(*frames));
 	nm->nstack += !nm->stack[id].used;
 	nm->stack[id] = *s;
 	nm->stack[id].first = nm->nsframe;

@@ -40,6 +40,33 @@ __attribute__((noinline, used)) int fr_test_caller(int x)
 	return fr_test_leaf(x) + 2;
 }
 
+/*
+ * A new store's first lines and first stack may be empty: a frame without
+ * line information, a stack whose frames were all dropped. Its arrays do
+ * not exist yet (UBSan: memcpy() to NULL, which stopped the ASan daemon).
+ */
+static void store_empty_firsts(void)
+{
+	struct names *nm = names__new(1 << 20);
+	struct fr_dump_frame f = { .addr = 0x1000, .kind = FR_FRAME_USER, .file_off = 0x100 };
+	struct fr_dump_line none = { 0 };
+	uint32_t fa, n = 1;
+	bool created;
+
+	if (!nm || names__frame(nm, &f, 1, FR_NAMED_OK, &fa, &created)) {
+		ok(0, "empty firsts: a store and a frame: %s", strerror(errno));
+		names__free(nm);
+		return;
+	}
+	ok(!names__set_lines(nm, fa, &none, 0) && names__frame_lines(nm, fa) == FR_LINES_DONE &&
+	   (names__lines_at(nm, fa, &n), n == 0),
+	   "empty firsts: a frame's lines may be none, first of all");
+	ok(!names__set_stack(nm, 3, &(struct names_stack){ .hash = 1, .serial = 1, .complete = 1 },
+			     NULL) && names__stack(nm, 3) && names__stack(nm, 3)->kn + names__stack(nm, 3)->un == 0,
+	   "empty firsts: so may a stack's frames");
+	names__free(nm);
+}
+
 static void store_basics(void)
 {
 	struct names *nm = names__new(1 << 20);
@@ -404,6 +431,7 @@ int main(void)
 		printf("Bail out! a symbol cache: %s\n", strerror(errno));
 		return 1;
 	}
+	store_empty_firsts();
 	store_basics();
 	compaction();
 	namer_on_self(sc);
