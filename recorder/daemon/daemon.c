@@ -631,6 +631,7 @@ void daemon__fini(struct daemon *dm)
 		finish_dumps(dm);
 	ondump__kill_all(&dm->ondump);
 	dumper__free(dm->dumper);
+	dm->dumper = NULL;	/* nothing below may reach it through a hook */
 	ringbuf__free(dm->rb);
 	/* The worker uses the unwinder, which uses the sampler's maps. */
 	procinfo__free(dm->procinfo);

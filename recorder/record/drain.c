@@ -173,6 +173,8 @@ void drain__free(struct drain *d)
 
 	if (!d)
 		return;
+	/* What it frees now is no news: the hook's owner may be gone already. */
+	intern__set_released(d->t.stacks, NULL, NULL);
 	while ((h = d->held)) {
 		d->held = h->next;
 		put_refs(d, &h->ev);

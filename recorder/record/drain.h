@@ -177,6 +177,7 @@ struct drain_hooks {
 struct drain;
 
 struct drain *drain__new(uint64_t memory_bytes, uint64_t span_ns);
+/* drain__free() - free @d and all it holds, calling no hook. Accepts NULL. */
 void drain__free(struct drain *d);
 void drain__set_hooks(struct drain *d, const struct drain_hooks *h);
 int drain__record(struct drain *d, const void *data, size_t len);
