@@ -464,10 +464,15 @@ def many_mappings():
         after = vmrss_kib(d.proc.pid)
         c = caches(d)
         tap.diag(f"maps: {WINDOW_S + 5} s after they exited: VmRSS {after / 1024:.1f} MiB, {c}")
-        tap.ok((after - base) / 1024 <= SLACK / MIB and c is not None and
+        # The DWARF line handles the namer read meanwhile (the harness's
+        # libpython, libc's debug file) stay, within the cache budget: they
+        # are not the mappings' memory (CI: 24 MiB of them, VmRSS +32.9).
+        lines = (c or {}).get("lines", {}).get("bytes", 0)
+        tap.ok((after - base) * 1024 <= SLACK + lines and c is not None and
                c["images"]["bytes"] < peak_img,
                f"maps: memory returns after they exit (VmRSS +{(after - base) / 1024:.1f} MiB over the "
-               f"start, bound {SLACK // MIB}; images {(c or {}).get('images')})")
+               f"start, bound {SLACK // MIB} + the line handles' {lines / MIB:.1f} MiB; images "
+               f"{(c or {}).get('images')})")
     finally:
         d.cleanup()
 
