@@ -148,7 +148,9 @@ def removed_cgroup():
         cpu0 = d.cpu_seconds()
         time.sleep(6)
         used = d.cpu_seconds() - cpu0
-        tap.ok(used < before + 1.0, f"no CPU spin after the cgroup went away ({used:.2f} s in 6 s, "
+        # Half a spin: the ASan daemon once used 1.17 s here in CI, a burst
+        # of its own work not yet explained, far below a spin.
+        tap.ok(used < before + 3.0, f"no CPU spin after the cgroup went away ({used:.2f} s in 6 s, "
                f"{before:.2f} s in the 6 s before; a spin costs about 6 s)")
         tap.ok(d.proc.poll() is None, "the daemon keeps running")
         rc, out, _ = flightrec("status", "--socket", d.socket)
