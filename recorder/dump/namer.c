@@ -108,7 +108,7 @@ struct space *namer__space(struct namer *n, uint32_t slot, uint32_t pid, uint64_
 	*sp = (struct space){
 		.slot = slot, .pid = pid, .start = start, .era = key.era, .meta = m,
 		.exited = proctable__exited(n->t->procs, slot, pid, start),
-		.current = !(key.era & 1),
+		.current = !(key.era & 1), .own = pid == (uint32_t)getpid(),
 	};
 	if (names__space(n->nm, pid, start, key.era, m && m->img ? m->img->serial : 0, &sp->nid))
 		return NULL;	/* the meta is put with the session */

@@ -34,6 +34,7 @@ struct space {
 	uint32_t nid;			/* the store's space (names__space()) */
 	bool exited;
 	bool current;			/* the image now (not one before an exec) */
+	bool own;			/* the daemon's own process */
 	bool reread;			/* tried the fresh read already */
 	bool perfmap_tried;
 	struct proc_meta *meta;

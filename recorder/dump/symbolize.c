@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "contract.h"
 #include "drain.h"
@@ -246,7 +245,7 @@ static int symbolize_stack(struct encoder *e, uint32_t sidx)
 	} else {
 		uint64_t ips[2 * FR_MAX_STACK];
 
-		e->st.named_own += sp && sp->pid == (uint32_t)getpid();
+		e->st.named_own += sp && sp->own;
 		len = FR_MIN(intern__copy(stacks, id, ips, sizeof(ips)), sizeof(ips));
 		err = namer__stack(&e->nmr, id, tag, ips, (uint32_t)len, sp, hash, serial);
 		if (err)
