@@ -7,8 +7,10 @@
  * for an incarnation whose exit was drained reads nothing; a parked
  * re-read is done only when code was mapped since the last read; an
  * exited process's code mappings (struct fr_rec_maps) name its frames with
- * the symbol cache's tables of those files, without /proc.
+ * the symbol cache's tables of those files, without /proc; a re-read that
+ * finds the image as it was keeps its serial (the names kept of it).
  */
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -387,11 +389,78 @@ out:
 	symcache__free(sc);
 }
 
+/* The serial of the image the table holds for (@pid, @start) in @slot; 0: none. */
+static uint64_t serial_of(struct proctable *pt, uint32_t slot, pid_t pid, uint64_t start)
+{
+	struct proc_meta *m = proctable__meta(pt, slot, (uint32_t)pid, start);
+	uint64_t serial = m && m->img ? m->img->serial : 0;
+
+	proc_meta__put(m);
+	return serial;
+}
+
+/* Read ourselves anew and wait for it; the image's serial then. */
+static uint64_t read_self(struct procinfo *pi, struct proctable *pt, uint32_t slot,
+			  uint64_t start)
+{
+	procinfo__request(pi, FR_INFO_READ, slot, (uint32_t)getpid(), start, NULL, 0);
+	procinfo__kick(pi);
+	procinfo__sync(pi, 5000 * MS);
+	return serial_of(pt, slot, getpid(), start);
+}
+
+/*
+ * A re-read that finds the same code mappings with the same symbol tables
+ * keeps the image's serial: the names kept of it stand (the daemon's own
+ * stacks were named again at every dump, its image read again for each
+ * check). A library loaded since makes a new one.
+ */
+static void test_serial_kept(void)
+{
+	static const char *const libs[] = { "libmvec.so.1", "libcrypt.so.1", "libz.so.1" };
+	struct proctable *pt = proctable__new(64);
+	struct symcache *sc = symcache__new();
+	struct procinfo *pi = pt && sc ? procinfo__new(pt, sc, 64, 0) : NULL;
+	uint64_t self_st = start_of(getpid()), s1, s2, s3;
+	const char *lib = NULL;
+	void *h = NULL;
+	uint32_t slot;
+
+	if (!ok(pi != NULL, "serial: a worker"))
+		goto out;
+	proctable__get(pt, (uint32_t)getpid(), self_st, "self", &slot);
+	s1 = read_self(pi, pt, slot, self_st);
+	s2 = read_self(pi, pt, slot, self_st);
+	ok(s1 && s2 == s1, "serial: read again, the same image keeps its serial (%llu, %llu)",
+	   (unsigned long long)s1, (unsigned long long)s2);
+	for (size_t i = 0; i < FR_ARRAY_SIZE(libs) && !h; i++) {
+		void *loaded = dlopen(libs[i], RTLD_NOW | RTLD_NOLOAD);
+
+		if (loaded) {
+			dlclose(loaded);
+			continue;
+		}
+		h = dlopen(libs[i], RTLD_NOW | RTLD_LOCAL);
+		lib = libs[i];
+	}
+	if (!ok(h != NULL, "serial: a library not loaded yet, loaded (%s)", lib ? lib : "none"))
+		goto out;
+	s3 = read_self(pi, pt, slot, self_st);
+	ok(s3 && s3 != s2, "serial: with %s mapped since, a new serial (%llu)", lib,
+	   (unsigned long long)s3);
+	dlclose(h);
+out:
+	procinfo__free(pi);
+	proctable__free(pt);
+	symcache__free(sc);
+}
+
 int main(void)
 {
 	test_deferred_not_starved();
 	test_exited_skipped();
 	test_parked_unchanged();
 	test_exit_maps();
+	test_serial_kept();
 	return tap_done_testing();
 }
