@@ -646,6 +646,7 @@ const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
 static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fr_lines *lines_head, *lines_tail;
 static uint64_t lines_budget = FR_SRCLINE_BUDGET;
+static uint64_t lines_room;	/* what the symbol cache leaves them, when more */
 static struct fr_lines_stats lines_st;
 static uint64_t lines_hold;	/* the current hold's number, 0: none */
 static uint64_t lines_holds;	/* holds begun */
@@ -748,16 +749,22 @@ static const struct fr_lines *lines__keeper(void)
 	return best ? best : lines_head;
 }
 
+/* lines__limit() - what the handles may hold now. The caller holds lines_lock. */
+static uint64_t lines__limit(void)
+{
+	return FR_MAX(lines_budget, lines_room);
+}
+
 /*
  * lines__trim() - close handles other than @keep, as lines__victim()
- * orders them, while all of them hold more than the budget; those used
+ * orders them, while all of them hold more than lines__limit(); those used
  * within the current hold stay open. The caller holds lines_lock.
  */
 static void lines__trim(const struct fr_lines *keep)
 {
 	struct fr_lines *v;
 
-	while (lines_st.bytes > lines_budget && (v = lines__victim(keep))) {
+	while (lines_st.bytes > lines__limit() && (v = lines__victim(keep))) {
 		lines__close(v);
 		v->evicted_at = fr_boottime_ns();
 		lines_st.evicted++;
@@ -958,10 +965,25 @@ void elfsyms__lines_hold(bool on)
 	pthread_mutex_unlock(&lines_lock);
 }
 
+/*
+ * elfsyms__set_lines_room() - let the handles hold up to @bytes when that is
+ * more than their budget, and close those past the new limit (the handles
+ * the current hold used stay). The symbol cache calls it as its own
+ * tables grow and shrink.
+ */
+void elfsyms__set_lines_room(uint64_t bytes)
+{
+	pthread_mutex_lock(&lines_lock);
+	lines_room = bytes;
+	lines__trim(NULL);
+	pthread_mutex_unlock(&lines_lock);
+}
+
 void elfsyms__set_lines_budget(uint64_t bytes)
 {
 	pthread_mutex_lock(&lines_lock);
 	lines_budget = bytes ? bytes : FR_SRCLINE_BUDGET;
+	lines_room = 0;
 	pthread_mutex_unlock(&lines_lock);
 }
 
@@ -1297,12 +1319,30 @@ void symcache__mark(const struct elfsyms *s, uint64_t gen)
 		atomic_store_explicit(&s->ent->mark, gen, memory_order_relaxed);
 }
 
+/*
+ * symcache__fit_lines() - give the DWARF line handles what the tables and
+ * images leave of 7/8 of the budget (the goal of an eviction), when that
+ * is more than their half: a workload whose DWARF passes half the budget
+ * (libc6-dbg's libc, a libpython built with -g and the daemon's own: 39
+ * MiB of 64) then keeps its handles, where at half they were closed and
+ * read again in turn. The symbols grow back into that room: the lines
+ * give it up first. The caller holds the lock.
+ */
+static void symcache__fit_lines(struct symcache *c)
+{
+	uint64_t others = c->st.bytes + atomic_load(&c->image_bytes);
+	uint64_t goal = c->budget - c->budget / 8;
+
+	elfsyms__set_lines_room(goal > others ? goal - others : 0);
+}
+
 void symcache__set_budget(struct symcache *c, uint64_t bytes)
 {
 	pthread_mutex_lock(&c->lock);
 	c->budget = bytes ? bytes : FR_CACHE_BUDGET;
+	elfsyms__set_lines_budget(c->budget / 2);
+	symcache__fit_lines(c);
 	pthread_mutex_unlock(&c->lock);
-	elfsyms__set_lines_budget(bytes / 2);
 }
 
 void symcache__set_marker(struct symcache *c, symcache_marker_fn fn, void *ctx)
@@ -1438,6 +1478,7 @@ void symcache__trim(struct symcache *c)
 		return;
 	if (c->hold)
 		goto out;
+	symcache__fit_lines(c);
 	if (symcache__total(c) > c->budget && c->marker) {
 		gen = ++c->mark_gen;
 		pthread_mutex_unlock(&c->lock);

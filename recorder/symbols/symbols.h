@@ -115,7 +115,10 @@ const char *elfsyms__lookup_full(const struct elfsyms *s, uint64_t file_off,
  */
 bool elfsyms__has_lines(const struct elfsyms *s);
 
-/* All tables' DWARF handles together hold at most this (srclines__bytes()). */
+/*
+ * All tables' DWARF handles together hold at most this (srclines__bytes()),
+ * or what the symbol cache leaves them when more (elfsyms__set_lines_room()).
+ */
 #define FR_SRCLINE_BUDGET	(32ULL << 20)
 /* A binary whose file could not be opened for its lines is tried again after this. */
 #define FR_LINES_RETRY_NS	(10ULL * 1000 * 1000 * 1000)
@@ -171,8 +174,18 @@ void elfsyms__lines_stats(struct fr_lines_stats *st);
  */
 void elfsyms__lines_hold(bool on);
 
-/* elfsyms__set_lines_budget() - for tests: the budget in bytes (0: FR_SRCLINE_BUDGET). */
+/*
+ * elfsyms__set_lines_budget() - the handles' own share in bytes (0:
+ * FR_SRCLINE_BUDGET); forgets the room below.
+ */
 void elfsyms__set_lines_budget(uint64_t bytes);
+
+/*
+ * elfsyms__set_lines_room() - let the handles hold up to @bytes while that
+ * is more than their share, and close the handles past the new limit
+ * (those used in the current hold stay open).
+ */
+void elfsyms__set_lines_room(uint64_t bytes);
 
 void elfsyms__free(struct elfsyms *s);
 
@@ -195,7 +208,8 @@ int elf_read_buildid(int fd, struct fr_buildid *out);
  * Memory: one budget (symcache__set_budget(), `[recorder] cache_memory`)
  * covers the symbol tables, the process images charged to it
  * (symcache__charge_image()) and the DWARF line handles (which keep within
- * half of it themselves). Past it, symcache__trim() gives back, least
+ * half of it, or within what the rest leaves of 7/8 of it when more: the
+ * first to give it back). Past it, symcache__trim() gives back, least
  * recently used first: tables no one holds (freed whole), then the symbols
  * of tables held only for exited processes, then those live processes
  * map. A held table keeps its identity and stays valid; only its symbols
@@ -240,7 +254,11 @@ struct symcache_stats {
 struct symcache *symcache__new(void);
 void symcache__free(struct symcache *c);
 
-/* symcache__set_budget() - the budget in bytes (0: FR_CACHE_BUDGET); the lines get half. */
+/*
+ * symcache__set_budget() - the budget in bytes (0: FR_CACHE_BUDGET). The
+ * lines get half, and what the tables and images leave of 7/8 of it when
+ * more: symcache__trim() moves that line as they grow and shrink.
+ */
 void symcache__set_budget(struct symcache *c, uint64_t bytes);
 
 /*
@@ -327,8 +345,9 @@ int fr_mapping__stat(const char *procdir, const struct fr_mapping *m, struct sta
 void symcache__hold(struct symcache *c, bool on);
 
 /*
- * symcache__trim() - keep the budget: free the entries unheld for
- * FR_SYMCACHE_IDLE_NS, and past the budget evict as the cache's comment
+ * symcache__trim() - keep the budget: fit the lines to the room the rest
+ * leaves, free the entries unheld for FR_SYMCACHE_IDLE_NS, and past the
+ * budget evict as the cache's comment
  * says (down to 7/8 of it). Nothing while a hold lasts, nor while another
  * thread loads a binary (it never waits for one: the next trim comes).
  * Any thread but one holding the process table's lock (the marker takes it).

@@ -522,6 +522,60 @@ out:
 	ok(st.bytes == 0, "budget: and uncounts them");
 }
 
+/*
+ * The room the symbol cache leaves: with few symbols, the handles may hold
+ * more than their half of its budget (up to what the rest leaves of 7/8),
+ * where at half a workload whose DWARF passed it had its handles closed
+ * and read again in turn. Past the half and without the room, one goes.
+ */
+static void test_room(const char *work)
+{
+	char prog[PATH_MAX + 8], dbg[PATH_MAX];
+	struct fr_srcline lv[MAX_LV];
+	struct fr_lines_stats st0, st;
+	struct symcache *c = symcache__new();
+	struct elfsyms *a, *b;
+	uint64_t off, loff = 0, both, budget;
+
+	snprintf(prog, sizeof(prog), "%s/inl", work);
+	a = elfsyms__open(prog);
+	b = elfsyms__open(LIBC);
+	off = file_off(prog, sym_addr(prog, "fr_inl_mark", NULL));
+	if (libc_debug(dbg))
+		loff = file_off(LIBC, sym_addr(dbg, "abort", NULL) + 8);
+	if (!ok(c && a && b && off && loff, "room: a cache, two tables with lines"))
+		goto out;
+	/* Both open, within one hold: what they hold together. */
+	elfsyms__lines_hold(true);
+	elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV);
+	elfsyms__lines(b, loff, NULL, NULL, lv, MAX_LV);
+	elfsyms__lines_stats(&st0);
+	both = st0.bytes;
+	/* Their half is 2/3 of both; 7/8 of the budget, 7/6 of both. */
+	budget = both * 4 / 3;
+	symcache__set_budget(c, budget);
+	elfsyms__lines_hold(false);
+	ok(elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV) == 2 &&
+	   elfsyms__lines(b, loff, NULL, NULL, lv, MAX_LV) >= 1, "room: lookups in both answer");
+	symcache__trim(c);
+	elfsyms__lines_stats(&st);
+	ok(st0.open == 2 && st.open == 2 && st.evicted == st0.evicted,
+	   "room: %.1f MiB of handles, past their half of a %.1f MiB budget, stay open "
+	   "(%" PRIu64 " open, %" PRIu64 " evicted)", both / 1048576.0, budget / 1048576.0,
+	   st.open, st.evicted - st0.evicted);
+	/* Their half alone: the next lookup closes one. */
+	elfsyms__set_lines_budget(budget / 2);
+	elfsyms__lines(a, off, NULL, NULL, lv, MAX_LV);
+	elfsyms__lines_stats(&st);
+	ok(st.open == 1 && st.evicted == st0.evicted + 1,
+	   "room: without the room, one of them goes (%" PRIu64 " open)", st.open);
+out:
+	elfsyms__set_lines_budget(0);
+	elfsyms__free(a);
+	elfsyms__free(b);
+	symcache__free(c);
+}
+
 static void test_refusals(const char *work)
 {
 	char path[PATH_MAX + 16];
@@ -597,6 +651,7 @@ int main(void)
 	test_changed(work);
 	test_libc();
 	test_budget(work);
+	test_room(work);
 	test_refusals(work);
 	sh("rm -rf '%s'", work);
 	return tap_done_testing();
