@@ -56,6 +56,7 @@ void namer__init(struct namer *n, const struct drain_tables *t, struct symcache 
 	n->nm = nm;
 	n->meta_what = meta_what;
 	n->boot_to_real = fr_clock_ns(CLOCK_REALTIME) - fr_boottime_ns();
+	n->self = (uint32_t)getpid();
 	fr_hashmap__init(&n->space_of, sizeof(struct space_key), sizeof(uint32_t), NULL, NULL,
 			 NULL);
 }
@@ -108,7 +109,7 @@ struct space *namer__space(struct namer *n, uint32_t slot, uint32_t pid, uint64_
 	*sp = (struct space){
 		.slot = slot, .pid = pid, .start = start, .era = key.era, .meta = m,
 		.exited = proctable__exited(n->t->procs, slot, pid, start),
-		.current = !(key.era & 1), .own = pid == (uint32_t)getpid(),
+		.current = !(key.era & 1), .own = pid == n->self,
 	};
 	if (names__space(n->nm, pid, start, key.era, m && m->img ? m->img->serial : 0, &sp->nid))
 		return NULL;	/* the meta is put with the session */

@@ -60,6 +60,7 @@ struct namer {
 	unsigned meta_what;		/* FR_META_* flags of the fresh reads */
 	uint64_t deadline;		/* CLOCK_BOOTTIME ns: no per-process read after it; 0: none */
 	uint64_t boot_to_real;		/* CLOCK_REALTIME - CLOCK_BOOTTIME */
+	uint32_t self;			/* the daemon's pid: its spaces are its own */
 	struct space *spaces;
 	uint32_t nspaces, space_cap;
 	struct fr_hashmap space_of;	/* struct space_key -> spaces[] */
