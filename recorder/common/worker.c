@@ -43,6 +43,7 @@ void worker__set_thread_init(int (*fn)(void *), void *ctx)
 
 /* What a new thread runs first; worker__start() waits for its verdict. */
 struct start {
+	const char *name;
 	void *(*fn)(void *);
 	void *arg;
 	sem_t done;
@@ -56,6 +57,8 @@ static void *start_main(void *p)
 	void *arg = st->arg;
 	bool ok;
 
+	/* Named, so that top -H, perf and our own dumps tell the threads apart. */
+	pthread_setname_np(pthread_self(), st->name);
 	st->err = thread_init ? thread_init(thread_init_ctx) : 0;
 	ok = !st->err;
 	sem_post(&st->done);	/* @st is the starter's: gone from here on */
@@ -64,13 +67,13 @@ static void *start_main(void *p)
 
 /*
  * worker__start() - run @fn(@arg) on the thread of @w (after
- * worker__init()), once the thread has run the init of
- * worker__set_thread_init(), if any. Returns 0, or -errno (the init's
- * too: then @fn never runs).
+ * worker__init()), named @name (at most 15 bytes: the kernel's comm),
+ * once the thread has run the init of worker__set_thread_init(), if any.
+ * Returns 0, or -errno (the init's too: then @fn never runs).
  */
-int worker__start(struct worker *w, void *(*fn)(void *), void *arg)
+int worker__start(struct worker *w, const char *name, void *(*fn)(void *), void *arg)
 {
-	struct start st = { .fn = fn, .arg = arg };
+	struct start st = { .name = name, .fn = fn, .arg = arg };
 	int err;
 
 	if (sem_init(&st.done, 0, 0))

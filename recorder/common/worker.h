@@ -23,7 +23,7 @@ struct worker {
 };
 
 int worker__init(struct worker *w);
-int worker__start(struct worker *w, void *(*fn)(void *), void *arg);
+int worker__start(struct worker *w, const char *name, void *(*fn)(void *), void *arg);
 /*
  * worker__set_thread_init() - @fn(@ctx) runs first on every worker thread
  * started from now on; when it fails (-errno) the thread ends and

@@ -107,7 +107,7 @@ static int start_thread(struct dumper *dp)
 		old = 0;
 	if (setpriority(PRIO_PROCESS, self, FR_DUMP_NICE))
 		dp->nice_err = -errno;
-	err = worker__start(&dp->w, dump_thread, dp);
+	err = worker__start(&dp->w, "fr-dump", dump_thread, dp);
 	if (!dp->nice_err)
 		setpriority(PRIO_PROCESS, self, old);
 	return err;
@@ -136,7 +136,7 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 	pthread_mutex_init(&dp->names_lock, NULL);
 	if (dp->efd < 0 || !dp->sym || !dp->announced || (errno = -worker__init(&dp->w)) ||
 	    (errno = -worker__init(&dp->nw)) || (errno = -start_thread(dp)) ||
-	    (errno = -worker__start(&dp->nw, namer_thread, dp))) {
+	    (errno = -worker__start(&dp->nw, "fr-namer", namer_thread, dp))) {
 		int e = errno;
 
 		dumper__free(dp);

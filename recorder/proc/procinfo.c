@@ -937,7 +937,7 @@ struct procinfo *procinfo__new(struct proctable *pt, struct symcache *sc, size_t
 	err = worker__init(&pi->w);
 	if (!err) {
 		pthread_cond_init(&pi->idle, NULL);
-		err = worker__start(&pi->w, worker_main, pi);
+		err = worker__start(&pi->w, "fr-proc", worker_main, pi);
 		if (err)
 			pthread_cond_destroy(&pi->idle);
 	}

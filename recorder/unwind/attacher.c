@@ -248,7 +248,7 @@ struct attacher *attacher__new(struct unwinder *u)
 	a->u = u;
 	err = worker__init(&a->w);
 	if (!err)
-		err = worker__start(&a->w, attacher_main, a);
+		err = worker__start(&a->w, "fr-attach", attacher_main, a);
 	if (err) {
 		worker__fini(&a->w);
 		free(a);

@@ -126,8 +126,8 @@ try:
                      r"looked up\), encode and write [\d.]+, fsync and rename [\d.]+", 5)
     rc, out, _ = flightrec("status", "--json", "--socket", d.socket)
     nm = __import__("json").loads(out).get("names", {}) if rc == 0 else {}
-    # The daemon's own stacks are left to the dump (naming them ahead fed the
-    # namer its own samples): under ASan they are most of a quiet window's.
+    # The namer thread's own stacks are left to the dump (naming them ahead fed
+    # the namer its own samples); the daemon's other threads' are named ahead.
     # A stack is named ahead once its event is 300 ms old (FR_NAME_AFTER_NS);
     # younger ones are the dump's by design (the harness's own, as it sends
     # the signal), with 200 ms more for the namer's 100 ms tick and 50 ms
@@ -144,6 +144,13 @@ try:
            f"the dump named at most the young stacks ({young}) and half of the other processes' "
            f"older ones itself ({named - own} of {total - own}; and its own {own}): the rest were "
            f"named before the trigger", d.log()[-2000:])
+    # Its threads are named (worker__start()), so that a dump tells them apart.
+    # (io_uring's workers, iou-wrk-TID, are the kernel's threads in our process.)
+    names = {"flightrecd", "fr-namer", "fr-dump", "fr-proc", "fr-attach"}
+    threads = {e.get("comm") or "" for e in evs if e["pid"] == d.proc.pid and e["type"] == "sample"}
+    tap.ok(threads & (names - {"flightrecd"}) and
+           all(t in names or t.startswith("iou-") for t in threads),
+           f"the daemon's threads are named in its samples ({sorted(threads)})")
     tap.ok(nm.get("named_ahead", 0) > 0 and 0 < nm.get("named_ahead", 0) <= nm.get("announced", 0) and
            0 < nm.get("bytes", 0) <= nm.get("budget", 0) and nm.get("queue_full", 1) == 0,
            "status: names kept between dumps, within their budget, none lost to a full queue",
