@@ -66,8 +66,7 @@ struct dumper {
 	int efd;
 	bool busy;			/* main thread: a request is out */
 	struct spscq *announced;	/* main thread -> namer thread: stacks to name */
-	uint32_t self;			/* the daemon's own pid */
-	_Atomic uint32_t namer_tid;	/* the namer thread's: its stacks are left to dumps */
+	uint32_t self;			/* the daemon's own pid: its stacks are left to dumps */
 	_Atomic uint64_t nannounced, ndropped, named_ahead;
 	_Atomic uint64_t names_bytes, names_budget, names_stacks, names_frames, names_resets;
 	_Atomic uint64_t names_compactions;
@@ -193,12 +192,13 @@ void dumper__free(struct dumper *dp)
  * time, to be named on the namer thread before a dump needs it. Never
  * waits: when the queue is full the stack is counted and left to the dump.
  * The thread is woken once the queue is a quarter full, else at the tick.
- * The namer thread's own stacks are left to dumps: naming them ahead made
- * its own samples new stacks to name, a loop that kept an idle ASan daemon
- * at 10 kHz busy 20-30 ms a second, and overflowed a small ring. The
- * daemon's other threads' are named ahead: left to dumps too, they were
- * most of a dump's names (3,452 of 3,720 stacks, 114 ms, in the first dump
- * of a 30 s window at 999 Hz).
+ * The daemon's own stacks are left to dumps: naming them ahead made the
+ * namer's own samples new stacks to name, a loop that kept an idle ASan
+ * daemon at 10 kHz busy 20-30 ms a second, and overflowed a small ring.
+ * Naming only its other threads' ahead broke the loop, but cost the namer
+ * 7 ms a second more at 999 Hz with processes starting (the /proc
+ * worker's stacks are many and new), for ~70 ms less at a dump: the
+ * recorder's CPU at all times is what it must not add to.
  */
 void dumper__announce(struct dumper *dp, const struct drain_stack *s)
 {
@@ -208,7 +208,7 @@ void dumper__announce(struct dumper *dp, const struct drain_stack *s)
 		.start = s->start, .ts = s->ts,
 	};
 
-	if (!dp || (s->pid == dp->self && s->tid == atomic_load(&dp->namer_tid)))
+	if (!dp || s->pid == dp->self)
 		return;
 	a.un = FR_MIN(s->un, (uint32_t)FR_ARRAY_SIZE(a.ips) - a.kn);
 	memcpy(a.ips, s->ips, (a.kn + a.un) * sizeof(a.ips[0]));
@@ -607,7 +607,6 @@ static void *namer_thread(void *arg)
 {
 	struct dumper *dp = arg;
 
-	atomic_store(&dp->namer_tid, (uint32_t)syscall(SYS_gettid));
 	worker__lock(&dp->nw);
 	for (;;) {
 		uint64_t until;

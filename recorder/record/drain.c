@@ -267,16 +267,15 @@ static int get_stack(struct drain *d, uint32_t kn, uint32_t un, uint32_t proc,
 /*
  * announce() - tell the stack hook of stack @id if the table stored it
  * since it counted @inserted inserts: @kn + @un frames at @ips, of process
- * @slot, incarnation (@pid, @start), taken on thread @tid, come with an
- * event at @ts.
+ * @slot, incarnation (@pid, @start), come with an event at @ts.
  */
 static void announce(struct drain *d, uint64_t inserted, uint32_t id, uint32_t slot,
-		     uint32_t pid, uint64_t start, uint32_t tid, uint64_t ts,
-		     const uint64_t *ips, uint32_t kn, uint32_t un)
+		     uint32_t pid, uint64_t start, uint64_t ts, const uint64_t *ips,
+		     uint32_t kn, uint32_t un)
 {
 	struct drain_stack s = {
 		.id = id, .tag = intern__tag(d->t.stacks, id), .slot = slot, .pid = pid,
-		.tid = tid, .start = start, .ts = ts, .ips = ips, .kn = kn, .un = un,
+		.start = start, .ts = ts, .ips = ips, .kn = kn, .un = un,
 	};
 
 	if (!d->hooks.stack || !id || intern__inserted(d->t.stacks) == inserted)
@@ -361,7 +360,7 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 	}
 	if (s->un && d->hooks.no_table && wants_table(s->flags))
 		d->hooks.no_table(d->hooks.ctx, s->h.tgid, s->h.start);
-	announce(d, inserted, ev->ref, ev->proc, s->h.tgid, s->h.start, s->h.tid, s->h.ts,
+	announce(d, inserted, ev->ref, ev->proc, s->h.tgid, s->h.start, s->h.ts,
 		 (const uint64_t *)s->ips, s->kn, s->un);
 	return hold(d, &s->h, s->kn, s->un, s->flags, s->ips, len, ev);
 }
@@ -495,8 +494,8 @@ static int finish(struct drain *d, struct held *h)
 	}
 	if (h->ev.type == FR_EV_OFFCPU)
 		h->ev.ref |= FR_EVOFF_LATER;
-	announce(d, inserted, id, h->ev.proc, h->pid, h->start, h->ev.tid, h->ev.ts, ips,
-		 h->kn, at + (uint32_t)n);
+	announce(d, inserted, id, h->ev.proc, h->pid, h->start, h->ev.ts, ips, h->kn,
+		 at + (uint32_t)n);
 	d->st.ucopy_finished++;
 	return 1;
 }
@@ -797,8 +796,8 @@ static int stall_stack(struct drain *d, const struct fr_rec_hdr *h, uint32_t pro
 	if (!err && un && d->hooks.no_table && wants_table(flags))
 		d->hooks.no_table(d->hooks.ctx, h->tgid, h->start);
 	if (!err)
-		announce(d, inserted, *id, proc, h->tgid, h->start, h->tid, h->ts,
-			 (const uint64_t *)ips, kn, un);
+		announce(d, inserted, *id, proc, h->tgid, h->start, h->ts, (const uint64_t *)ips,
+			 kn, un);
 	return err;
 }
 

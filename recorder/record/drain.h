@@ -131,7 +131,6 @@ struct drain_stack {
 	uint32_t serial;
 	uint32_t slot;			/* its process: table slot, incarnation */
 	uint32_t pid;
-	uint32_t tid;			/* the thread it was taken on */
 	uint64_t start;
 	uint64_t ts;			/* the event it came with */
 	const uint64_t *ips;		/* kn kernel frames, then un user frames */

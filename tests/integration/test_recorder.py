@@ -126,8 +126,8 @@ try:
                      r"looked up\), encode and write [\d.]+, fsync and rename [\d.]+", 5)
     rc, out, _ = flightrec("status", "--json", "--socket", d.socket)
     nm = __import__("json").loads(out).get("names", {}) if rc == 0 else {}
-    # The namer thread's own stacks are left to the dump (naming them ahead fed
-    # the namer its own samples); the daemon's other threads' are named ahead.
+    # The daemon's own stacks are left to the dump (naming them ahead fed the
+    # namer its own samples, and cost it CPU at all times for the dumps' sake).
     # A stack is named ahead once its event is 300 ms old (FR_NAME_AFTER_NS);
     # younger ones are the dump's by design (the harness's own, as it sends
     # the signal), with 200 ms more for the namer's 100 ms tick and 50 ms
