@@ -66,6 +66,8 @@ struct dumper {
 	int efd;
 	bool busy;			/* main thread: a request is out */
 	struct spscq *announced;	/* main thread -> namer thread: stacks to name */
+	struct dumpbufs *bufs;		/* dump thread: write buffers and ring; NULL: per dump */
+	struct lz4out *lz;		/* dump thread: the compressor; NULL: per dump */
 	uint32_t self;			/* the daemon's own pid: its stacks are left to dumps */
 	_Atomic uint64_t nannounced, ndropped, named_ahead;
 	_Atomic uint64_t names_bytes, names_budget, names_stacks, names_frames, names_resets;
@@ -131,6 +133,9 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	dp->sym = symbolizer__new(sc);
 	dp->announced = spscq__new(FR_ANNOUNCE_QUEUE);
+	/* Without them (no memory now), each dump allocates its own. */
+	dp->bufs = dumpbufs__new(0);
+	dp->lz = lz4out__alloc();
 	dp->self = (uint32_t)getpid();
 	pthread_mutex_init(&dp->names_lock, NULL);
 	if (dp->efd < 0 || !dp->sym || !dp->announced || (errno = -worker__init(&dp->w)) ||
@@ -182,6 +187,8 @@ void dumper__free(struct dumper *dp)
 	dump_request__free(&dp->req);
 	symbolizer__free(dp->sym);
 	spscq__free(dp->announced);
+	lz4out__free(dp->lz);
+	dumpbufs__free(dp->bufs);
 	if (dp->efd >= 0)
 		close(dp->efd);
 	free(dp);
@@ -501,7 +508,8 @@ static void write_dump(struct dumper *dp)
 		goto out;
 	}
 	pick_name(dirfd, req->name_hint, name, sizeof(name));
-	f = dumpfile__create(dirfd, name, req->group ? 0640 : 0600, req->writer_flags);
+	f = dumpfile__create_with(dirfd, name, req->group ? 0640 : 0600, req->writer_flags,
+				  dp->bufs);
 	if (f && req->group && (err = dumpfile__chgrp(f, req->gid))) {
 		snprintf(res->msg, sizeof(res->msg), "failed to give '%s/%s.tmp' to group %u: %s",
 			 req->dir, name, (unsigned)req->gid, strerror(-err));
@@ -515,9 +523,14 @@ static void write_dump(struct dumper *dp)
 	}
 	res->uring = dumpfile__uses_uring(f);
 	sink.delay_us = dp->write_delay_us;
-	sink.z = lz4out__new(f);
+	if (dp->lz) {
+		err = lz4out__begin(dp->lz, f);
+		sink.z = err ? NULL : dp->lz;
+	} else {
+		sink.z = lz4out__new(f);
+		err = sink.z ? 0 : -errno;
+	}
 	if (!sink.z) {
-		err = -errno;
 		snprintf(res->msg, sizeof(res->msg), "failed to start LZ4 frame in '%s/%s.tmp': %s",
 			 req->dir, name, strerror(-err));
 		goto out;
@@ -554,7 +567,8 @@ out:
 	if (locked)
 		pthread_mutex_unlock(&dp->names_lock);
 	res->err = err;
-	lz4out__free(sink.z);
+	if (sink.z != dp->lz)
+		lz4out__free(sink.z);
 	dumpfile__abort(f);
 	encoder__free(enc);
 	close(dirfd);

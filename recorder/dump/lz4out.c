@@ -65,20 +65,19 @@ void lz4out__free(struct lz4out *z)
 	free(z);
 }
 
-struct lz4out *lz4out__new(struct dumpfile *f)
+/*
+ * lz4out__alloc() - a compressor with no frame begun, its buffers and the
+ * context's block buffers allocated and touched (a frame begun into the
+ * output buffer, then dropped). NULL and errno on failure.
+ */
+struct lz4out *lz4out__alloc(void)
 {
-	struct lz4out *z;
+	struct lz4out *z = calloc(1, sizeof(*z));
 	size_t r;
 	int err;
 
-	if (!f) {
-		errno = EINVAL;
-		return NULL;
-	}
-	z = calloc(1, sizeof(*z));
 	if (!z)
 		return NULL;
-	z->f = f;
 	z->prefs.frameInfo.blockSizeID = LZ4F_max1MB;
 	z->prefs.frameInfo.blockMode = LZ4F_blockLinked;
 	z->prefs.frameInfo.contentChecksumFlag = LZ4F_contentChecksumEnabled;
@@ -89,7 +88,7 @@ struct lz4out *lz4out__new(struct dumpfile *f)
 	z->out_cap = LZ4F_compressBound(FR_LZ4_CHUNK, &z->prefs);
 	if (z->out_cap < LZ4F_HEADER_SIZE_MAX)
 		z->out_cap = LZ4F_HEADER_SIZE_MAX;
-	z->out = malloc(z->out_cap);
+	z->out = calloc(1, z->out_cap);
 	if (!z->out) {
 		err = -ENOMEM;
 		goto fail;
@@ -100,21 +99,61 @@ struct lz4out *lz4out__new(struct dumpfile *f)
 		err = lz4out__errno(r);
 		goto fail;
 	}
-	/* allocates the context's block buffers, once */
+	/* allocates the context's block buffers, once: later frames reuse them */
 	r = LZ4F_compressBegin(z->cctx, z->out, z->out_cap, &z->prefs);
 	if (LZ4F_isError(r)) {
 		err = lz4out__errno(r);
 		goto fail;
 	}
-	err = lz4out__emit(z, r);
-	if (err)
-		goto fail;
+	z->finished = true;	/* no frame into any file yet */
 	return z;
 
 fail:
 	lz4out__free(z);
 	errno = -err;
 	return NULL;
+}
+
+/*
+ * lz4out__begin() - start a new frame of @z into @f, and write its header
+ * there: @z's earlier frame, if any, is over (finished or given up).
+ * 0 or -errno.
+ */
+int lz4out__begin(struct lz4out *z, struct dumpfile *f)
+{
+	size_t r;
+
+	if (!z || !f)
+		return -EINVAL;
+	z->f = f;
+	z->in = 0;
+	z->err = 0;
+	z->finished = false;
+	r = LZ4F_compressBegin(z->cctx, z->out, z->out_cap, &z->prefs);
+	if (LZ4F_isError(r))
+		return z->err = lz4out__errno(r);
+	return lz4out__emit(z, r);
+}
+
+struct lz4out *lz4out__new(struct dumpfile *f)
+{
+	struct lz4out *z;
+	int err;
+
+	if (!f) {
+		errno = EINVAL;
+		return NULL;
+	}
+	z = lz4out__alloc();
+	if (!z)
+		return NULL;
+	err = lz4out__begin(z, f);
+	if (err) {
+		lz4out__free(z);
+		errno = -err;
+		return NULL;
+	}
+	return z;
 }
 
 int lz4out__write(struct lz4out *z, const void *buf, size_t len)

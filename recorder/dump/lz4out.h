@@ -25,6 +25,19 @@ struct lz4out;
  */
 struct lz4out *lz4out__new(struct dumpfile *f);
 
+/*
+ * lz4out__alloc() - a compressor whose buffers are all allocated and
+ * touched, with no frame begun: frames then begin with lz4out__begin(),
+ * one after another, allocating nothing. NULL and errno on failure.
+ */
+struct lz4out *lz4out__alloc(void);
+
+/*
+ * lz4out__begin() - start a new frame into @f (its header written there),
+ * reusing @z's buffers; its earlier frame, if any, is over. 0 or -errno.
+ */
+int lz4out__begin(struct lz4out *z, struct dumpfile *f);
+
 /* lz4out__write() - compress @len bytes of @buf into the frame, in chunks,
  * without allocating. 0 or -errno; errors are sticky. -EINVAL after finish. */
 int lz4out__write(struct lz4out *z, const void *buf, size_t len);

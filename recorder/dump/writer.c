@@ -51,15 +51,24 @@ struct fr_wbuf {
 	int state;		/* FR_WBUF_* */
 };
 
+/* Buffers and a ring dumps reuse, one dump at a time (dumpbufs__new()). */
+struct dumpbufs {
+	unsigned char *data[FR_WRITER_NBUF];
+	bool ring_ready;
+	struct io_uring ring;
+};
+
 struct dumpfile {
 	int dirfd;		/* our own fd on the directory */
 	int fd;			/* the temp file, -1 once closed */
 	bool tmp_exists;	/* "<name>.tmp" is ours to unlink */
 	bool uring;
-	bool ring_ready;
+	bool ring_ready;	/* ring can be used (ours, or the dumpbufs') */
 	bool fsync_done;
 	int fsync_res;
-	struct io_uring ring;
+	struct dumpbufs *lent;	/* whose buffers and ring these are; NULL: ours */
+	struct io_uring *ring;	/* &own_ring or the dumpbufs' */
+	struct io_uring own_ring;
 	struct fr_wbuf buf[FR_WRITER_NBUF];
 	int cur;		/* buffer being filled, -1 if none */
 	unsigned inflight;	/* writes submitted, not completed */
@@ -102,14 +111,14 @@ static int dumpfile__submit_range(struct dumpfile *f, int idx)
 	struct io_uring_sqe *sqe;
 	int ret;
 
-	sqe = io_uring_get_sqe(&f->ring);
+	sqe = io_uring_get_sqe(f->ring);
 	if (!sqe)
 		return -EBUSY;	/* cannot happen: QDEPTH > NBUF */
 	io_uring_prep_write(sqe, f->fd, b->data + b->done,
 			    (unsigned)(b->len - b->done), b->off + b->done);
 	io_uring_sqe_set_data64(sqe, (uint64_t)idx);
 	do
-		ret = io_uring_submit(&f->ring);
+		ret = io_uring_submit(f->ring);
 	while (ret == -EINTR);
 	if (ret < 0)
 		return ret;
@@ -207,13 +216,13 @@ static int dumpfile__reap(struct dumpfile *f)
 	int ret, res;
 
 	do
-		ret = io_uring_wait_cqe(&f->ring, &cqe);
+		ret = io_uring_wait_cqe(f->ring, &cqe);
 	while (ret == -EINTR);
 	if (ret < 0)
 		return ret;
 	tag = io_uring_cqe_get_data64(cqe);
 	res = cqe->res;
-	io_uring_cqe_seen(&f->ring, cqe);
+	io_uring_cqe_seen(f->ring, cqe);
 
 	if (tag == FR_WRITER_FSYNC_TAG) {
 		f->fsync_done = true;
@@ -273,14 +282,14 @@ static int dumpfile__fsync(struct dumpfile *f)
 
 	if (!f->uring)
 		return fsync(f->fd) ? -errno : 0;
-	sqe = io_uring_get_sqe(&f->ring);
+	sqe = io_uring_get_sqe(f->ring);
 	if (!sqe)
 		return -EBUSY;
 	io_uring_prep_fsync(sqe, f->fd, 0);
 	io_uring_sqe_set_data64(sqe, FR_WRITER_FSYNC_TAG);
 	f->fsync_done = false;
 	do
-		ret = io_uring_submit(&f->ring);
+		ret = io_uring_submit(f->ring);
 	while (ret == -EINTR);
 	if (ret < 0)
 		return ret;
@@ -323,9 +332,9 @@ static void dumpfile__release(struct dumpfile *f)
 		close(f->fd);
 	if (f->tmp_exists)
 		unlinkat(f->dirfd, f->tmpname, 0);
-	if (f->ring_ready)
-		io_uring_queue_exit(&f->ring);
-	for (i = FR_WRITER_NBUF - 1; i >= 0; i--)
+	if (f->ring_ready && !f->lent)
+		io_uring_queue_exit(f->ring);
+	for (i = FR_WRITER_NBUF - 1; i >= 0 && !f->lent; i--)
 		free(f->buf[i].data);
 	if (f->dirfd >= 0)
 		close(f->dirfd);
@@ -334,6 +343,12 @@ static void dumpfile__release(struct dumpfile *f)
 
 struct dumpfile *dumpfile__create(int dirfd, const char *name, mode_t mode,
 				  unsigned flags)
+{
+	return dumpfile__create_with(dirfd, name, mode, flags, NULL);
+}
+
+struct dumpfile *dumpfile__create_with(int dirfd, const char *name, mode_t mode,
+				       unsigned flags, struct dumpbufs *bufs)
 {
 	struct dumpfile *f;
 	int i, ret, err;
@@ -351,6 +366,8 @@ struct dumpfile *dumpfile__create(int dirfd, const char *name, mode_t mode,
 	f->dirfd = -1;
 	f->fd = -1;
 	f->cur = -1;
+	f->lent = bufs;
+	f->ring = bufs ? &bufs->ring : &f->own_ring;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	snprintf(f->tmpname, sizeof(f->tmpname), "%s%s", name,
 		 FR_WRITER_TMP_SUFFIX);
@@ -361,7 +378,9 @@ struct dumpfile *dumpfile__create(int dirfd, const char *name, mode_t mode,
 		err = -errno;
 		goto fail;
 	}
-	for (i = 0; i < FR_WRITER_NBUF; i++) {
+	for (i = 0; i < FR_WRITER_NBUF && bufs; i++)
+		f->buf[i].data = bufs->data[i];
+	for (i = 0; i < FR_WRITER_NBUF && !bufs; i++) {
 		ret = posix_memalign((void **)&f->buf[i].data, 4096,
 				     FR_WRITER_BUFSZ);
 		if (ret) {
@@ -370,8 +389,10 @@ struct dumpfile *dumpfile__create(int dirfd, const char *name, mode_t mode,
 			goto fail;
 		}
 	}
-	if (!(flags & FR_WRITER_FORCE_PWRITE)) {
-		ret = io_uring_queue_init(FR_WRITER_QDEPTH, &f->ring, 0);
+	if (bufs && !(flags & FR_WRITER_FORCE_PWRITE)) {
+		f->ring_ready = f->uring = bufs->ring_ready;
+	} else if (!(flags & FR_WRITER_FORCE_PWRITE)) {
+		ret = io_uring_queue_init(FR_WRITER_QDEPTH, f->ring, 0);
 		if (ret == 0) {
 			f->ring_ready = true;
 			f->uring = true;
@@ -507,4 +528,51 @@ bool dumpfile__uses_uring(const struct dumpfile *f)
 uint64_t dumpfile__bytes(const struct dumpfile *f)
 {
 	return f ? f->bytes : 0;
+}
+
+/*
+ * dumpbufs__new() - the write buffers, and a ring unless @flags has
+ * FR_WRITER_FORCE_PWRITE (or the kernel refuses one), for dumps to reuse:
+ * allocated and touched once, so that a dump, under memory pressure, maps
+ * and faults in none of them. NULL and errno on failure.
+ */
+struct dumpbufs *dumpbufs__new(unsigned flags)
+{
+	struct dumpbufs *b = calloc(1, sizeof(*b));
+	int ret = 0;
+
+	if (!b)
+		return NULL;
+	for (int i = 0; i < FR_WRITER_NBUF && !ret; i++) {
+		ret = posix_memalign((void **)&b->data[i], 4096, FR_WRITER_BUFSZ);
+		if (ret)
+			b->data[i] = NULL;
+		else
+			memset(b->data[i], 0, FR_WRITER_BUFSZ);
+	}
+	if (!ret && !(flags & FR_WRITER_FORCE_PWRITE)) {
+		ret = io_uring_queue_init(FR_WRITER_QDEPTH, &b->ring, 0);
+		b->ring_ready = !ret;
+		if (ret == -EPERM || ret == -ENOSYS || ret == -EOPNOTSUPP)
+			ret = 0;	/* io_uring disabled here: pwrite */
+		else if (ret)
+			ret = -ret;
+	}
+	if (ret) {
+		dumpbufs__free(b);
+		errno = ret;
+		return NULL;
+	}
+	return b;
+}
+
+void dumpbufs__free(struct dumpbufs *b)
+{
+	if (!b)
+		return;
+	if (b->ring_ready)
+		io_uring_queue_exit(&b->ring);
+	for (int i = FR_WRITER_NBUF - 1; i >= 0; i--)
+		free(b->data[i]);
+	free(b);
 }

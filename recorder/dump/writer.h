@@ -18,6 +18,7 @@
 #define FR_WRITER_FORCE_PWRITE	0x1	/* do not even try io_uring */
 
 struct dumpfile;
+struct dumpbufs;
 
 /*
  * dumpfile__create() - create "<name>.tmp" in directory @dirfd (AT_FDCWD is
@@ -32,6 +33,26 @@ struct dumpfile;
  */
 struct dumpfile *dumpfile__create(int dirfd, const char *name, mode_t mode,
 				  unsigned flags);
+
+/*
+ * dumpfile__create_with() - dumpfile__create() writing through @bufs (NULL:
+ * its own, as dumpfile__create()): its buffers, and its ring unless @flags
+ * has FR_WRITER_FORCE_PWRITE. One dumpfile at a time may use @bufs; they
+ * are its until it is committed or aborted.
+ */
+struct dumpfile *dumpfile__create_with(int dirfd, const char *name, mode_t mode,
+				       unsigned flags, struct dumpbufs *bufs);
+
+/*
+ * dumpbufs__new() - buffers (and an io_uring, unless @flags has
+ * FR_WRITER_FORCE_PWRITE or the kernel refuses one) that dumpfiles reuse
+ * one after another: allocated and touched once, so that writing a dump
+ * allocates nothing. NULL and errno on failure.
+ */
+struct dumpbufs *dumpbufs__new(unsigned flags);
+
+/* dumpbufs__free() - free @b, which no dumpfile uses. Accepts NULL. */
+void dumpbufs__free(struct dumpbufs *b);
 
 /*
  * dumpfile__write() - append @len bytes of @buf. The bytes are copied into a

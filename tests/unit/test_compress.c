@@ -642,6 +642,43 @@ static void test_file_size(size_t rnd_len)
 	unlink(path);
 }
 
+/*
+ * One compressor, allocated once, writes frame after frame (a dump after
+ * another, allocating nothing): each file decompresses to its own input,
+ * the one given up midway included.
+ */
+static void test_reused(const unsigned char *rnd, size_t rl, const unsigned char *txt, size_t tl)
+{
+	static const char *const names[] = { "reuse1.dump", "reuse-abandoned.dump", "reuse2.dump" };
+	const unsigned char *data[] = { txt, rnd, rnd };
+	size_t lens[] = { tl, rl / 2, rl };
+	struct lz4out *z = lz4out__alloc();
+	bool all = z != NULL;
+
+	for (int i = 0; i < 3 && all; i++) {
+		struct dumpfile *f = dumpfile__create(tdirfd, names[i], 0600, 0);
+		char path[256], msg[512];
+		size_t out_len = 0;
+		void *out = NULL;
+
+		all = f && !lz4out__begin(z, f) && !lz4out__write(z, data[i], lens[i]) &&
+		      lz4out__bytes_in(z) == lens[i];
+		if (i == 1) {	/* given up before its end: the next frame is whole */
+			dumpfile__abort(f);
+			continue;
+		}
+		all = all && !lz4out__finish(z) && !dumpfile__commit(f);
+		path_of(path, sizeof(path), names[i]);
+		all = all && !lz4_decompress_file(path, FR_MAX_OUT, &out, &out_len, msg, sizeof(msg)) &&
+		      out_len == lens[i] && !memcmp(out, data[i], lens[i]);
+		free(out);
+		unlink(path);
+	}
+	ok(all, "one compressor from lz4out__alloc() writes frame after frame, each whole, "
+	   "one given up midway between them");
+	lz4out__free(z);
+}
+
 static void test_misc(void)
 {
 	char msg[256] = "", path[256];
@@ -721,6 +758,7 @@ int main(void)
 	test_content_size();
 	test_fuzz_all();
 	test_file_size(rnd_len);
+	test_reused(rnd, rnd_len, txt, txt_len);
 	test_misc();
 
 	for (const char *const *n = (const char *const[]){ "empty.dump", "one.dump",

@@ -482,6 +482,51 @@ static void cleanup_dir(const char *dir, int dirfd)
 		tap_diag("failed to remove '%s': %s", dir, strerror(errno));
 }
 
+/*
+ * Buffers and a ring made once (dumpbufs__new()) write file after file,
+ * each byte-identical to its data: through io_uring, through pwrite when
+ * a file forces it, and after a file given up with writes in flight.
+ */
+static void test_reused(int dirfd, bool have_uring)
+{
+	static const size_t sizes[] = { 3 * FR_MIB + 17, 0, 5 * FR_MIB + 1, 2 * FR_MIB };
+	static const unsigned flags[] = { 0, 0, FR_WRITER_FORCE_PWRITE, 0 };
+	struct dumpbufs *b = dumpbufs__new(0);
+	bool all = b != NULL, uring = true;
+	char name[32];
+
+	for (int i = 0; i < 4 && all; i++) {
+		struct dumpfile *f;
+
+		/* one given up with its buffers in flight first */
+		snprintf(name, sizeof(name), "reuse-abandoned%d.dump", i);
+		f = dumpfile__create_with(dirfd, name, 0600, flags[i], b);
+		all = f && !write_pattern(f, 2 * FR_MIB + 5);
+		dumpfile__abort(f);
+		all = all && !exists(dirfd, name);
+		snprintf(name, sizeof(name), "reuse%d.dump", i);
+		f = dumpfile__create_with(dirfd, name, 0600, flags[i], b);
+		all = all && f;
+		if (f && !flags[i])
+			uring &= dumpfile__uses_uring(f) == have_uring;
+		if (f && flags[i])
+			uring &= !dumpfile__uses_uring(f);
+		all = all && !write_pattern(f, sizes[i]) && !dumpfile__commit(f) &&
+		      matches_pattern(dirfd, name, sizes[i]);
+		if (f && !all)
+			dumpfile__abort(f);
+	}
+	ok(all, "one set of buffers and ring writes file after file, each byte-identical, "
+	   "after files given up midway");
+	ok(uring, "they write through the ring when it exists, and through pwrite when forced");
+	for (int i = 0; i < 4; i++) {
+		snprintf(name, sizeof(name), "reuse%d.dump", i);
+		unlinkat(dirfd, name, 0);
+	}
+	dumpbufs__free(b);
+	dumpbufs__free(NULL);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/fr-writer-XXXXXX";
@@ -506,6 +551,7 @@ int main(void)
 		tap_skip_all("cannot open the temporary directory");
 
 	test_roundtrip(dirfd, have_uring, no_uring);
+	test_reused(dirfd, have_uring);
 	test_fallback(dirfd, "eperm.dump", EPERM);
 	test_fallback(dirfd, "enosys.dump", ENOSYS);
 	test_no_fallback(dirfd);
