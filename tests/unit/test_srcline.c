@@ -436,20 +436,31 @@ out:
 
 /* ------------------------------------------------------ budget, refusal */
 
-static void test_budget(const char *work)
+/*
+ * two_tables() - the tables of the test program "inl" in @work and of libc,
+ * with a file offset that has lines in each (*@off, *@loff: 0 when not
+ * found; libc's needs libc6-dbg). The caller frees the tables.
+ */
+static void two_tables(const char *work, struct elfsyms **a, struct elfsyms **b, uint64_t *off,
+		       uint64_t *loff)
 {
 	char prog[PATH_MAX + 8], dbg[PATH_MAX];
+
+	snprintf(prog, sizeof(prog), "%s/inl", work);
+	*a = elfsyms__open(prog);
+	*b = elfsyms__open(LIBC);
+	*off = file_off(prog, sym_addr(prog, "fr_inl_mark", NULL));
+	*loff = libc_debug(dbg) ? file_off(LIBC, sym_addr(dbg, "abort", NULL) + 8) : 0;
+}
+
+static void test_budget(const char *work)
+{
 	struct fr_srcline lv[MAX_LV];
 	struct fr_lines_stats st0, st;
 	struct elfsyms *a, *b;
-	uint64_t off, loff = 0;
+	uint64_t off, loff;
 
-	snprintf(prog, sizeof(prog), "%s/inl", work);
-	a = elfsyms__open(prog);
-	b = elfsyms__open(LIBC);
-	off = file_off(prog, sym_addr(prog, "fr_inl_mark", NULL));
-	if (libc_debug(dbg))
-		loff = file_off(LIBC, sym_addr(dbg, "abort", NULL) + 8);
+	two_tables(work, &a, &b, &off, &loff);
 	if (!ok(a && b && off && loff, "budget: two tables with lines"))
 		goto out;
 	elfsyms__set_lines_budget(1);
@@ -530,19 +541,13 @@ out:
  */
 static void test_room(const char *work)
 {
-	char prog[PATH_MAX + 8], dbg[PATH_MAX];
 	struct fr_srcline lv[MAX_LV];
 	struct fr_lines_stats st0, st;
 	struct symcache *c = symcache__new();
 	struct elfsyms *a, *b;
-	uint64_t off, loff = 0, both, budget;
+	uint64_t off, loff, both, budget;
 
-	snprintf(prog, sizeof(prog), "%s/inl", work);
-	a = elfsyms__open(prog);
-	b = elfsyms__open(LIBC);
-	off = file_off(prog, sym_addr(prog, "fr_inl_mark", NULL));
-	if (libc_debug(dbg))
-		loff = file_off(LIBC, sym_addr(dbg, "abort", NULL) + 8);
+	two_tables(work, &a, &b, &off, &loff);
 	if (!ok(c && a && b && off && loff, "room: a cache, two tables with lines"))
 		goto out;
 	/* Both open, within one hold: what they hold together. */
