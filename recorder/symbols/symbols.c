@@ -1060,6 +1060,7 @@ struct symcache {
 	symcache_marker_fn marker;
 	void *marker_ctx;
 	atomic_uint_least64_t image_bytes, images, maps_refused;
+	uint64_t pressed_at;	/* CLOCK_BOOTTIME ns it last went past its budget, 0: never */
 	struct symcache_stats st;
 };
 
@@ -1343,20 +1344,25 @@ void symcache__mark(const struct elfsyms *s, uint64_t gen)
 }
 
 /*
- * symcache__fit_lines() - give the DWARF line handles what the tables and
- * images leave of 7/8 of the budget (the goal of an eviction), when that
- * is more than their half: a workload whose DWARF passes half the budget
- * (libc6-dbg's libc, a libpython built with -g and the daemon's own: 39
- * MiB of 64) then keeps its handles, where at half they were closed and
- * read again in turn. The symbols grow back into that room: the lines
- * give it up first. The caller holds the lock.
+ * symcache__fit_lines() - lend the DWARF line handles what the tables and
+ * images leave of 7/8 of the budget, when that is more than their half,
+ * while the cache has not gone past its budget for FR_SYMCACHE_IDLE_NS: a
+ * workload whose DWARF passes half the budget (libc6-dbg's libc, a
+ * libpython built with -g and the daemon's own: 39 MiB of 64) then keeps
+ * its handles, where at half they were closed and read again in turn.
+ * Once the cache goes past its budget, the lines are back to their half,
+ * before any symbols go: lent and taken back over and over under symbol
+ * churn, the room made the daemon's memory climb late (test_churn: 17
+ * MiB over the last third).
+ * The caller holds the lock.
  */
 static void symcache__fit_lines(struct symcache *c)
 {
 	uint64_t others = c->st.bytes + atomic_load(&c->image_bytes);
 	uint64_t goal = c->budget - c->budget / 8;
+	bool idle = !c->pressed_at || fr_boottime_ns() > c->pressed_at + FR_SYMCACHE_IDLE_NS;
 
-	elfsyms__set_lines_room(goal > others ? goal - others : 0);
+	elfsyms__set_lines_room(idle && goal > others ? goal - others : 0);
 }
 
 void symcache__set_budget(struct symcache *c, uint64_t bytes)
@@ -1502,6 +1508,10 @@ void symcache__trim(struct symcache *c)
 	if (c->hold)
 		goto out;
 	symcache__fit_lines(c);
+	if (symcache__total(c) > c->budget) {
+		c->pressed_at = now;	/* the lines' loan ends first */
+		symcache__fit_lines(c);
+	}
 	if (symcache__total(c) > c->budget && c->marker) {
 		gen = ++c->mark_gen;
 		pthread_mutex_unlock(&c->lock);

@@ -257,7 +257,8 @@ void symcache__free(struct symcache *c);
 /*
  * symcache__set_budget() - the budget in bytes (0: FR_CACHE_BUDGET). The
  * lines get half, and what the tables and images leave of 7/8 of it when
- * more: symcache__trim() moves that line as they grow and shrink.
+ * more, while the cache has not gone past its budget for
+ * FR_SYMCACHE_IDLE_NS: symcache__trim() moves that line as they grow.
  */
 void symcache__set_budget(struct symcache *c, uint64_t bytes);
 
