@@ -360,7 +360,7 @@ static void json_lines(struct daemon *dm, struct json *j)
 	json__u64(j, "open", ls.open);
 	json__u64(j, "bytes", ls.bytes);
 	json__u64(j, "bytes_peak", ls.peak);
-	json__u64(j, "budget", dm->cfg->cache_bytes / 2);
+	json__u64(j, "budget", ls.limit);	/* half the cache's, or the room it lends */
 	json__u64(j, "opened", ls.opened);
 	json__u64(j, "evicted", ls.evicted);
 	json__u64(j, "deferred", ls.deferred);

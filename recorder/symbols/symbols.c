@@ -976,6 +976,7 @@ void elfsyms__lines_stats(struct fr_lines_stats *st)
 {
 	pthread_mutex_lock(&lines_lock);
 	*st = lines_st;
+	st->limit = lines__limit();
 	pthread_mutex_unlock(&lines_lock);
 }
 

@@ -161,6 +161,7 @@ struct fr_lines_stats {
 	uint64_t open;		/* handles open now */
 	uint64_t bytes;		/* their srclines__bytes() */
 	uint64_t peak;		/* the most bytes they held at once */
+	uint64_t limit;		/* what they may hold now: their share, or the room lent */
 };
 
 void elfsyms__lines_stats(struct fr_lines_stats *st);
