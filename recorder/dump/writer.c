@@ -66,9 +66,9 @@ struct dumpfile {
 	bool ring_ready;	/* ring can be used (ours, or the dumpbufs') */
 	bool fsync_done;
 	int fsync_res;
-	struct dumpbufs *lent;	/* whose buffers and ring these are; NULL: ours */
-	struct io_uring *ring;	/* &own_ring or the dumpbufs' */
-	struct io_uring own_ring;
+	struct dumpbufs *bufs;	/* the buffers and ring it writes through */
+	bool own_bufs;		/* made for it alone (dumpfile__create()) */
+	struct io_uring *ring;	/* &bufs->ring */
 	struct fr_wbuf buf[FR_WRITER_NBUF];
 	int cur;		/* buffer being filled, -1 if none */
 	unsigned inflight;	/* writes submitted, not completed */
@@ -324,18 +324,14 @@ static int dumpfile__rename(struct dumpfile *f)
  * free @f. */
 static void dumpfile__release(struct dumpfile *f)
 {
-	int i;
-
 	if (f->ring_ready)
 		dumpfile__drain(f);
 	if (f->fd >= 0)
 		close(f->fd);
 	if (f->tmp_exists)
 		unlinkat(f->dirfd, f->tmpname, 0);
-	if (f->ring_ready && !f->lent)
-		io_uring_queue_exit(f->ring);
-	for (i = FR_WRITER_NBUF - 1; i >= 0 && !f->lent; i--)
-		free(f->buf[i].data);
+	if (f->own_bufs)
+		dumpbufs__free(f->bufs);
 	if (f->dirfd >= 0)
 		close(f->dirfd);
 	free(f);
@@ -351,7 +347,7 @@ struct dumpfile *dumpfile__create_with(int dirfd, const char *name, mode_t mode,
 				       unsigned flags, struct dumpbufs *bufs)
 {
 	struct dumpfile *f;
-	int i, ret, err;
+	int i, err;
 
 	err = dumpfile__check_name(name);
 	if (!err && (flags & ~FR_WRITER_FORCE_PWRITE))
@@ -366,8 +362,6 @@ struct dumpfile *dumpfile__create_with(int dirfd, const char *name, mode_t mode,
 	f->dirfd = -1;
 	f->fd = -1;
 	f->cur = -1;
-	f->lent = bufs;
-	f->ring = bufs ? &bufs->ring : &f->own_ring;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	snprintf(f->tmpname, sizeof(f->tmpname), "%s%s", name,
 		 FR_WRITER_TMP_SUFFIX);
@@ -378,31 +372,17 @@ struct dumpfile *dumpfile__create_with(int dirfd, const char *name, mode_t mode,
 		err = -errno;
 		goto fail;
 	}
-	for (i = 0; i < FR_WRITER_NBUF && bufs; i++)
-		f->buf[i].data = bufs->data[i];
-	for (i = 0; i < FR_WRITER_NBUF && !bufs; i++) {
-		ret = posix_memalign((void **)&f->buf[i].data, 4096,
-				     FR_WRITER_BUFSZ);
-		if (ret) {
-			f->buf[i].data = NULL;
-			err = -ret;
-			goto fail;
-		}
+	/* without a set lent, one of its own (io_uring refused: pwrite, silently) */
+	f->own_bufs = !bufs;
+	f->bufs = bufs ? bufs : dumpbufs__new(flags);
+	if (!f->bufs) {
+		err = -errno;
+		goto fail;
 	}
-	if (bufs && !(flags & FR_WRITER_FORCE_PWRITE)) {
-		f->ring_ready = f->uring = bufs->ring_ready;
-	} else if (!(flags & FR_WRITER_FORCE_PWRITE)) {
-		ret = io_uring_queue_init(FR_WRITER_QDEPTH, f->ring, 0);
-		if (ret == 0) {
-			f->ring_ready = true;
-			f->uring = true;
-		} else if (ret != -EPERM && ret != -ENOSYS &&
-			   ret != -EOPNOTSUPP) {
-			err = ret;
-			goto fail;
-		}
-		/* else: io_uring disabled here, use pwrite silently */
-	}
+	for (i = 0; i < FR_WRITER_NBUF; i++)
+		f->buf[i].data = f->bufs->data[i];
+	f->ring = &f->bufs->ring;
+	f->ring_ready = f->uring = f->bufs->ring_ready && !(flags & FR_WRITER_FORCE_PWRITE);
 	f->fd = openat(f->dirfd, f->tmpname,
 		       O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW,
 		       mode & 07777);
