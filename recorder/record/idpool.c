@@ -157,20 +157,25 @@ bool idpool__trim_due(struct idpool_trim *t, uint64_t now, uint64_t touched,
  * idpool__release() - give back each resident page of the array at @base
  * (id i at @base + i * @item_size) that lies below the ids handed out and
  * holds free items only; pages shared with memory around the array are
- * kept. Returns the pages released, or -errno when a release failed.
+ * kept. Begins at byte offset *@from of the array's first whole page and
+ * makes at most *@calls releases (each one decrements it): when they run
+ * out before the end, *@from is where to resume, else it is set to 0.
+ * Returns the pages released, or -errno when a release failed.
  */
-long idpool__release(const struct idpool *p, void *base, size_t item_size)
+long idpool__release(const struct idpool *p, void *base, size_t item_size,
+		     size_t *from, unsigned *calls)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	uintptr_t b = (uintptr_t)base, end = b + (size_t)p->n * item_size;
 	uintptr_t stop = FR_MIN(b + (size_t)p->hi * item_size, end);
-	uintptr_t a = (b + pg - 1) & ~(uintptr_t)(pg - 1), run = 0;
+	uintptr_t first = (b + pg - 1) & ~(uintptr_t)(pg - 1), a = first + *from, run = 0;
 	unsigned char vec[256];
 	size_t vi = sizeof(vec), vn = sizeof(vec);
 	long pages = 0;
 	int err;
 
-	for (; a + pg <= end && a < stop; a += pg) {
+	*from = 0;
+	for (; a + pg <= end && a < stop && *calls; a += pg) {
 		bool take;
 
 		if (vi == vn) {
@@ -190,6 +195,7 @@ long idpool__release(const struct idpool *p, void *base, size_t item_size)
 				return err;
 			pages += (long)((a - run) / pg);
 			run = 0;
+			(*calls)--;
 		}
 	}
 	if (run) {
@@ -197,7 +203,48 @@ long idpool__release(const struct idpool *p, void *base, size_t item_size)
 		if (err)
 			return err;
 		pages += (long)((a - run) / pg);
+		(*calls)--;
 	}
+	if (!*calls && a + pg <= end && a < stop)
+		*from = a - first;
+	return pages;
+}
+
+/*
+ * idpool__trim_step() - one step of the trim under way in @t, or of a new
+ * one: release the pages of @parts in order, at most
+ * FR_IDPOOL_RELEASE_CALLS releases. Returns -EINPROGRESS when the next
+ * step is to go on; else the trim is over and this returns the pages it
+ * released in all, or -errno when a release failed.
+ */
+long idpool__trim_step(struct idpool_trim *t, const struct idpool_part *parts,
+		       unsigned nparts)
+{
+	unsigned calls = FR_IDPOOL_RELEASE_CALLS;
+	long n = 0, pages;
+
+	if (!t->part) {
+		t->part = 1;
+		t->from = 0;
+		t->pages = 0;
+	}
+	while (t->part <= nparts && calls) {
+		const struct idpool_part *q = &parts[t->part - 1];
+
+		n = idpool__release(q->pool, q->base, q->item_size, &t->from, &calls);
+		if (n < 0)
+			break;
+		t->pages += n;
+		if (t->from)
+			return -EINPROGRESS;
+		t->part++;
+	}
+	if (n >= 0 && t->part <= nparts)
+		return -EINPROGRESS;
+	pages = n < 0 ? n : t->pages;
+	t->part = 0;
+	t->from = 0;
+	t->pages = 0;
 	return pages;
 }
 

@@ -14,6 +14,13 @@
  * runs once a second costs no system call (the ids handed out bound what
  * was touched); only a trim reads mincore().
  *
+ * The owner is the drain's thread, and each release is a system call that
+ * flushes the TLB on every CPU the process ran on (60-400 us each on a
+ * virtual machine). Free pages left between live ones can number
+ * hundreds, so a trim goes in steps of at most FR_IDPOOL_RELEASE_CALLS
+ * releases, one step per call, resumed where it stopped: the ring is
+ * never left undrained for longer than a step.
+ *
  * The bitmap lives in memory the owner provides, zeroed (a fresh
  * anonymous mapping: nothing of it is touched until used). One thread.
  */
@@ -27,6 +34,7 @@
 #define FR_IDPOOL_NONE		UINT32_MAX
 #define FR_IDPOOL_TRIM_NS	(10ULL * 1000000000ULL)	/* above the need this long */
 #define FR_IDPOOL_SLACK		(64u << 10)		/* bytes over need*5/4 tolerated */
+#define FR_IDPOOL_RELEASE_CALLS	32u	/* page releases (madvise) per trim step */
 
 struct idpool {
 	uint64_t *used;		/* bit per id: in use */
@@ -45,6 +53,17 @@ struct idpool_trim {
 	uint64_t shrinks;	/* trims that gave pages back */
 	uint64_t pages_released;
 	uint64_t release_failed;
+	/* A trim in steps (idpool__trim_step()). */
+	uint32_t part;		/* the array being released, from 1; 0: no trim under way */
+	size_t from;		/* its byte offset the next step resumes at */
+	long pages;		/* released so far by this trim */
+};
+
+/* One of the arrays a trim gives pages of back: item i at @base + i * @item_size. */
+struct idpool_part {
+	const struct idpool *pool;
+	void *base;
+	size_t item_size;
 };
 
 size_t idpool__bytes(size_t n);
@@ -55,7 +74,10 @@ bool idpool__in_use(const struct idpool *p, uint32_t id);
 
 bool idpool__trim_due(struct idpool_trim *t, uint64_t now, uint64_t touched,
 		      uint64_t need);
-long idpool__release(const struct idpool *p, void *base, size_t item_size);
+long idpool__release(const struct idpool *p, void *base, size_t item_size,
+		     size_t *from, unsigned *calls);
+long idpool__trim_step(struct idpool_trim *t, const struct idpool_part *parts,
+		       unsigned nparts);
 void idpool__trimmed(struct idpool *p, struct idpool_trim *t, long pages);
 
 int fr_pages_release(void *p, size_t len);

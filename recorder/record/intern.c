@@ -376,25 +376,25 @@ void intern__footprint(const struct intern *t, uint64_t *resident, uint64_t *liv
  * intern__trim() - the writer, about once a second of @now (ns): when the
  * blocks, links and entries touched have stayed well above what the live
  * entries need (idpool__trim_due()), give back the resident pages that
- * hold only free ones. Readers may be copying: they copy live entries only.
+ * hold only free ones, a bounded step per call (idpool__trim_step()).
+ * Readers may be copying: they copy live entries only.
  */
 void intern__trim(struct intern *t, uint64_t now)
 {
 	uint64_t touched = (uint64_t)t->blks.hi * (t->bsize + sizeof(uint32_t)) +
 			   (uint64_t)t->ents.hi * sizeof(struct intern_entry);
-	long n, pages;
+	const struct idpool_part parts[] = {
+		{ &t->blks, t->blocks, t->bsize },
+		{ &t->blks, t->bnext, sizeof(uint32_t) },
+		{ &t->ents, t->ent, sizeof(struct intern_entry) },
+	};
+	long pages;
 
-	if (!idpool__trim_due(&t->trim, now, touched, need_bytes(t)))
+	if (!t->trim.part && !idpool__trim_due(&t->trim, now, touched, need_bytes(t)))
 		return;
-	pages = idpool__release(&t->blks, t->blocks, t->bsize);
-	if (pages >= 0) {
-		n = idpool__release(&t->blks, t->bnext, sizeof(uint32_t));
-		pages = n < 0 ? n : pages + n;
-	}
-	if (pages >= 0) {
-		n = idpool__release(&t->ents, t->ent, sizeof(struct intern_entry));
-		pages = n < 0 ? n : pages + n;
-	}
+	pages = idpool__trim_step(&t->trim, parts, FR_ARRAY_SIZE(parts));
+	if (pages == -EINPROGRESS)
+		return;
 	idpool__trimmed(&t->ents, NULL, 0);
 	idpool__trimmed(&t->blks, &t->trim, pages);
 	t->st.shrinks = t->trim.shrinks;

@@ -369,18 +369,23 @@ void proctable__footprint(const struct proctable *pt, uint64_t *resident, uint64
  * proctable__trim() - the writer, about once a second of @now (ns): when
  * the slots touched have stayed well above what the live ones need
  * (idpool__trim_due()), give back the pages that hold only free slots,
- * under the lock readers copy under.
+ * under the lock readers copy under, a bounded step per call
+ * (idpool__trim_step()).
  */
 void proctable__trim(struct proctable *pt, uint64_t now)
 {
 	uint64_t touched = (uint64_t)pt->ids.hi * sizeof(struct proc_slot);
+	const struct idpool_part part = { &pt->ids, pt->slots, sizeof(struct proc_slot) };
 	long pages;
 
-	if (!idpool__trim_due(&pt->trim, now, touched, pt->st.live * sizeof(struct proc_slot)))
+	if (!pt->trim.part &&
+	    !idpool__trim_due(&pt->trim, now, touched, pt->st.live * sizeof(struct proc_slot)))
 		return;
 	pthread_mutex_lock(&pt->lock);
-	pages = idpool__release(&pt->ids, pt->slots, sizeof(struct proc_slot));
+	pages = idpool__trim_step(&pt->trim, &part, 1);
 	pthread_mutex_unlock(&pt->lock);
+	if (pages == -EINPROGRESS)
+		return;
 	idpool__trimmed(&pt->ids, &pt->trim, pages);
 	pt->st.shrinks = pt->trim.shrinks;
 	pt->st.pages_released = pt->trim.pages_released;

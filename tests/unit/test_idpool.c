@@ -4,6 +4,7 @@
  * the bitmap's word boundaries; the trim clock's hysteresis; and giving
  * back exactly the pages that hold only free items (mincore()).
  */
+#include <errno.h>
 #include <stdbool.h>
 #include <sys/mman.h>
 
@@ -103,6 +104,15 @@ static size_t resident(void *p, size_t len)
 	return n;
 }
 
+/* A whole release, with no bound on its calls. */
+static long release(const struct idpool *p, void *arr, size_t sz)
+{
+	unsigned calls = UINT32_MAX;
+	size_t from = 0;
+
+	return idpool__release(p, arr, sz, &from, &calls);
+}
+
 /*
  * 1000 items of 88 bytes (a size that straddles pages): the pages given
  * back are those of free items only, the live items keep their bytes, and
@@ -135,7 +145,7 @@ static void test_release(void)
 
 		expect += (first >= 100 && (last < 700 || first >= 710)) && a + pg <= n * sz;
 	}
-	pages = idpool__release(&p, arr, sz);
+	pages = release(&p, arr, sz);
 	is_int(pages, expect, "released the %zu pages that hold free items only", expect);
 	kept = resident(arr, len);
 	is_int(kept, len / pg - expect, "mincore agrees: %zu pages left", len / pg - expect);
@@ -150,10 +160,65 @@ static void test_release(void)
 	is_int(p.hi, 710, "the ids handed out now end at the highest in use");
 	is_int(t.shrinks, 1, "one shrink counted");
 	is_int(t.pages_released, expect, "and its pages");
-	is_int(idpool__release(&p, arr, sz), 0, "a second release finds nothing resident to give");
+	is_int(release(&p, arr, sz), 0, "a second release finds nothing resident to give");
 	is_int(idpool__alloc(&p), 100, "the next id is the lowest free, 100");
 	munmap(mem, idpool__bytes(n));
 	munmap(arr, len);
+}
+
+/*
+ * Free pages between live ones, 100 runs of one page, in two arrays: a
+ * trim goes in steps of FR_IDPOOL_RELEASE_CALLS releases, each resuming
+ * where the last stopped, and gives back each of them once.
+ */
+static void test_steps(void)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), n = 200, sz = pg;
+	size_t len = n * sz;
+	uint8_t *a1 = zeroed(len), *a2 = zeroed(len);
+	void *mem = zeroed(idpool__bytes(n));
+	struct idpool_trim t = {0};
+	struct idpool p;
+	unsigned steps = 0, calls = 3;
+	size_t from = 0;
+	long pages = -EINPROGRESS, r;
+	int bad = 0;
+
+	idpool__init(&p, mem, n);
+	for (size_t i = 0; i < n; i++) {
+		idpool__alloc(&p);
+		a1[i * sz] = a2[i * sz] = (uint8_t)(i + 1);
+	}
+	for (size_t i = 1; i < n; i += 2)
+		idpool__free(&p, (uint32_t)i);
+	r = idpool__release(&p, a1, sz, &from, &calls);
+	ok(r == 3 && calls == 0 && from == 7 * pg,
+	   "three calls allowed: three pages, and it resumes past the live page after the third (%ld, %zu)", r, from);
+	calls = 3;
+	r = idpool__release(&p, a1, sz, &from, &calls);
+	ok(r == 3 && from == 13 * pg, "the next three from there (%ld, %zu)", r, from);
+	from = 0;
+	calls = UINT32_MAX;
+	is_int(idpool__release(&p, a1, sz, &from, &calls), 94, "a release from the start finds the other 94");
+
+	const struct idpool_part parts[] = { { &p, a1, sz }, { &p, a2, sz } };
+	memset(a1, 1, len);
+	while (pages == -EINPROGRESS && steps < 100) {
+		pages = idpool__trim_step(&t, parts, 2);
+		steps++;
+	}
+	is_int(pages, 200, "a trim of both arrays released 200 pages");
+	is_int(steps, (200 + FR_IDPOOL_RELEASE_CALLS - 1) / FR_IDPOOL_RELEASE_CALLS,
+	       "in steps of %u releases", FR_IDPOOL_RELEASE_CALLS);
+	is_int(resident(a1, len) + resident(a2, len), 200, "the 200 live pages stay");
+	for (size_t i = 0; i < n; i += 2)
+		bad += a2[i * sz] != (uint8_t)(i + 1);
+	is_int(bad, 0, "and keep their bytes");
+	ok(t.part == 0 && t.from == 0, "no trim is under way after the last step");
+	is_int(idpool__trim_step(&t, parts, 2), 0, "a new trim finds nothing to give");
+	munmap(mem, idpool__bytes(n));
+	munmap(a1, len);
+	munmap(a2, len);
 }
 
 int main(void)
@@ -164,5 +229,6 @@ int main(void)
 		test_model(sizes[i]);
 	test_trim_clock();
 	test_release();
+	test_steps();
 	return tap_done_testing();
 }
