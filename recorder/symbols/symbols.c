@@ -641,14 +641,21 @@ const char *elfsyms__lookup(const struct elfsyms *s, uint64_t file_off,
 
 /*
  * The DWARF handles open, most recently used first, and what they cost.
- * One lock for all: lookups are short, and in the daemon only the dump
- * thread makes them.
+ * One lock for all, held by a lookup (the namer's or the dump's) for as
+ * long as it takes, which includes reading a file's DWARF the first time:
+ * 10-300 ms for libpython or libc's debug file. The drain's thread must
+ * never wait for that (status, the cache's trim once a second), so the
+ * counts it reads are a copy published at each unlock under a lock of
+ * their own, and the room the cache lends is handed over without waiting
+ * (elfsyms__set_lines_room()).
  */
 static pthread_mutex_t lines_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fr_lines *lines_head, *lines_tail;
 static uint64_t lines_budget = FR_SRCLINE_BUDGET;
-static uint64_t lines_room;	/* what the symbol cache leaves them, when more */
+static _Atomic uint64_t lines_room;	/* what the symbol cache leaves them, when more */
 static struct fr_lines_stats lines_st;
+static pthread_mutex_t lines_pub_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fr_lines_stats lines_pub;	/* lines_st as of the last unlock */
 static uint64_t lines_hold;	/* the current hold's number, 0: none */
 static uint64_t lines_holds;	/* holds begun */
 static bool lines_closed;	/* a handle was closed since the last give-back */
@@ -692,8 +699,8 @@ static void lines__close(struct fr_lines *l)
 }
 
 /*
- * lines__unlock() - release lines_lock and, when a handle was closed
- * meanwhile and @give_back, hand the memory libdw freed back to the
+ * lines__unlock() - publish the counts, release lines_lock and, when a
+ * handle was closed meanwhile and @give_back, hand the memory libdw freed back to the
  * system: it is freed in the arena of the thread that read the DWARF, and
  * the tables that grow into the room it left are loaded on other threads,
  * so without it the daemon held both (test_churn: VmRSS rose 22 MiB after
@@ -706,6 +713,10 @@ static void lines__unlock(bool give_back)
 
 	if (closed)
 		lines_closed = false;
+	pthread_mutex_lock(&lines_pub_lock);
+	lines_pub = lines_st;
+	lines_pub.limit = lines_budget;	/* elfsyms__lines_stats() adds the room */
+	pthread_mutex_unlock(&lines_pub_lock);
 	pthread_mutex_unlock(&lines_lock);
 	if (closed)
 		malloc_trim(0);
@@ -718,7 +729,7 @@ static void lines__free(struct fr_lines *l)
 	pthread_mutex_lock(&lines_lock);
 	if (l->h)
 		lines__close(l);
-	pthread_mutex_unlock(&lines_lock);
+	lines__unlock(false);
 	free(l->path);
 	free(l);
 }
@@ -775,7 +786,7 @@ static const struct fr_lines *lines__keeper(void)
 /* lines__limit() - what the handles may hold now. The caller holds lines_lock. */
 static uint64_t lines__limit(void)
 {
-	return FR_MAX(lines_budget, lines_room);
+	return FR_MAX(lines_budget, atomic_load(&lines_room));
 }
 
 /*
@@ -972,12 +983,16 @@ out:
 	return r;
 }
 
+/*
+ * elfsyms__lines_stats() - the counts as of the last lookup's end, and the
+ * limit: never waits for a lookup under way.
+ */
 void elfsyms__lines_stats(struct fr_lines_stats *st)
 {
-	pthread_mutex_lock(&lines_lock);
-	*st = lines_st;
-	st->limit = lines__limit();
-	pthread_mutex_unlock(&lines_lock);
+	pthread_mutex_lock(&lines_pub_lock);
+	*st = lines_pub;
+	pthread_mutex_unlock(&lines_pub_lock);
+	st->limit = FR_MAX(st->limit, atomic_load(&lines_room));
 }
 
 void elfsyms__lines_hold(bool on)
@@ -986,29 +1001,35 @@ void elfsyms__lines_hold(bool on)
 	lines_hold = on ? ++lines_holds : 0;
 	if (!on)
 		lines__trim(lines__keeper());
-	pthread_mutex_unlock(&lines_lock);
+	lines__unlock(false);
 }
 
 /*
  * elfsyms__set_lines_room() - let the handles hold up to @bytes when that is
  * more than their budget, and close those past the new limit (the handles
  * the current hold used stay). The symbol cache calls it as its own
- * tables grow and shrink.
+ * tables grow and shrink, on the drain's thread: when a lookup is under
+ * way this does not wait, and that lookup trims to the new limit as it
+ * ends. Handles closed here give their memory back to the system at the
+ * next lookup outside a dump, on the thread that makes it. Returns whether
+ * the handles are within the new limit now (false: a lookup will trim).
  */
-void elfsyms__set_lines_room(uint64_t bytes)
+bool elfsyms__set_lines_room(uint64_t bytes)
 {
-	pthread_mutex_lock(&lines_lock);
-	lines_room = bytes;
+	atomic_store(&lines_room, bytes);
+	if (pthread_mutex_trylock(&lines_lock))
+		return false;
 	lines__trim(NULL);
-	lines__unlock(!lines_hold);
+	lines__unlock(false);
+	return true;
 }
 
 void elfsyms__set_lines_budget(uint64_t bytes)
 {
 	pthread_mutex_lock(&lines_lock);
 	lines_budget = bytes ? bytes : FR_SRCLINE_BUDGET;
-	lines_room = 0;
-	pthread_mutex_unlock(&lines_lock);
+	atomic_store(&lines_room, 0);
+	lines__unlock(false);
 }
 
 /* --------------------------------------------------------------- symcache */
@@ -1355,15 +1376,16 @@ void symcache__mark(const struct elfsyms *s, uint64_t gen)
  * before any symbols go: lent and taken back over and over under symbol
  * churn, the room made the daemon's memory climb late (test_churn: 17
  * MiB over the last third).
- * The caller holds the lock.
+ * The caller holds the lock. Returns false when a lookup under way will
+ * trim the lines to it as it ends (elfsyms__set_lines_room()).
  */
-static void symcache__fit_lines(struct symcache *c)
+static bool symcache__fit_lines(struct symcache *c)
 {
 	uint64_t others = c->st.bytes + atomic_load(&c->image_bytes);
 	uint64_t goal = c->budget - c->budget / 8;
 	bool idle = !c->pressed_at || fr_boottime_ns() > c->pressed_at + FR_SYMCACHE_IDLE_NS;
 
-	elfsyms__set_lines_room(idle && goal > others ? goal - others : 0);
+	return elfsyms__set_lines_room(idle && goal > others ? goal - others : 0);
 }
 
 void symcache__set_budget(struct symcache *c, uint64_t bytes)
@@ -1506,12 +1528,16 @@ void symcache__trim(struct symcache *c)
 	/* Never wait for a load (up to a read's deadline): the next trim comes. */
 	if (pthread_mutex_trylock(&c->lock))
 		return;
-	if (c->hold)
+	/*
+	 * When a lookup holds the lines, their count is not yet what the new
+	 * room leaves them: evict nothing for them, the next trim comes.
+	 */
+	if (c->hold || !symcache__fit_lines(c))
 		goto out;
-	symcache__fit_lines(c);
 	if (symcache__total(c) > c->budget) {
 		c->pressed_at = now;	/* the lines' loan ends first */
-		symcache__fit_lines(c);
+		if (!symcache__fit_lines(c))
+			goto out;
 	}
 	if (symcache__total(c) > c->budget && c->marker) {
 		gen = ++c->mark_gen;

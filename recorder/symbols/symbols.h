@@ -164,6 +164,10 @@ struct fr_lines_stats {
 	uint64_t limit;		/* what they may hold now: their share, or the room lent */
 };
 
+/*
+ * elfsyms__lines_stats() - the counts as of the last lookup's end: never
+ * waits for a lookup under way (which may be reading a file's DWARF).
+ */
 void elfsyms__lines_stats(struct fr_lines_stats *st);
 
 /*
@@ -184,9 +188,10 @@ void elfsyms__set_lines_budget(uint64_t bytes);
 /*
  * elfsyms__set_lines_room() - let the handles hold up to @bytes while that
  * is more than their share, and close the handles past the new limit
- * (those used in the current hold stay open).
+ * (those used in the current hold stay open). Never waits for a lookup
+ * under way: that one closes them as it ends, and this returns false.
  */
-void elfsyms__set_lines_room(uint64_t bytes);
+bool elfsyms__set_lines_room(uint64_t bytes);
 
 void elfsyms__free(struct elfsyms *s);
 
