@@ -60,7 +60,7 @@ static int add_cache_meta(struct daemon *dm, struct fr_kvlist *m)
 	struct symcache_stats ss;
 	int err = 0;
 
-	symcache__stats(dm->symcache, &ss);
+	symcache__stats(dm->symcache, &ss, false);
 	err |= kvlist__add_u64(m, "cache_budget", ss.budget);
 	err |= kvlist__add_u64(m, "symbols_cache_bytes", ss.bytes);
 	err |= kvlist__add_u64(m, "symbols_cache_entries", ss.entries);

@@ -193,7 +193,7 @@ static void text_caches(struct daemon *dm, FILE *f)
 	struct fr_lines_stats ls;
 	struct symcache_stats ss;
 
-	symcache__stats(dm->symcache, &ss);
+	symcache__stats(dm->symcache, &ss, false);
 	elfsyms__lines_stats(&ls);
 	fprintf(f, "caches: %.1f of %.0f MiB; symbols %.1f MiB in %" PRIu64 " binaries (evicted %"
 		PRIu64 ", refused %" PRIu64 "), images %.1f MiB for %" PRIu64 " processes (mappings "
@@ -208,7 +208,7 @@ static void json_caches(struct daemon *dm, struct json *j)
 	struct fr_lines_stats ls;
 	struct symcache_stats ss;
 
-	symcache__stats(dm->symcache, &ss);
+	symcache__stats(dm->symcache, &ss, false);
 	elfsyms__lines_stats(&ls);
 	json__obj(j, "caches");
 	json__u64(j, "budget", ss.budget);

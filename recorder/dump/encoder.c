@@ -631,7 +631,7 @@ static int add_losses(struct encoder *e)
 		err |= kvlist__add_u64(l, key, us.refused[r]);
 	}
 	if (e->in.sym && e->in.sym->cache)
-		symcache__stats(e->in.sym->cache, &ss);
+		symcache__stats(e->in.sym->cache, &ss, true);
 	err |= kvlist__add_u64(l, "symbols_bad_elf", ss.bad_elf);
 	err |= kvlist__add_u64(l, "symbols_refused", ss.refused);
 	return err ? -ENOMEM : 0;

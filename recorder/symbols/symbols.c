@@ -1084,6 +1084,8 @@ struct symcache {
 	atomic_uint_least64_t image_bytes, images, maps_refused;
 	uint64_t pressed_at;	/* CLOCK_BOOTTIME ns it last went past its budget, 0: never */
 	struct symcache_stats st;
+	pthread_mutex_t pub_lock;	/* guards pub only */
+	struct symcache_stats pub;	/* st as symcache__stats() last read it */
 };
 
 static uint64_t symcache__total(struct symcache *c);
@@ -1115,7 +1117,8 @@ struct symcache *symcache__new(void)
 	fr_hashmap__init(&c->map, sizeof(struct fr_cachekey), sizeof(struct fr_cacheent *),
 			 NULL, NULL, NULL);
 	pthread_mutex_init(&c->lock, NULL);
-	c->budget = FR_CACHE_BUDGET;
+	pthread_mutex_init(&c->pub_lock, NULL);
+	c->budget = c->pub.budget = FR_CACHE_BUDGET;
 	return c;
 }
 
@@ -1157,6 +1160,7 @@ void symcache__free(struct symcache *c)
 		}
 	}
 	fr_hashmap__fini(&c->map);
+	pthread_mutex_destroy(&c->pub_lock);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -1662,13 +1666,29 @@ const struct elfsyms *symcache__get_mapping_at(struct symcache *c, const char *p
 	return s;
 }
 
-void symcache__stats(struct symcache *c, struct symcache_stats *st)
+/*
+ * symcache__stats() - the cache's counts. A load holds the lock while it
+ * reads a file (up to its deadline, 10-100 ms for a large binary), and the
+ * drain's thread asks for these in status: unless @wait, when the lock is
+ * taken the counts are those of the last call that found it free.
+ */
+void symcache__stats(struct symcache *c, struct symcache_stats *st, bool wait)
 {
-	pthread_mutex_lock(&c->lock);
-	*st = c->st;
-	st->budget = c->budget;
+	if (wait)
+		pthread_mutex_lock(&c->lock);
+	if (!wait && pthread_mutex_trylock(&c->lock)) {
+		pthread_mutex_lock(&c->pub_lock);
+		*st = c->pub;
+		pthread_mutex_unlock(&c->pub_lock);
+	} else {
+		*st = c->st;
+		st->budget = c->budget;
+		pthread_mutex_unlock(&c->lock);
+		pthread_mutex_lock(&c->pub_lock);
+		c->pub = *st;
+		pthread_mutex_unlock(&c->pub_lock);
+	}
 	st->image_bytes = atomic_load(&c->image_bytes);
 	st->images = atomic_load(&c->images);
 	st->maps_refused = atomic_load(&c->maps_refused);
-	pthread_mutex_unlock(&c->lock);
 }

@@ -369,7 +369,11 @@ void symcache__trim(struct symcache *c);
 void symcache__charge_image(struct symcache *c, int64_t bytes, int64_t images,
 			    uint64_t maps_refused);
 
-/* symcache__stats() - what the cache has loaded, refused, holds and gave back. */
-void symcache__stats(struct symcache *c, struct symcache_stats *st);
+/*
+ * symcache__stats() - what the cache has loaded, refused, holds and gave
+ * back. Unless @wait, never waits for a load (the drain's thread): while
+ * one holds the cache, the counts are those last read.
+ */
+void symcache__stats(struct symcache *c, struct symcache_stats *st, bool wait);
 
 #endif /* FR_SYMBOLS_H */

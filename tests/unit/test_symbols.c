@@ -30,12 +30,14 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------- targets */
@@ -1075,7 +1077,7 @@ static int big_elf(char *path, size_t n, const char *prefix, const uint8_t *id)
 /* Bytes the budget covers now (no images, no lines in these tests). */
 static uint64_t cache_bytes(struct symcache *c, struct symcache_stats *st)
 {
-	symcache__stats(c, st);
+	symcache__stats(c, st, true);
 	return st->bytes + st->image_bytes;
 }
 
@@ -1089,6 +1091,77 @@ static void mark_one(void *ctx, uint64_t gen)
 
 #define FR_BUDGET_FILES	30
 #define FR_BUDGET	(8ULL << 20)
+
+
+/* CLOCK_BOOTTIME in ns. */
+static uint64_t boot_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct slow_load {
+	struct symcache *c;
+	int fd;
+	_Atomic int phase;	/* 1: about to load, 2: done */
+	const struct elfsyms *s;
+	uint64_t ns;
+};
+
+static void *slow_load__run(void *arg)
+{
+	struct slow_load *l = arg;
+	uint64_t t0 = boot_ns();
+
+	atomic_store(&l->phase, 1);
+	l->s = symcache__get_fd(l->c, l->fd);
+	l->ns = boot_ns() - t0;
+	atomic_store(&l->phase, 2);
+	return NULL;
+}
+
+/*
+ * While another thread loads @path (a library of 60,000 functions, 100 ms
+ * and more, under the cache's lock), the counts the drain's thread asks
+ * for in status are there at once. Counted as calls answered during the
+ * load, one each 200 us (glibc's mutexes are not fair: a tight loop would
+ * keep the loader from the lock); a call that waits answers none.
+ */
+static void test_symcache_no_wait(const char *path)
+{
+	struct slow_load l = { .c = symcache__new(), .fd = open(path, O_RDONLY | O_CLOEXEC) };
+	struct symcache_stats st;
+	unsigned during = 0;
+	pthread_t t;
+
+	if (!ok(l.c && l.fd >= 0, "no wait: a cache and the library open"))
+		goto out;
+	symcache__stats(l.c, &st, false);
+	if (pthread_create(&t, NULL, slow_load__run, &l)) {
+		ok(0, "no wait: a thread for the load");
+		goto out;
+	}
+	while (atomic_load(&l.phase) < 1)
+		;
+	while (atomic_load(&l.phase) == 1 && during < 100000) {
+		usleep(200);
+		symcache__stats(l.c, &st, false);
+		during += atomic_load(&l.phase) == 1;
+	}
+	pthread_join(t, NULL);
+	ok(l.s != NULL && elfsyms__count(l.s) >= 60000, "no wait: the library loaded (%zu symbols, %.1f ms)",
+	   l.s ? elfsyms__count(l.s) : 0, l.ns / 1e6);
+	ok(during >= 10, "no wait: %u calls for the counts were answered during the load", during);
+	symcache__stats(l.c, &st, false);
+	is_int(st.entries, 1, "no wait: and once it is done they count it");
+	symcache__put(l.s);
+out:
+	if (l.fd >= 0)
+		close(l.fd);
+	symcache__free(l.c);
+}
 
 /*
  * The budget: tables of 10,000 symbols (about 0.65 MiB each) in an 8 MiB
@@ -1139,7 +1212,7 @@ static void test_symcache_budget(void)
 	ok(symcache__get_fd(c, fd[0]) == s[0] && !elfsyms__evicted(s[0]) &&
 	   !strcmp(elfsyms__lookup(s[0], 0x1010, NULL) ?: "", "fr_budget_fn_000000000000000000000000001"),
 	   "budget: asked again, the same table has its symbols back");
-	symcache__stats(c, &st);
+	symcache__stats(c, &st, true);
 	ok(st.reloaded == 1 && cache_bytes(c, &st) <= FR_BUDGET,
 	   "budget: counted as reloaded, within the budget (%.2f MiB)", cache_bytes(c, &st) / 1048576.0);
 	symcache__put(s[0]);
@@ -1183,7 +1256,7 @@ static void test_symcache_budget(void)
 		ok(!symcache__get_fd(c, bfd) && errno == EFBIG,
 		   "budget: 100,000 symbols (6.4 MiB) pass a quarter of 8 MiB: refused, EFBIG");
 		errno = 0;
-		symcache__stats(c, &st);
+		symcache__stats(c, &st, true);
 		ok(!symcache__get_fd(c, bfd) && errno == EFBIG && st.refused == 1,
 		   "budget: remembered per file, counted once (refused %" PRIu64 ")", st.refused);
 		close(bfd);
@@ -1970,7 +2043,7 @@ static void test_debuglink(const char *work)
 	n = live_name(c, prog, off);
 	is_str(n, fn, "debuglink: a live process's mapping passes its path as the hint");
 	free(n);
-	symcache__stats(c, &st);
+	symcache__stats(c, &st, true);
 	ok(st.loaded == 1 && st.debug_link == 1 && !st.debug_link_crc_mismatch,
 	   "debuglink: counted as debug_link (loaded %llu, debug_link %llu)",
 	   (unsigned long long)st.loaded, (unsigned long long)st.debug_link);
@@ -1984,7 +2057,7 @@ static void test_debuglink(const char *work)
 	n = live_name(c, prog, off);
 	ok(!n || strcmp(n, fn), "debuglink: a live process with the corrupt file is not named");
 	free(n);
-	symcache__stats(c, &st);
+	symcache__stats(c, &st, true);
 	ok(st.loaded == 1 && st.debug_link_crc_mismatch == 1 && !st.debug_link,
 	   "debuglink: counted as debug_link_crc_mismatch (%llu)",
 	   (unsigned long long)st.debug_link_crc_mismatch);
@@ -1993,15 +2066,6 @@ static void test_debuglink(const char *work)
 	debuginfo__set_root(NULL);
 }
 
-
-/* CLOCK_BOOTTIME in ns. */
-static uint64_t boot_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_BOOTTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* elfsyms__open_opts() on @path with its path as hint; the table's debug flags, -errno. */
 static int debug_flags_of(const char *path, uint64_t deadline_ns, uint64_t *took_ns)
@@ -2275,12 +2339,27 @@ static void test_demangle_binary(const char *work)
 }
 
 /* test_debuginfo() - the separate debug information tests, in one work dir. */
+/* A shared library of 60,000 one-byte functions, built in @work. */
+static void test_symcache_many(const char *work)
+{
+	char so[PATH_MAX + 16];
+
+	snprintf(so, sizeof(so), "%s/many.so", work);
+	if (!ok(sh("awk 'BEGIN { print \".text\"; for (i = 0; i < 60000; i++) "
+		   "printf \".globl f%%d\\n.type f%%d,@function\\nf%%d: ret\\n.size f%%d,1\\n\", i, i, i, i }' "
+		   "> '%s/many.s' && gcc -shared -nostdlib -o '%s' '%s/many.s'", work, so, work),
+		"no wait: gcc builds a library of 60,000 functions"))
+		return;
+	test_symcache_no_wait(so);
+}
+
 static void test_debuginfo(void)
 {
 	char work[PATH_MAX], other[PATH_MAX + 32];
 
 	if (!ok(!make_workdir(work), "debug: a work directory"))
 		return;
+	test_symcache_many(work);
 	if (ok(build_prog(work), "debug: gcc, objcopy and strip build a stripped program with a debuglink")) {
 		snprintf(other, sizeof(other), "%s/prog.debug", work);
 		test_debug_buildid(work, other);
