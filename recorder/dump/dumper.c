@@ -583,10 +583,12 @@ out:
 static void *dump_thread(void *arg)
 {
 	struct dumper *dp = arg;
+	struct ksyms_warm w;
 	uint64_t one = 1;
 
+	symbolizer__warm_read(&w);
 	pthread_mutex_lock(&dp->names_lock);
-	symbolizer__warm(dp->sym);
+	symbolizer__warm_adopt(dp->sym, &w);
 	pthread_mutex_unlock(&dp->names_lock);
 	malloc_trim(0);		/* the parse's scratch is locked memory: give it back */
 	worker__lock(&dp->w);

@@ -143,10 +143,31 @@ static const struct kallsyms *kernel_symbols(struct symbolizer *s)
 	return s->ksyms;
 }
 
-/* symbolizer__warm() - load kernel symbols now, before the first dump needs them. */
-void symbolizer__warm(struct symbolizer *s)
+/*
+ * symbolizer__warm_read() - read the kernel symbols into @w, touching no
+ * symbolizer: the caller holds no lock for the 100-400 ms /proc/kallsyms
+ * takes (the main thread sets the names' budget under the names lock).
+ */
+void symbolizer__warm_read(struct ksyms_warm *w)
 {
-	kernel_symbols(s);
+	w->hash = modules_hash();
+	w->ksyms = kallsyms__load("/proc/kallsyms");
+}
+
+/*
+ * symbolizer__warm_adopt() - under the names lock: @s takes the symbols
+ * @w read, unless it loaded its own meanwhile (then they are freed).
+ */
+void symbolizer__warm_adopt(struct symbolizer *s, struct ksyms_warm *w)
+{
+	if (s->loaded) {
+		kallsyms__free(w->ksyms);
+	} else {
+		s->ksyms = w->ksyms;
+		s->modules_hash = w->hash;
+		s->loaded = true;
+	}
+	w->ksyms = NULL;
 }
 
 /* symbolizer__ksyms() - the kernel symbols as last loaded (no check of the modules). */

@@ -25,7 +25,13 @@ struct symbolizer;
 
 struct symbolizer *symbolizer__new(struct symcache *cache);
 void symbolizer__free(struct symbolizer *s);
-void symbolizer__warm(struct symbolizer *s);
+/* Kernel symbols read ahead of the first dump, outside any lock. */
+struct ksyms_warm {
+	struct kallsyms *ksyms;
+	uint64_t hash;		/* of /proc/modules when read */
+};
+void symbolizer__warm_read(struct ksyms_warm *w);
+void symbolizer__warm_adopt(struct symbolizer *s, struct ksyms_warm *w);
 struct names *symbolizer__names(struct symbolizer *s, bool *compacted);
 struct names *symbolizer__store(struct symbolizer *s);
 void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes);

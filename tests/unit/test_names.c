@@ -332,13 +332,15 @@ static void namer_on_self(struct symcache *sc)
 	struct space *sp;
 	struct namer n;
 	uint64_t ips[4], hash;
+	struct ksyms_warm warm;
 	uint32_t id;
 
 	if (!d || !sym || !start) {
 		ok(0, "set up a drain, a symbolizer, our start: %s", strerror(errno));
 		goto out;
 	}
-	symbolizer__warm(sym);	/* kernel symbols, as the dump thread loads them first */
+	symbolizer__warm_read(&warm);	/* kernel symbols, as the dump thread loads them first */
+	symbolizer__warm_adopt(sym, &warm);
 	nm = symbolizer__store(sym);
 	proctable__set_meta_ops(t->procs, &proc_meta__ops);
 	is_int(sample(d, start, ts, u, 2), 0, "a sample of this process is drained");
