@@ -64,6 +64,25 @@ struct {
 	__type(value, __u64);
 } counters SEC(".maps");
 
+/*
+ * The programs loaded after "ready" that the entries hand over to
+ * (contract.h): one array per program type, as the kernel allows a
+ * program array the one type of its first user.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} full_sample SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} full_exit SEC(".maps");
+
 /* Since 6.16 the exit tracepoint passes group_dead; older kernels do not. */
 struct trace_event_raw_sched_process_exit___gd {
 	bool group_dead;
@@ -312,8 +331,15 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 
 #include "stall.bpf.h"
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/*
+ * sample() - record the sample the perf event @ctx fired for: the kernel
+ * stack, and the user stack walked with the process's unwind table when
+ * @walk and it has one, else by frame pointers (with a copy of the stack
+ * to walk later, when the unwinder is on). @walk is a constant: the entry
+ * without it (on_sample) verifies in milliseconds, the one with it
+ * (sample_full) takes the verifier 0.3-0.5 s.
+ */
+static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool walk)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
 	struct fr_rec_sample *s;
@@ -347,7 +373,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	un = 0;
 	if (BPF_CORE_READ(t, flags) & PF_KTHREAD) {
 		flags |= FR_SAMPLE_KTHREAD;
-	} else if ((p = uproc_for(t, &flags))) {
+	} else if (walk && (p = uproc_for(t, &flags))) {
 		un = unwind_user(ctx, t, p, s, kn, &uend, &cap);
 		if (uend == FR_UEND_DEPTH)
 			flags |= FR_SAMPLE_UTRUNC;
@@ -405,6 +431,21 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (bpf_ringbuf_output(&events, s, size, wakeup_flag()))
 		count(FR_CNT_RESERVE);
 	return 0;
+}
+
+/* The sampler with the unwinder: put in full_sample once loaded, after "ready". */
+SEC("perf_event")
+int sample_full(struct bpf_perf_event_data *ctx)
+{
+	return sample(ctx, true);
+}
+
+/* The sampler's entry: sample_full once it is there, frame pointers until then. */
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	bpf_tail_call(ctx, &full_sample, 0);
+	return sample(ctx, false);
 }
 
 /*
@@ -504,8 +545,14 @@ static __noinline int exit_maps(struct task_struct *t, __u64 start)
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p)
+/*
+ * task_exit() - thread @p exits (@ctx: the tracepoint's arguments): its
+ * stall state goes; at its group's death, its exit maps (when @maps, a
+ * constant: the VMA walk is what takes the verifier 0.2-0.4 s), its unwind
+ * table, its ledger and the exit record.
+ */
+static __always_inline int task_exit(unsigned long long *ctx, struct task_struct *p,
+				     const bool maps)
 {
 	struct trace_event_raw_sched_process_exit___gd *gd = NULL;
 	struct signal_struct *sig = p->signal;
@@ -521,7 +568,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	if (!group_dead)
 		return 0;
 	if (unwind_on) {
-		exit_maps(p, leader_start(p));
+		if (maps)
+			exit_maps(p, leader_start(p));
 		unwind_forget(p);
 	}
 	if (stall_on || offcpu_on)
@@ -555,6 +603,21 @@ int BPF_PROG(on_exit, struct task_struct *p)
 	e->h.ts = bpf_ktime_get_boot_ns();
 	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
+}
+
+/* The exit with its maps: put in full_exit once loaded, after "ready". */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(exit_full, struct task_struct *p)
+{
+	return task_exit(ctx, p, true);
+}
+
+/* The exit's entry: exit_full once it is there, without exit maps until then. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	bpf_tail_call(ctx, &full_exit, 0);
+	return task_exit(ctx, p, false);
 }
 
 SEC("tp_btf/sched_process_fork")

@@ -141,16 +141,16 @@ static void log_startup(struct daemon *dm)
 
 	dm->startup.ready_ns = fr_boottime_ns() - dm->started;
 	fr_info("start-up: ready %" PRIu64 " ms after it began: settings and memory %" PRIu64
-		" ms, BPF object and maps %" PRIu64 " ms, sampling and lifecycle programs "
-		"verified %" PRIu64 " ms, attached %" PRIu64 " ms, workers %" PRIu64
-		" ms, process scan %" PRIu64 " ms (%" PRIu64 " processes)", su->ready_ns / ms,
-		su->before_bpf_ns / ms, su->bpf.maps_ns / ms, su->bpf.verify_ns / ms,
+		" ms, BPF object, maps and entry programs %" PRIu64 " ms, attached %" PRIu64
+		" ms, workers %" PRIu64 " ms, process scan %" PRIu64 " ms (%" PRIu64 " processes)",
+		su->ready_ns / ms, su->before_bpf_ns / ms, su->bpf.maps_ns / ms,
 		su->bpf.attach_ns / ms, su->workers_ns / ms, su->scan_ns / ms, su->scan_procs);
 }
 
 /*
- * The programs loaded after "ready" (stalls, off-CPU blocks, the OOM
- * victim) are attached, or failed: say which, once.
+ * The programs loaded after "ready" (the sampler's unwinder, the exit's
+ * maps, stalls, off-CPU blocks, the OOM victim) are in place, or one
+ * failed: say which, once.
  */
 static void on_late_bpf(struct daemon *dm)
 {
@@ -162,11 +162,15 @@ static void on_late_bpf(struct daemon *dm)
 	epoll_ctl(dm->loop.epfd, EPOLL_CTL_DEL, fd, NULL);
 	e = sampler__late_result(dm->sampler, &ns, msg, sizeof(msg));
 	dm->startup.late_ns = ns;
+	dm->startup.unwinder_ns = sampler__unwinder_ns(dm->sampler);
 	if (e)
-		fr_err("%s; stalls, blocks and OOM victims are not recorded, ignoring", msg);
+		fr_err("%s; what it records is not recorded (sample_full: stacks without frame "
+		       "pointers, exit_full: the maps of processes that end before their read, the "
+		       "others: stalls, blocks, OOM victims), ignoring", msg);
 	else
-		fr_info("all BPF programs attached (stalls, blocks, OOM victims), %" PRIu64
-			" ms after the sampler's load began", ns / FR_NSEC_PER_MSEC);
+		fr_info("all BPF programs attached (the unwinder %" PRIu64 " ms, the stalls, blocks "
+			"and OOM victims %" PRIu64 " ms after the sampler's load began)",
+			dm->startup.unwinder_ns / FR_NSEC_PER_MSEC, ns / FR_NSEC_PER_MSEC);
 }
 
 /* The unwind tables' owner, when the sampler loaded a row pool. */
@@ -600,6 +604,8 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		dm->pressure.npsi, dm->trig.has_oom ? ", oom trigger" : "", cfg->control_socket,
 		daemon_output_dir(dm));
 	log_startup(dm);
+	/* The rest of the programs load now, off the CPUs the start-up used. */
+	sampler__start_late(dm->sampler);
 	e = notify("READY=1");
 	if (e)
 		fr_warn("failed to notify '%s': %s, ignoring", getenv("NOTIFY_SOCKET"), strerror(-e));

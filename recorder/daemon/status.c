@@ -438,11 +438,11 @@ static void startup_json(const struct daemon *dm, struct json *j)
 	json__u64(j, "ready_ns", su->ready_ns);
 	json__u64(j, "settings_ns", su->before_bpf_ns);
 	json__u64(j, "bpf_maps_ns", su->bpf.maps_ns);
-	json__u64(j, "bpf_verify_ns", su->bpf.verify_ns);
 	json__u64(j, "bpf_attach_ns", su->bpf.attach_ns);
 	json__u64(j, "workers_ns", su->workers_ns);
 	json__u64(j, "scan_ns", su->scan_ns);
 	json__u64(j, "scan_processes", su->scan_procs);
+	json__u64(j, "unwinder_ns", sampler__unwinder_ns(dm->sampler));
 	json__u64(j, "late_programs_ns", su->late_ns);
 	json__end_obj(j);
 }

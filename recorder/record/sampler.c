@@ -33,23 +33,25 @@
  * walks a user stack takes the verifier 0.2-0.6 s (on_sample 0.42 s, each
  * stall end 0.55 s on this 2-CPU VM under 6.18: 3.5 s one after the
  * other, most of the daemon's start-up). A group's programs attach
- * together (a stall's begin with its end). Costliest first: the loaders
- * take them in this order. Sampling and the lifecycle (on_sample,
- * on_exit) are loaded before "ready"; the stalls, off-CPU blocks and the
- * OOM victim after it, on a thread of their own.
+ * together (a stall's begin with its end). All of them load after
+ * "ready", on a thread of their own, in this order (the loaders take
+ * them so): first the sampler's unwinder and the exit's maps, which are
+ * not attached but put in the program arrays that the entries on_sample
+ * and on_exit (in s->skel: quick to verify, live at "ready") tail-call;
+ * then the stalls, off-CPU blocks and the OOM victim.
  */
 static const struct fr_group {
 	const char *progs[2];
-	bool late;		/* attached after "ready" (sampler__late_fd()) */
+	int full;		/* its enum fr_full_prog + 1 (contract.h); 0: attached */
 } fr_groups[] = {
-	{ { "on_reclaim_end", "on_reclaim_begin" }, true },
-	{ { "on_memcg_reclaim_end", "on_memcg_reclaim_begin" }, true },
-	{ { "on_compact_end", "on_compact_begin" }, true },
-	{ { "on_throttled" }, true },
-	{ { "on_sample" }, false },
-	{ { "on_exit" }, false },
-	{ { "on_switch" }, true },
-	{ { "on_oom" }, true },
+	{ { "sample_full" }, FR_FULL_SAMPLE + 1 },
+	{ { "exit_full" }, FR_FULL_EXIT + 1 },
+	{ { "on_reclaim_end", "on_reclaim_begin" }, 0 },
+	{ { "on_memcg_reclaim_end", "on_memcg_reclaim_begin" }, 0 },
+	{ { "on_compact_end", "on_compact_begin" }, 0 },
+	{ { "on_throttled" }, 0 },
+	{ { "on_switch" }, 0 },
+	{ { "on_oom" }, 0 },
 };
 #define FR_NGROUPS	FR_ARRAY_SIZE(fr_groups)
 
@@ -65,10 +67,14 @@ struct sampler {
 	int ncpus_load;
 	pthread_t late_th;
 	bool late_started;
+	pthread_mutex_t go_lock;
+	pthread_cond_t go_cond;
+	bool go;		/* sampler__start_late() or sampler__close() */
 	int late_fd;		/* eventfd: the late parts are attached, or failed */
 	int late_err;
 	char late_msg[160];
 	uint64_t late_ns;	/* from sampler__open() to their attach */
+	_Atomic uint64_t unwinder_ns;	/* from sampler__open() to sample_full in place; 0: not */
 	uint64_t t_open;
 	struct sampler_times times;	/* of the last load(), and the attach */
 	struct bpf_program *sample_prog;
@@ -326,10 +332,10 @@ fail:
 	return NULL;
 }
 
-/* Part @i's group: is it loaded after "ready", and its first program's name. */
-static bool part_late(const struct sampler *s, unsigned i)
+/* Part @i's group: its enum fr_full_prog + 1 (0: none), and its first program's name. */
+static int part_full(const struct sampler *s, unsigned i)
 {
-	return fr_groups[s->part_group[i]].late;
+	return fr_groups[s->part_group[i]].full;
 }
 
 static const char *part_name(const struct sampler *s, unsigned i)
@@ -394,6 +400,26 @@ static int split_group(struct sampler *s, unsigned g, const struct sampler_opts 
 	return 0;
 }
 
+/*
+ * put_full() - put part @i's program in its program array (full_sample,
+ * full_exit): from the next run its entry tail-calls it. Returns 0 or
+ * -errno.
+ */
+static int put_full(struct sampler *s, unsigned i)
+{
+	struct bpf_program *p = bpf_object__find_program_by_name(s->parts[i]->obj, part_name(s, i));
+	const struct bpf_map *m = part_full(s, i) == FR_FULL_SAMPLE + 1 ? s->skel->maps.full_sample
+									: s->skel->maps.full_exit;
+	int fd = p ? bpf_program__fd(p) : -ENOENT;
+	__u32 zero = 0;
+
+	if (fd < 0)
+		return fd;
+	if (bpf_map_update_elem(bpf_map__fd(m), &zero, &fd, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 /* A loader thread: load the parts of s->order[] not yet taken, one at a time. */
 static void *load_parts(void *arg)
 {
@@ -405,25 +431,31 @@ static void *load_parts(void *arg)
 		unsigned i = s->order[j];
 		int e = share_maps(s->parts[i], s->skel);
 
-		s->part_err[i] = e ? e : flightrec_bpf__load(s->parts[i]);
+		if (!e)
+			e = flightrec_bpf__load(s->parts[i]);
+		/* The entry hands over at its next run: no need to wait for the rest. */
+		if (!e && part_full(s, i))
+			e = put_full(s, i);
+		if (!e && part_full(s, i) == FR_FULL_SAMPLE + 1)
+			atomic_store(&s->unwinder_ns, fr_boottime_ns() - s->t_open);
+		s->part_err[i] = e;
 	}
 	return NULL;
 }
 
 /*
- * Load the parts that are @late (or not) on up to s->ncpus_load threads,
- * this one included, and join them. Returns 0, or the first one's -errno
- * (@err names its program).
+ * Load the parts on up to s->ncpus_load threads, this one included, and
+ * join them. Returns 0, or the first one's -errno (@err names its
+ * program).
  */
-static int load_all_parts(struct sampler *s, bool late, char *err, size_t errlen)
+static int load_all_parts(struct sampler *s, char *err, size_t errlen)
 {
 	pthread_t th[FR_NGROUPS];
 	unsigned nth = 0;
 
 	s->norder = 0;
 	for (unsigned i = 0; i < s->nparts; i++)
-		if (part_late(s, i) == late)
-			s->order[s->norder++] = i;
+		s->order[s->norder++] = i;
 	atomic_store(&s->next_part, 0);
 	while (nth + 1 < s->norder && (int)nth + 1 < s->ncpus_load &&
 	       !pthread_create(&th[nth], NULL, load_parts, s))
@@ -482,25 +514,17 @@ static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char
 		return e;
 	}
 	s->times.maps_ns = fr_boottime_ns() - t;
-	t = fr_boottime_ns();
 	s->ncpus_load = ncpus;
-	e = load_all_parts(s, false, err, errlen);
-	if (e)
-		return e;
-	s->times.verify_ns = fr_boottime_ns() - t;
-	s->sample_prog = NULL;
-	for (unsigned i = 0; i < s->nparts && !s->sample_prog; i++)
-		if (!strcmp(part_name(s, i), "on_sample"))
-			s->sample_prog = s->parts[i]->progs.on_sample;
-	if (!s->sample_prog)
-		s->sample_prog = s->skel->progs.on_sample;
+	s->sample_prog = s->skel->progs.on_sample;
 	return 0;
 }
 
 /*
- * The late parts' thread: load them (on up to as many threads as CPUs),
- * attach them, note how it went and how long it took from the open, and
- * say so on s->late_fd.
+ * The late parts' thread: once sampler__start_late() says go (it is
+ * created before the daemon drops its capabilities, and keeps them: it
+ * reads only our BPF object), load them on up to as many threads as CPUs,
+ * attach them or put them in their program arrays, note how it went and how long it
+ * took from the open, and say so on s->late_fd.
  */
 static void *late_main(void *arg)
 {
@@ -508,17 +532,26 @@ static void *late_main(void *arg)
 	uint64_t one = 1;
 	int e;
 
-	e = load_all_parts(s, true, s->late_msg, sizeof(s->late_msg));
-	if (!e && atomic_load(&s->stopping))
+	pthread_mutex_lock(&s->go_lock);
+	while (!s->go)
+		pthread_cond_wait(&s->go_cond, &s->go_lock);
+	pthread_mutex_unlock(&s->go_lock);
+	e = load_all_parts(s, s->late_msg, sizeof(s->late_msg));
+	if (atomic_load(&s->stopping))
 		e = -ECANCELED;
-	for (unsigned i = 0; i < s->nparts && !e; i++)
-		if (part_late(s, i)) {
-			e = flightrec_bpf__attach(s->parts[i]);
-			if (e)
-				snprintf(s->late_msg, sizeof(s->late_msg),
-					 "failed to attach BPF program '%s': %s", part_name(s, i),
-					 strerror(-e));
+	/* Each part that loaded is attached, whatever another's fate. */
+	for (unsigned i = 0; i < s->nparts && e != -ECANCELED; i++) {
+		int a;
+
+		if (part_full(s, i) || s->part_err[i])
+			continue;
+		a = flightrec_bpf__attach(s->parts[i]);
+		if (a && !e) {
+			e = a;
+			snprintf(s->late_msg, sizeof(s->late_msg), "failed to attach BPF program '%s': %s",
+				 part_name(s, i), strerror(-a));
 		}
+	}
 	s->late_err = e;
 	s->late_ns = fr_boottime_ns() - s->t_open;
 	if (write(s->late_fd, &one, sizeof(one)) < 0)
@@ -526,23 +559,36 @@ static void *late_main(void *arg)
 	return NULL;
 }
 
-/* Start the late parts' thread, or, without one, load them here. */
+/* Create the late parts' thread, waiting for sampler__start_late(). */
 static int start_late(struct sampler *s)
 {
-	bool any = false;
+	int e;
 
-	for (unsigned i = 0; i < s->nparts; i++)
-		any |= part_late(s, i);
-	if (!any)
+	if (!s->nparts)
 		return 0;
 	s->late_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->late_fd < 0)
 		return -errno;
-	if (!pthread_create(&s->late_th, NULL, late_main, s))
-		s->late_started = true;
-	else
-		late_main(s);
+	e = pthread_create(&s->late_th, NULL, late_main, s);
+	if (e)
+		return -e;
+	s->late_started = true;
 	return 0;
+}
+
+/* Let the late parts' thread go (at most once). */
+static void late_go(struct sampler *s)
+{
+	pthread_mutex_lock(&s->go_lock);
+	s->go = true;
+	pthread_cond_signal(&s->go_cond);
+	pthread_mutex_unlock(&s->go_lock);
+}
+
+void sampler__start_late(struct sampler *s)
+{
+	if (s)
+		late_go(s);
 }
 
 /*
@@ -559,6 +605,8 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 	if (!s)
 		return NULL;
 	s->late_fd = -1;
+	pthread_mutex_init(&s->go_lock, NULL);
+	pthread_cond_init(&s->go_cond, NULL);
 	s->t_open = fr_boottime_ns();
 	err[0] = 0;
 	ncpus = e = fr_online_cpus(cpus, FR_MAX_CPUS);
@@ -585,9 +633,6 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 		goto fail;
 	t = fr_boottime_ns();
 	e = flightrec_bpf__attach(s->skel);
-	for (unsigned i = 0; i < s->nparts && !e; i++)
-		if (!part_late(s, i))
-			e = flightrec_bpf__attach(s->parts[i]);
 	if (e) {
 		snprintf(err, errlen, "failed to attach tracepoints: %s", strerror(-e));
 		goto fail;
@@ -622,6 +667,7 @@ void sampler__close(struct sampler *s)
 		return;
 	/* A late load under way ends within one program's verification. */
 	atomic_store(&s->stopping, true);
+	late_go(s);
 	if (s->late_started)
 		pthread_join(s->late_th, NULL);
 	if (s->late_fd >= 0)
@@ -635,6 +681,8 @@ void sampler__close(struct sampler *s)
 	unload(s);
 	free(s->pfds);
 	free(s->links);
+	pthread_cond_destroy(&s->go_cond);
+	pthread_mutex_destroy(&s->go_lock);
 	free(s);
 }
 
@@ -647,6 +695,11 @@ void sampler__times(const struct sampler *s, struct sampler_times *t)
 int sampler__late_fd(const struct sampler *s)
 {
 	return s->late_fd;
+}
+
+uint64_t sampler__unwinder_ns(const struct sampler *s)
+{
+	return atomic_load(&((struct sampler *)s)->unwinder_ns);
 }
 
 int sampler__late_result(struct sampler *s, uint64_t *ns, char *err, size_t errlen)

@@ -48,8 +48,7 @@ struct sampler;
  * perf event of every CPU.
  */
 struct sampler_times {
-	uint64_t maps_ns;
-	uint64_t verify_ns;
+	uint64_t maps_ns;	/* the object, its maps and the entry programs, loaded */
 	uint64_t attach_ns;
 };
 
@@ -57,13 +56,23 @@ struct sampler *sampler__open(const struct sampler_opts *o, char *err, size_t er
 void sampler__close(struct sampler *s);
 void sampler__times(const struct sampler *s, struct sampler_times *t);
 /*
+ * sampler__start_late() - begin loading the programs left for after
+ * "ready": the sampler's unwinder and the exit's maps (the entries hand
+ * over to them as each is loaded), then the stalls, off-CPU blocks and the
+ * OOM victim. Their thread exists from sampler__open() on, with the
+ * capabilities the caller had then.
+ */
+void sampler__start_late(struct sampler *s);
+/*
  * sampler__late_fd() - an eventfd, readable once the programs loaded after
- * sampler__open() returned (stalls, off-CPU blocks, the OOM victim) are
- * attached or failed; -1 when there are none. Then
+ * "ready" are all in place or failed; -1 when there are none. Then
  * sampler__late_result() says how it went: 0, or -errno with @err naming
- * the program, and in *@ns how long after the open they were attached.
+ * the first program that failed (the others are in place), and in *@ns how
+ * long after the open they were.
  */
 int sampler__late_fd(const struct sampler *s);
+/* sampler__unwinder_ns() - from the open to the unwinder in place; 0: not (yet). */
+uint64_t sampler__unwinder_ns(const struct sampler *s);
 int sampler__late_result(struct sampler *s, uint64_t *ns, char *err, size_t errlen);
 int sampler__ring_fd(const struct sampler *s);
 bool sampler__kernel_tables(const struct sampler *s);

@@ -32,11 +32,11 @@ try:
                     r"\((\d+) processes\)", 5)
     rc, out, err = flightrec("status", "--json", "--socket", d.socket)
     su = __import__("json").loads(out).get("startup", {}) if rc == 0 else {}
-    parts = sum(su.get(k, 0) for k in ("settings_ns", "bpf_maps_ns", "bpf_verify_ns", "bpf_attach_ns",
+    parts = sum(su.get(k, 0) for k in ("settings_ns", "bpf_maps_ns", "bpf_attach_ns",
                                        "workers_ns", "scan_ns"))
     nproc = len([p for p in os.listdir("/proc") if p.isdigit()])
     tap.ok(m is not None and su.get("ready_ns", 0) > 0 and 0 < parts <= su["ready_ns"] and
-           su["bpf_verify_ns"] > 0 and nproc // 2 <= su.get("scan_processes", 0) <= 2 * nproc,
+           su["bpf_maps_ns"] > 0 and nproc // 2 <= su.get("scan_processes", 0) <= 2 * nproc,
            f"the start-up's parts are logged and in status, and add up to no more than the "
            f"time to ready ({parts / 1e6:.0f} of {su.get('ready_ns', 0) / 1e6:.0f} ms; "
            f"{su.get('scan_processes')} processes scanned, {nproc} in /proc now)", (d.log(), su))

@@ -366,14 +366,21 @@ def group_and_privacy():
 def sampling_at_ready():
     """ "ready" means sampling is live: a process started at that line, and ended
     before the stall, off-CPU and OOM-victim programs are attached (about 2 s later),
-    is in the dump with its samples. No wait for the rest of the programs."""
+    is in the dump with its samples. No wait for the rest of the programs. Until the
+    sampler's unwinder is in place (0.5-1 s after "ready") the entry program walks
+    frame pointers and copies the stack: a stock binary without frame pointers run
+    then still has stacks that reach their outermost frame, walked later from the
+    copies once its files' rows are built."""
     d = Daemon(tap, window="20s")
     try:
         if not tap.ok(d.ready(all_programs=False), "daemon ready", d.log()):
             return
         start = d.nlines()
         spin = subprocess.Popen([FRSPIN, "--seconds", "0.5", "--threads", "2"])
+        stock = subprocess.Popen(["timeout", "0.6", "sha256sum", "/dev/zero"],
+                                 stdout=subprocess.DEVNULL)
         spin.wait()
+        stock.wait()
         early = d.wait_line(LATE_BPF, 0, start) is None
         tap.ok(d.wait_line(LATE_BPF, 60, start) is not None, "the late programs' line comes")
         path = d.dump()
@@ -381,6 +388,16 @@ def sampling_at_ready():
             if path else 0
         tap.ok(n >= 10, f"a process run right at \"ready\" has its samples ({n}; it ended "
                f"{'before' if early else 'after'} the late programs were attached)")
+        st = json.loads(control(d.socket, "status json"))["startup"]
+        tap.ok(0 < st.get("unwinder_ns", 0) <= st.get("late_programs_ns", 0),
+               f"the unwinder was put in place after \"ready\" and before the last late program "
+               f"({st.get('unwinder_ns', 0) / 1e6:.0f} and {st.get('late_programs_ns', 0) / 1e6:.0f} ms "
+               f"after the BPF object's open)", st)
+        us = next((p["user_stacks"] for p in (show(path)["top_processes"] if path else [])
+                   if p["comm"] == "sha256sum"), {})
+        tap.ok(us.get("samples", 0) >= 10 and us.get("outermost", 0) >= 0.8 * us["samples"],
+               f"sha256sum (no frame pointers) run right at \"ready\": its stacks reach their "
+               f"outermost frame ({us})")
     finally:
         d.cleanup()
 
