@@ -30,9 +30,10 @@
  * Programs loaded apart from the rest, each group in its own instance of
  * the object sharing the first one's maps (bpf_map__reuse_fd()), so that
  * the kernel verifies them on several CPUs at once: each program that
- * walks a user stack takes the verifier 0.2-0.6 s (on_sample 0.42 s, each
- * stall end 0.55 s on this 2-CPU VM under 6.18: 3.5 s one after the
- * other, most of the daemon's start-up). A group's programs attach
+ * walks a user stack or a process's VMAs takes the verifier 0.2-0.6 s
+ * (sample_full 0.4 s, exit_full 0.25 s, each stall end 0.55 s on this
+ * 2-CPU VM under 6.18: 3.5 s one after the other, which "ready" once
+ * waited for most of). A group's programs attach
  * together (a stall's begin with its end). All of them load after
  * "ready", on a thread of their own, in this order (the loaders take
  * them so): first the sampler's unwinder and the exit's maps, which are
@@ -523,8 +524,8 @@ static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char
  * The late parts' thread: once sampler__start_late() says go (it is
  * created before the daemon drops its capabilities, and keeps them: it
  * reads only our BPF object), load them on up to as many threads as CPUs,
- * attach them or put them in their program arrays, note how it went and how long it
- * took from the open, and say so on s->late_fd.
+ * attach them or put them in their program arrays, note how it went and
+ * how long it took from the open, and say so on s->late_fd.
  */
 static void *late_main(void *arg)
 {
