@@ -700,12 +700,12 @@ static void lines__close(struct fr_lines *l)
 
 /*
  * lines__unlock() - publish the counts, release lines_lock and, when a
- * handle was closed meanwhile and @give_back, hand the memory libdw freed back to the
- * system: it is freed in the arena of the thread that read the DWARF, and
- * the tables that grow into the room it left are loaded on other threads,
- * so without it the daemon held both (test_churn: VmRSS rose 22 MiB after
- * the handles were closed for the symbols). A handle holds megabytes, and
- * is closed seldom.
+ * handle was closed meanwhile and @give_back, hand the memory libdw freed
+ * back to the system: it is freed in the arena of the thread that read the
+ * DWARF, and the tables that grow into the room it left are loaded on
+ * other threads, so without it the daemon held both (test_churn: VmRSS
+ * rose 22 MiB after the handles were closed for the symbols). A handle
+ * holds megabytes, and is closed seldom.
  */
 static void lines__unlock(bool give_back)
 {
