@@ -65,9 +65,8 @@ struct {
 } counters SEC(".maps");
 
 /*
- * The programs loaded after "ready" that the entries hand over to
- * (contract.h): one array per program type, as the kernel allows a
- * program array the one type of its first user.
+ * The sampler with the unwinder, loaded after "ready": on_sample hands
+ * over to it through this one-slot array (sampler.c).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
@@ -75,13 +74,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } full_sample SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} full_exit SEC(".maps");
 
 /* Since 6.16 the exit tracepoint passes group_dead; older kernels do not. */
 struct trace_event_raw_sched_process_exit___gd {
@@ -466,10 +458,10 @@ static __noinline int exit_maps(struct task_struct *t, __u64 start)
 	struct bpf_iter_task_vma it;
 	struct vm_area_struct *vma;
 	__u32 zero = 0, tgid = t->tgid, size, flags = 0;
+	struct fr_xmaps_buf *b;
 	struct fr_uproc *p;
 	struct fr_rec_maps *r;
 	struct fr_uread *u;
-	__u32 seen = 0;
 	bool read;
 
 	if (!ubuild_on || !t->mm)
@@ -485,13 +477,15 @@ static __noinline int exit_maps(struct task_struct *t, __u64 start)
 		bpf_map_delete_elem(&uread, &tgid);
 	if (read && !flags)
 		return 0;
-	r = bpf_map_lookup_elem(&xmaps, &zero);
-	if (!r)
+	b = bpf_map_lookup_elem(&xmaps, &zero);
+	if (!b)
 		return 0;
 	if (!ring_has_room()) {
 		count(FR_CNT_XMAPS_SKIPPED);
 		return 0;
 	}
+	r = &b->r;
+	b->seen = 0;
 	r->n = 0;
 	r->vmas = 0;
 	r->flags = flags;
@@ -507,7 +501,7 @@ static __noinline int exit_maps(struct task_struct *t, __u64 start)
 		struct fr_xmap *m;
 		__u32 n = r->n;
 
-		if (seen++ >= FR_UBUILD_VMAS)
+		if (b->seen++ >= FR_UBUILD_VMAS)
 			break;
 		if (!(BPF_CORE_READ(vma, vm_flags) & FR_VM_EXEC))
 			continue;
@@ -545,14 +539,8 @@ static __noinline int exit_maps(struct task_struct *t, __u64 start)
 	return 0;
 }
 
-/*
- * task_exit() - thread @p exits (@ctx: the tracepoint's arguments): its
- * stall state goes; at its group's death, its exit maps (when @maps, a
- * constant: the VMA walk is what takes the verifier 0.2-0.4 s), its unwind
- * table, its ledger and the exit record.
- */
-static __always_inline int task_exit(unsigned long long *ctx, struct task_struct *p,
-				     const bool maps)
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
 {
 	struct trace_event_raw_sched_process_exit___gd *gd = NULL;
 	struct signal_struct *sig = p->signal;
@@ -568,8 +556,7 @@ static __always_inline int task_exit(unsigned long long *ctx, struct task_struct
 	if (!group_dead)
 		return 0;
 	if (unwind_on) {
-		if (maps)
-			exit_maps(p, leader_start(p));
+		exit_maps(p, leader_start(p));
 		unwind_forget(p);
 	}
 	if (stall_on || offcpu_on)
@@ -603,21 +590,6 @@ static __always_inline int task_exit(unsigned long long *ctx, struct task_struct
 	e->h.ts = bpf_ktime_get_boot_ns();
 	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
-}
-
-/* The exit with its maps: put in full_exit once loaded, after "ready". */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(exit_full, struct task_struct *p)
-{
-	return task_exit(ctx, p, true);
-}
-
-/* The exit's entry: exit_full once it is there, without exit maps until then. */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p)
-{
-	bpf_tail_call(ctx, &full_exit, 0);
-	return task_exit(ctx, p, false);
 }
 
 SEC("tp_btf/sched_process_fork")

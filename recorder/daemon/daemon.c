@@ -148,9 +148,9 @@ static void log_startup(struct daemon *dm)
 }
 
 /*
- * The programs loaded after "ready" (the sampler's unwinder, the exit's
- * maps, stalls, off-CPU blocks, the OOM victim) are in place, or one
- * failed: say which, once.
+ * The programs loaded after "ready" (the sampler's unwinder, stalls,
+ * off-CPU blocks, the OOM victim) are in place, or one failed: say which,
+ * once.
  */
 static void on_late_bpf(struct daemon *dm)
 {
@@ -165,8 +165,8 @@ static void on_late_bpf(struct daemon *dm)
 	dm->startup.unwinder_ns = sampler__unwinder_ns(dm->sampler);
 	if (e)
 		fr_err("%s; what it records is not recorded (sample_full: stacks without frame "
-		       "pointers, exit_full: the maps of processes that end before their read, the "
-		       "others: stalls, blocks, OOM victims), ignoring", msg);
+		       "pointers are walked only from their copies; the others: stalls, blocks, OOM "
+		       "victims), ignoring", msg);
 	else
 		fr_info("all BPF programs attached (the unwinder %" PRIu64 " ms, the stalls, blocks "
 			"and OOM victims %" PRIu64 " ms after the sampler's load began)",

@@ -30,29 +30,27 @@
  * Programs loaded apart from the rest, each group in its own instance of
  * the object sharing the first one's maps (bpf_map__reuse_fd()), so that
  * the kernel verifies them on several CPUs at once: each program that
- * walks a user stack or a process's VMAs takes the verifier 0.2-0.6 s
- * (sample_full 0.4 s, exit_full 0.25 s, each stall end 0.55 s on this
- * 2-CPU VM under 6.18: 3.5 s one after the other, which "ready" once
- * waited for most of). A group's programs attach
- * together (a stall's begin with its end). All of them load after
- * "ready", on a thread of their own, in this order (the loaders take
- * them so): first the sampler's unwinder and the exit's maps, which are
- * not attached but put in the program arrays that the entries on_sample
- * and on_exit (in s->skel: quick to verify, live at "ready") tail-call;
- * then the stalls, off-CPU blocks and the OOM victim.
+ * walks a user stack takes the verifier 0.2-0.6 s (sample_full 0.4-0.55
+ * s, each stall end 0.55 s on this 2-CPU VM under 6.18: 3.5 s one after
+ * the other, which "ready" once waited for most of). A group's programs
+ * attach together (a stall's begin with its end). All of them load after
+ * "ready", on a thread of their own, in this order (the loaders take them
+ * so): first the sampler's unwinder, which is not attached but put in
+ * full_sample, the program array that the entry on_sample (in s->skel,
+ * with the lifecycle: quick to verify, live at "ready") tail-calls; then
+ * the stalls, off-CPU blocks and the OOM victim.
  */
 static const struct fr_group {
 	const char *progs[2];
-	int full;		/* its enum fr_full_prog + 1 (contract.h); 0: attached */
+	bool full;		/* put in full_sample (contract.h), not attached */
 } fr_groups[] = {
-	{ { "sample_full" }, FR_FULL_SAMPLE + 1 },
-	{ { "exit_full" }, FR_FULL_EXIT + 1 },
-	{ { "on_reclaim_end", "on_reclaim_begin" }, 0 },
-	{ { "on_memcg_reclaim_end", "on_memcg_reclaim_begin" }, 0 },
-	{ { "on_compact_end", "on_compact_begin" }, 0 },
-	{ { "on_throttled" }, 0 },
-	{ { "on_switch" }, 0 },
-	{ { "on_oom" }, 0 },
+	{ { "sample_full" }, true },
+	{ { "on_reclaim_end", "on_reclaim_begin" }, false },
+	{ { "on_memcg_reclaim_end", "on_memcg_reclaim_begin" }, false },
+	{ { "on_compact_end", "on_compact_begin" }, false },
+	{ { "on_throttled" }, false },
+	{ { "on_switch" }, false },
+	{ { "on_oom" }, false },
 };
 #define FR_NGROUPS	FR_ARRAY_SIZE(fr_groups)
 
@@ -333,8 +331,8 @@ fail:
 	return NULL;
 }
 
-/* Part @i's group: its enum fr_full_prog + 1 (0: none), and its first program's name. */
-static int part_full(const struct sampler *s, unsigned i)
+/* Part @i's group: is it put in full_sample, and its first program's name. */
+static bool part_full(const struct sampler *s, unsigned i)
 {
 	return fr_groups[s->part_group[i]].full;
 }
@@ -402,21 +400,18 @@ static int split_group(struct sampler *s, unsigned g, const struct sampler_opts 
 }
 
 /*
- * put_full() - put part @i's program in its program array (full_sample,
- * full_exit): from the next run its entry tail-calls it. Returns 0 or
- * -errno.
+ * put_full() - put part @i's program in full_sample: from the next sample
+ * on_sample tail-calls it. Returns 0 or -errno.
  */
 static int put_full(struct sampler *s, unsigned i)
 {
 	struct bpf_program *p = bpf_object__find_program_by_name(s->parts[i]->obj, part_name(s, i));
-	const struct bpf_map *m = part_full(s, i) == FR_FULL_SAMPLE + 1 ? s->skel->maps.full_sample
-									: s->skel->maps.full_exit;
 	int fd = p ? bpf_program__fd(p) : -ENOENT;
 	__u32 zero = 0;
 
 	if (fd < 0)
 		return fd;
-	if (bpf_map_update_elem(bpf_map__fd(m), &zero, &fd, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.full_sample), &zero, &fd, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -437,7 +432,7 @@ static void *load_parts(void *arg)
 		/* The entry hands over at its next run: no need to wait for the rest. */
 		if (!e && part_full(s, i))
 			e = put_full(s, i);
-		if (!e && part_full(s, i) == FR_FULL_SAMPLE + 1)
+		if (!e && part_full(s, i))
 			atomic_store(&s->unwinder_ns, fr_boottime_ns() - s->t_open);
 		s->part_err[i] = e;
 	}
@@ -524,7 +519,7 @@ static int load(struct sampler *s, const struct sampler_opts *o, int ncpus, char
  * The late parts' thread: once sampler__start_late() says go (it is
  * created before the daemon drops its capabilities, and keeps them: it
  * reads only our BPF object), load them on up to as many threads as CPUs,
- * attach them or put them in their program arrays, note how it went and
+ * attach them or put the unwinder in full_sample, note how it went and
  * how long it took from the open, and say so on s->late_fd.
  */
 static void *late_main(void *arg)

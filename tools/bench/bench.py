@@ -2060,8 +2060,8 @@ def bench_startup(b, o, res):
                ", ".join(f"{t:.0f} ms" for t in times) + "; to the line saying that the "
                "programs loaded after it (stalls, blocks, OOM victims) are attached: " +
                ", ".join(f"{t:.0f} ms" for t in alls) + ". The kernel's verifier takes "
-               "0.2-0.6 s for each program that walks a user stack or a process's VMAs: those "
-               "(the sampler's unwinder, the exit's maps, the stalls) load after \"ready\", in "
+               "0.2-0.6 s for each program that walks a user stack: those "
+               "(the sampler's unwinder, the stalls) load after \"ready\", in "
                "parallel, one instance of the object per group sharing the first one's maps; "
                "until the unwinder is in place the sampler's entry program walks frame "
                "pointers and copies the stack to walk later. The first I-frame, a dump asked "
