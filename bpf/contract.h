@@ -493,15 +493,6 @@ struct fr_ugen {
 	__u64 ts;		/* CLOCK_BOOTTIME ns of the last bump */
 };
 
-/*
- * The sampler's unwinder takes the verifier 0.3-0.5 s: it is loaded after
- * "ready" (sample_full) and put in slot 0 of the program array
- * full_sample, which the entry program on_sample, quick to verify,
- * tail-calls first; until then it walks frame pointers and copies the
- * stack to walk later. The switch is one map update: no sample is missed
- * or seen twice.
- */
-
 /* Per-CPU counters: indexes into the 'counters' per-CPU array map. */
 enum fr_counter {
 	FR_CNT_RESERVE = 0,	/* ring buffer full: record dropped (a loss) */
