@@ -635,7 +635,17 @@ static void *namer_thread(void *arg)
 		dp->kicked = false;
 		worker__unlock(&dp->nw);
 		pthread_mutex_lock(&dp->names_lock);
-		left = name_ahead(dp, &until);
+		if (symbolizer__warm_done(dp->sym)) {
+			left = name_ahead(dp, &until);
+		} else {
+			/*
+			 * A kernel frame's name is final only with kallsyms
+			 * loaded: named before, a stack would be left to the
+			 * dump. The dump thread reads them at start.
+			 */
+			left = true;
+			until = fr_boottime_ns() + FR_NAME_AHEAD_SLICE_NS;
+		}
 		pthread_mutex_unlock(&dp->names_lock);
 		worker__lock(&dp->nw);
 		dp->kicked |= left;

@@ -154,6 +154,12 @@ void symbolizer__warm_read(struct ksyms_warm *w)
 	w->ksyms = kallsyms__load("/proc/kallsyms");
 }
 
+/* symbolizer__warm_done() - under the names lock: are kernel symbols loaded? */
+bool symbolizer__warm_done(const struct symbolizer *s)
+{
+	return s->loaded;
+}
+
 /*
  * symbolizer__warm_adopt() - under the names lock: @s takes the symbols
  * @w read, unless it loaded its own meanwhile (then they are freed).

@@ -32,6 +32,7 @@ struct ksyms_warm {
 };
 void symbolizer__warm_read(struct ksyms_warm *w);
 void symbolizer__warm_adopt(struct symbolizer *s, struct ksyms_warm *w);
+bool symbolizer__warm_done(const struct symbolizer *s);
 struct names *symbolizer__names(struct symbolizer *s, bool *compacted);
 struct names *symbolizer__store(struct symbolizer *s);
 void symbolizer__set_names_budget(struct symbolizer *s, uint64_t bytes);
