@@ -162,7 +162,6 @@ static void on_late_bpf(struct daemon *dm)
 	epoll_ctl(dm->loop.epfd, EPOLL_CTL_DEL, fd, NULL);
 	e = sampler__late_result(dm->sampler, &ns, msg, sizeof(msg));
 	dm->startup.late_ns = ns;
-	dm->startup.unwinder_ns = sampler__unwinder_ns(dm->sampler);
 	if (e)
 		fr_err("%s; what it records is not recorded (sample_full: stacks without frame "
 		       "pointers are walked only from their copies; the others: stalls, blocks, OOM "
@@ -170,7 +169,7 @@ static void on_late_bpf(struct daemon *dm)
 	else
 		fr_info("all BPF programs attached (the unwinder %" PRIu64 " ms, the stalls, blocks "
 			"and OOM victims %" PRIu64 " ms after the sampler's load began)",
-			dm->startup.unwinder_ns / FR_NSEC_PER_MSEC, ns / FR_NSEC_PER_MSEC);
+			sampler__unwinder_ns(dm->sampler) / FR_NSEC_PER_MSEC, ns / FR_NSEC_PER_MSEC);
 }
 
 /* The unwind tables' owner, when the sampler loaded a row pool. */

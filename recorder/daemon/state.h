@@ -77,7 +77,6 @@ struct daemon_startup {
 	uint64_t scan_procs;
 	uint64_t ready_ns;		/* from daemon__init() to "ready" */
 	uint64_t late_ns;		/* from the sampler's open to the late programs' attach */
-	uint64_t unwinder_ns;		/* from the sampler's open to its unwinder in place */
 };
 
 struct daemon {

@@ -430,10 +430,11 @@ static void *load_parts(void *arg)
 		if (!e)
 			e = flightrec_bpf__load(s->parts[i]);
 		/* The entry hands over at its next run: no need to wait for the rest. */
-		if (!e && part_full(s, i))
+		if (!e && part_full(s, i)) {
 			e = put_full(s, i);
-		if (!e && part_full(s, i))
-			atomic_store(&s->unwinder_ns, fr_boottime_ns() - s->t_open);
+			if (!e)
+				atomic_store(&s->unwinder_ns, fr_boottime_ns() - s->t_open);
+		}
 		s->part_err[i] = e;
 	}
 	return NULL;
