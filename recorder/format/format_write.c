@@ -27,7 +27,7 @@ struct wr {
 	fr_sink_fn sink;
 	void *ctx;
 	struct buf sec;		/* payload of the chunk being built */
-	struct buf item;	/* the item being built */
+	size_t item_at;		/* where the item being built begins in it (its length prefix) */
 	uint32_t tag;
 	uint32_t count;
 	uint32_t chunks;	/* sections emitted for the current tag */
@@ -35,13 +35,12 @@ struct wr {
 	int err;
 };
 
-static int buf_reserve(struct buf *b, size_t more)
+/* Grow @b to hold @more bytes past its length (the slow path of the put_*() below). */
+static int buf_grow(struct buf *b, size_t more)
 {
 	size_t cap;
 	uint8_t *n;
 
-	if (b->len + more <= b->cap)
-		return 0;
 	cap = b->cap ? b->cap : 4096;
 	while (cap < b->len + more)
 		cap *= 2;
@@ -53,30 +52,39 @@ static int buf_reserve(struct buf *b, size_t more)
 	return 0;
 }
 
-static void put_bytes(struct wr *w, struct buf *b, const void *p, size_t n)
+/* Room for @more bytes in @b; false (and w->err set) when there is none. */
+static inline bool buf_room(struct wr *w, struct buf *b, size_t more)
 {
+	if (__builtin_expect(b->len + more <= b->cap, 1))
+		return !w->err;
 	if (w->err)
-		return;
-	w->err = buf_reserve(b, n);
-	if (w->err)
+		return false;
+	w->err = buf_grow(b, more);
+	return !w->err;
+}
+
+static inline void put_bytes(struct wr *w, struct buf *b, const void *p, size_t n)
+{
+	if (!buf_room(w, b, n))
 		return;
 	memcpy(b->p + b->len, p, n);
 	b->len += n;
 }
 
-static void put_varint(struct wr *w, struct buf *b, uint64_t v)
+/* An unsigned LEB128 varint, written in place (most items are a run of these). */
+static inline void put_varint(struct wr *w, struct buf *b, uint64_t v)
 {
-	uint8_t tmp[10];
-	size_t n = 0;
+	uint8_t *p;
 
-	do {
-		tmp[n] = v & 0x7f;
+	if (!buf_room(w, b, 10))
+		return;
+	p = b->p + b->len;
+	while (v >= 0x80) {
+		*p++ = (uint8_t)(v | 0x80);
 		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	put_bytes(w, b, tmp, n);
+	}
+	*p++ = (uint8_t)v;
+	b->len = (size_t)(p - b->p);
 }
 
 static void put_svarint(struct wr *w, struct buf *b, int64_t v)
@@ -138,19 +146,43 @@ static void end(struct wr *w)
 		flush_section(w);
 }
 
+/*
+ * item_begin() - start an item: it is built in place in the chunk, after
+ * a one-byte length prefix that item_end() fills (and widens, moving the
+ * item, in the rare case of an item of 128 bytes or more).
+ */
 static struct buf *item_begin(struct wr *w)
 {
-	w->item.len = 0;
-	return &w->item;
+	if (buf_room(w, &w->sec, 1))
+		w->item_at = w->sec.len++;
+	return &w->sec;
 }
 
-/* Close an item: length-prefix it into the chunk; cut the chunk if big. */
+/* Close an item: length-prefix it in the chunk; cut the chunk if big. */
 static void item_end(struct wr *w)
 {
-	put_varint(w, &w->sec, w->item.len);
-	put_bytes(w, &w->sec, w->item.p, w->item.len);
+	struct buf *b = &w->sec;
+	size_t n, lenlen = 1;
+	uint8_t *p;
+
+	if (w->err)
+		return;
+	n = b->len - w->item_at - 1;
+	for (uint64_t v = n; v >= 0x80; v >>= 7)
+		lenlen++;
+	if (lenlen > 1) {
+		if (!buf_room(w, b, lenlen - 1))
+			return;
+		p = b->p + w->item_at;
+		memmove(p + lenlen, p + 1, n);
+		b->len += lenlen - 1;
+	}
+	p = b->p + w->item_at;
+	for (uint64_t v = n; v >= 0x80; v >>= 7)
+		*p++ = (uint8_t)(v | 0x80);
+	*p = (uint8_t)(n >> (7 * (lenlen - 1)));
 	w->count++;
-	if (w->sec.len >= FR_CHUNK_BYTES)
+	if (b->len >= FR_CHUNK_BYTES)
 		flush_section(w);
 }
 
@@ -557,6 +589,5 @@ int dump__write(const struct fr_dump *d, fr_event_source_fn next, void *ectx,
 		err = w.err;
 	}
 	free(w.sec.p);
-	free(w.item.p);
 	return err;
 }

@@ -286,6 +286,53 @@ static int next_from_array(void *ctx, struct fr_dump_event *e)
  * dossier and the PROC memory fields round-trip; values out of range are
  * refused.
  */
+/*
+ * Items are built in place after a one-byte length prefix that is widened
+ * when they are long: strings whose items need 1, 2 and 3 prefix bytes,
+ * at each boundary and beside one, read back whole, and the strings after
+ * them still in their place.
+ */
+static void test_item_lengths(void)
+{
+	static const size_t lens[] = { 0, 1, 127, 128, 129, 16383, 16384, 16385, 300000 };
+	struct fr_dump in, out;
+	struct mem m;
+	uint64_t n;
+	char err[512];
+	int bad = 0;
+
+	build_model(&in);
+	for (uint32_t i = 1; i < in.nstr; i++)
+		free(in.str[i]);
+	in.nstr = FR_ARRAY_SIZE(lens) + 1;
+	in.str = realloc(in.str, in.nstr * sizeof(*in.str));
+	in.str_len = realloc(in.str_len, in.nstr * sizeof(*in.str_len));
+	for (uint32_t i = 1; i < in.nstr; i++) {
+		in.str_len[i] = lens[i - 1];
+		in.str[i] = malloc(lens[i - 1] + 1);
+		for (size_t k = 0; k < lens[i - 1]; k++)
+			in.str[i][k] = (char)('a' + (k * 7 + i) % 26);
+		in.str[i][lens[i - 1]] = 0;
+	}
+	/* The model's other tables name strings up to 9: all still exist. */
+	if (!is_int(encode(&in, NEV, &m, &n), 0, "long items: written"))
+		goto out;
+	if (!is_int(dump__parse(&out, m.p, m.len, err, sizeof(err)), 0, "long items: parsed")) {
+		tap_diag("%s", err);
+		goto out;
+	}
+	is_int(out.nstr, in.nstr, "long items: every string read back");
+	for (uint32_t i = 1; i < in.nstr && i < out.nstr; i++)
+		bad += strlen(dump__str(&out, i)) != in.str_len[i] ||
+		       strcmp(dump__str(&out, i), in.str[i]);
+	is_int(bad, 0, "long items: each string whole, at its index (lengths 0 to 300000)");
+	is_int(out.nproc, in.nproc, "long items: the items after them are read too");
+	dump__free(&out);
+out:
+	free(m.p);
+	dump__free(&in);
+}
+
 static void test_memory_types(void)
 {
 	struct fr_dump_event ev[6];
@@ -955,6 +1002,7 @@ int main(void)
 {
 	test_evtypes();
 	test_round_trip();
+	test_item_lengths();
 	test_memory_types();
 	test_stall_types();
 	test_unwound();
