@@ -282,7 +282,7 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 	/* Where the table says tid is a thread; another process's RSS change names that process. */
 	if (!err && ev->tid && fr_evtype(ev->type)->tid == FR_EVREF_THREAD &&
 	    !(ev->type == FR_EV_RSS && (ev->flags & FR_EVRSS_OTHER)))
-		err = encoder__add_thread(e, idx, ev->tid, e->d->str[tmp]);
+		err = encoder__add_thread(e, idx, ev->tid, tmp);
 	if (err)
 		return err;
 	/* No default: a type added to enum fr_event_type must be collected. */

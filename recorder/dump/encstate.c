@@ -135,35 +135,49 @@ int encoder__new_proc(struct encoder *e, uint32_t pid, uint64_t start, uint32_t 
 	return fr_hashmap__insert(&e->proc_of_id, &(struct incarnation){ pid, start }, idx);
 }
 
-/* Record thread (@tid, @name) of dump process @idx once; a later name wins. */
-int encoder__add_thread(struct encoder *e, uint32_t idx, uint32_t tid, const char *name)
+/*
+ * Record thread @tid of dump process @idx once, named by dump string
+ * @name; a later name wins. The hints by tid spare most events a lookup
+ * (their key is the whole identity: a hint of another thread is a miss).
+ */
+int encoder__add_thread(struct encoder *e, uint32_t idx, uint32_t tid, uint32_t name)
 {
+	struct thread_hint *h = &e->thread_hint[tid & (FR_THREAD_HINTS - 1)];
 	struct fr_dump *d = e->d;
 	uint64_t key = (uint64_t)idx << 32 | tid;	/* exact: both are 32 bits */
-	uint32_t t, nidx;
+	uint32_t t;
 	int err;
 
-	err = encoder__add_cstr(e, name, &nidx);
-	if (err)
-		return err;
-	if (id_get(&e->thread_of, key, &t)) {
-		d->thread[t].name = nidx;
+	if (h->t && h->key == key) {
+		d->thread[h->t - 1].name = name;
 		return 0;
 	}
-	err = fr_grow32((void **)&d->thread, &e->thread_cap, d->nthread + 1, sizeof(*d->thread));
-	if (err)
-		return err;
-	t = d->nthread++;
-	d->thread[t] = (struct fr_dump_thread){ .proc = idx, .tid = tid, .name = nidx };
-	return id_put(&e->thread_of, key, t);
+	if (!id_get(&e->thread_of, key, &t)) {
+		err = fr_grow32((void **)&d->thread, &e->thread_cap, d->nthread + 1,
+				sizeof(*d->thread));
+		if (err)
+			return err;
+		t = d->nthread++;
+		d->thread[t] = (struct fr_dump_thread){ .proc = idx, .tid = tid };
+		err = id_put(&e->thread_of, key, t);
+		if (err)
+			return err;
+	}
+	d->thread[t].name = name;
+	*h = (struct thread_hint){ .key = key, .t = t + 1 };
+	return 0;
 }
 
 static int add_threads(struct encoder *e, uint32_t idx, const struct proc_meta *m)
 {
+	uint32_t name;
 	int err = 0;
 
-	for (uint32_t i = 0; i < m->nthreads && !err; i++)
-		err = encoder__add_thread(e, idx, m->threads[i].tid, m->threads[i].name);
+	for (uint32_t i = 0; i < m->nthreads && !err; i++) {
+		err = encoder__add_cstr(e, m->threads[i].name, &name);
+		if (!err)
+			err = encoder__add_thread(e, idx, m->threads[i].tid, name);
+	}
 	return err;
 }
 

@@ -141,6 +141,14 @@ struct line_todo {
 	uint32_t seq;		/* order made: ties keep it */
 };
 
+#define FR_THREAD_HINTS	256	/* a power of two */
+
+/* A thread met last: (dump process << 32 | tid) at threads[t - 1]; t = 0: none. */
+struct thread_hint {
+	uint64_t key;
+	uint32_t t;
+};
+
 struct encoder {
 	struct encode_in in;
 	struct fr_dump *d;
@@ -155,6 +163,8 @@ struct encoder {
 	struct dump_map stack_of_id;	/* window stack id -> dump stack */
 	struct fr_hashmap thread_of;	/* (dump process, tid) -> threads[] */
 	uint32_t thread_cap;
+	/* The threads met last, by tid: most events are of a thread just met. */
+	struct thread_hint thread_hint[FR_THREAD_HINTS];
 	struct names *names;		/* the names kept between dumps */
 	struct namer nmr;		/* this dump's session of naming into them */
 	struct dump_map str_map, bin_map, frame_map;	/* their indexes -> the dump's */
@@ -176,7 +186,7 @@ struct encoder {
 int encoder__add_str(struct encoder *e, const char *s, size_t len, uint32_t *idx);
 int encoder__str_of(struct encoder *e, uint32_t id, uint32_t *idx);
 int encoder__new_proc(struct encoder *e, uint32_t pid, uint64_t start, uint32_t *idx);
-int encoder__add_thread(struct encoder *e, uint32_t idx, uint32_t tid, const char *name);
+int encoder__add_thread(struct encoder *e, uint32_t idx, uint32_t tid, uint32_t name);
 int encoder__proc_facts(struct encoder *e, uint32_t idx, struct proc_meta *m);
 int encoder__stack_of(struct encoder *e, uint32_t id, uint64_t ts, bool cpu, uint32_t *idx);
 int encoder__add_cstr(struct encoder *e, const char *s, uint32_t *idx);

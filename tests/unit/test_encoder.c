@@ -67,9 +67,9 @@ static void hdr(struct fr_rec_hdr *h, uint16_t type, uint32_t size, uint32_t pid
 	snprintf(h->comm, sizeof(h->comm), "%s", comm);
 }
 
-/* A sample of (@pid, @start) with 2 kernel frames and @un user frames. */
-static void sample(struct drain *d, uint32_t pid, uint64_t start, uint64_t ts,
-		   const char *comm, unsigned un)
+/* A sample of thread @tid of (@pid, @start) with 2 kernel frames and @un user frames. */
+static void sample_tid(struct drain *d, uint32_t pid, uint32_t tid, uint64_t start, uint64_t ts,
+		       const char *comm, unsigned un)
 {
 	union {
 		struct fr_rec_sample s;
@@ -78,6 +78,7 @@ static void sample(struct drain *d, uint32_t pid, uint64_t start, uint64_t ts,
 
 	hdr(&r.s.h, FR_REC_SAMPLE, sizeof(r.s) + (2 + un) * sizeof(uint64_t), pid, start,
 	    ts, comm);
+	r.s.h.tid = tid;
 	r.s.kn = 2;
 	r.s.un = (uint16_t)un;
 	r.s.ips[0] = 0xffffffff81000100ULL;
@@ -86,6 +87,12 @@ static void sample(struct drain *d, uint32_t pid, uint64_t start, uint64_t ts,
 		r.s.ips[2 + i] = 0x401000 + 0x10 * i;
 	if (drain__record(d, &r, r.s.h.size))
 		tap_diag("sample at %llu refused", (unsigned long long)ts);
+}
+
+static void sample(struct drain *d, uint32_t pid, uint64_t start, uint64_t ts,
+		   const char *comm, unsigned un)
+{
+	sample_tid(d, pid, pid, start, ts, comm, un);
 }
 
 /* The window: every record type the drain turns into an event of its own. */
@@ -117,6 +124,9 @@ static struct drain *make_window(void)
 	e.st.rss_anon = 5 << 20;
 	e.st.utime = 7 * MS;
 	drain__record(d, &e, sizeof(e));
+	/* A thread whose tid shares the main thread's hint slot; then the main thread renamed. */
+	sample_tid(d, PID_A, PID_A + 256, START_A, 2 * SEC + 600 * MS, "frenc-t", 3);
+	sample(d, PID_A, START_A, 2 * SEC + 700 * MS, "frenc-a2", 3);
 	drain__release(d, 3 * SEC);	/* UINT64_MAX would age every event out */
 	tap_diag("window: %llu events", (unsigned long long)(window__head(drain__tables(d)->win) -
 							    window__tail(drain__tables(d)->win)));
@@ -168,16 +178,32 @@ static const struct fr_dump_proc *proc_of(const struct fr_dump *d, uint32_t pid)
 	return NULL;
 }
 
+/* The name of thread @tid of dump process @p; NULL when the dump has no such thread. */
+static const char *thread_name(const struct fr_dump *d, const struct fr_dump_proc *p,
+			       uint32_t tid)
+{
+	const char *name = NULL;
+	int n = 0;
+
+	for (uint32_t i = 0; i < d->nthread; i++)
+		if (&d->proc[d->thread[i].proc] == p && d->thread[i].tid == tid) {
+			name = dump__str(d, d->thread[i].name);
+			n++;
+		}
+	return n == 1 ? name : NULL;
+}
+
 static void check_events(const struct fr_dump *d)
 {
 	static const uint8_t want[] = { FR_DEV_SAMPLE, FR_DEV_FORK, FR_DEV_EXEC, FR_DEV_SAMPLE,
-					FR_DEV_SAMPLE, FR_DEV_MEMSYS, FR_DEV_EXIT };
+					FR_DEV_SAMPLE, FR_DEV_MEMSYS, FR_DEV_EXIT, FR_DEV_SAMPLE,
+					FR_DEV_SAMPLE };
 	const struct fr_dump_proc *a = proc_of(d, PID_A), *b = proc_of(d, PID_B);
 	bool order = d->nev == FR_ARRAY_SIZE(want);
 
 	for (uint32_t i = 0; order && i < d->nev; i++)
 		order = d->ev[i].type == want[i] && (!i || d->ev[i].ts > d->ev[i - 1].ts);
-	ok(order, "7 events, each once, in time order and of its type (%u read back)", d->nev);
+	ok(order, "9 events, each once, in time order and of its type (%u read back)", d->nev);
 	if (!order || !a || !b) {
 		ok(0, "both incarnations are in the dump");
 		return;
@@ -202,6 +228,11 @@ static void check_events(const struct fr_dump *d)
 	ok(d->ev[5].msys.v[FR_MSYS_MEM_AVAILABLE] == 123 << 20 &&
 	   !dump__event_has_proc(d->ev[5].type),
 	   "the memory reading, of no process");
+	ok(thread_name(d, a, PID_A) && !strcmp(thread_name(d, a, PID_A), "frenc-a2") &&
+	   thread_name(d, a, PID_A + 256) && !strcmp(thread_name(d, a, PID_A + 256), "frenc-t") &&
+	   thread_name(d, b, PID_B) && !strcmp(thread_name(d, b, PID_B), "frenc-b") &&
+	   !thread_name(d, b, PID_A + 256) && !thread_name(d, a, PID_B),
+	   "threads: each once under its process, a later name wins, tids that share a hint apart");
 }
 
 int main(void)
