@@ -18,19 +18,14 @@
 #include "procinfo.h"
 #include "util.h"
 
-/*
- * dump_map__slot() - the slot of index @i in @m (value + 1, 0: none), grown
- * with zeros. NULL without memory.
- */
-uint32_t *dump_map__slot(struct dump_map *m, uint32_t i)
+/* dump_map__grow() - the slow path of dump_map__slot(): @m grown with zeros to hold @i. */
+uint32_t *dump_map__grow(struct dump_map *m, uint32_t i)
 {
 	uint32_t old = m->cap;
 
-	if (i >= m->cap) {
-		if (fr_grow32((void **)&m->v, &m->cap, i + 1, sizeof(*m->v)))
-			return NULL;
-		memset(m->v + old, 0, (m->cap - old) * sizeof(*m->v));
-	}
+	if (fr_grow32((void **)&m->v, &m->cap, i + 1, sizeof(*m->v)))
+		return NULL;
+	memset(m->v + old, 0, (m->cap - old) * sizeof(*m->v));
 	return &m->v[i];
 }
 

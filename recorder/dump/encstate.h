@@ -86,7 +86,17 @@ struct dump_map {
 	uint32_t cap;
 };
 
-uint32_t *dump_map__slot(struct dump_map *m, uint32_t i);
+uint32_t *dump_map__grow(struct dump_map *m, uint32_t i);
+
+/*
+ * dump_map__slot() - the slot of index @i in @m (value + 1, 0: none), grown
+ * with zeros. NULL without memory. Inline: a dump looks up every frame of
+ * every stack it copies.
+ */
+static inline uint32_t *dump_map__slot(struct dump_map *m, uint32_t i)
+{
+	return i < m->cap ? &m->v[i] : dump_map__grow(m, i);
+}
 
 /*
  * A window id's dump index from an array map (the window's ids are small
