@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	10
+#define FR_CONTRACT_VERSION	11
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -52,6 +52,9 @@ enum fr_rec_type {
 					 * struct fr_ucopy, then its bytes */
 #define FR_SAMPLE_UEND_SHIFT	8	/* bits 8..10: how the user stack ended */
 #define FR_SAMPLE_UEND_MASK	(0x7 << FR_SAMPLE_UEND_SHIFT)
+#define FR_SAMPLE_PY		0x800	/* the record ends in the thread's Python frames:
+					 * pn struct fr_pyframe, then struct fr_pytail */
+#define FR_SAMPLE_PYERR		0x1000	/* the thread's Python frames could not be read */
 
 /*
  * How a sample's user stack ended (enum fr_uend in sample flags). The
@@ -426,6 +429,79 @@ struct fr_umap {
 };
 
 /*
+ * Interpreted frames (issue 27). A process whose interpreter the daemon
+ * recognised (recorder/unwind/pydetect.c) gets, in its table, where the
+ * interpreter's state is and the layout of its structures: the BPF side
+ * walks the sampled thread's Python frames with them, bounded, and sends
+ * per frame what the daemon needs to name it later. The layout is a table
+ * of offsets per CPython minor version: another version is another table,
+ * not another walker.
+ */
+#define FR_PY_MAX_FRAMES	48	/* Python frames walked per sample */
+#define FR_PY_MAX_THREADS	32	/* thread states searched for the sampled thread */
+
+enum fr_pyoff {
+	FR_PYOFF_TSTATE_CURRENT,	/* _PyRuntime: the thread state holding the GIL */
+	FR_PYOFF_INTERP_HEAD,		/* _PyRuntime: the first interpreter */
+	FR_PYOFF_INTERP_THREADS,	/* interpreter: its first thread state */
+	FR_PYOFF_TSTATE_NEXT,		/* thread state: the next one */
+	FR_PYOFF_TSTATE_TID,		/* thread state: native_thread_id (the kernel's tid) */
+	FR_PYOFF_TSTATE_CFRAME,		/* thread state: its _PyCFrame */
+	FR_PYOFF_CFRAME_CURRENT,	/* _PyCFrame: current_frame */
+	FR_PYOFF_FRAME_CODE,		/* _PyInterpreterFrame: f_code */
+	FR_PYOFF_FRAME_PREVIOUS,	/* ... previous */
+	FR_PYOFF_FRAME_INSTR,		/* ... prev_instr */
+	FR_PYOFF_FRAME_ENTRY,		/* ... is_entry (a byte) */
+	FR_PYOFF_CODE_CODE,		/* PyCodeObject: the first instruction */
+	FR_PYOFF_CODE_PRINT,		/* ... the 24 bytes its fingerprint is made of */
+	FR_PYOFF_NR = 16,
+};
+
+struct fr_pyproc {
+	__u64 runtime;		/* address of _PyRuntime; 0: no interpreter */
+	__u64 eval[4];		/* [eval[0], eval[1]) and [eval[2], eval[3]): the eval
+				 * loop's code, its cold part apart */
+	__u16 off[FR_PYOFF_NR];	/* enum fr_pyoff */
+	__u32 version;		/* Py_Version: 0x030b02f0 is 3.11.2 */
+	__u32 pad;
+};
+
+/* One Python frame, leaf first: the code object, where in it, its fingerprint. */
+struct fr_pyframe {
+	__u64 code;
+	__u32 lasti;		/* instruction index (code units) | FR_PYFRAME_ENTRY */
+	__u32 print;		/* fr_pyprint() of the code object's FR_PYOFF_CODE_PRINT bytes */
+};
+#define FR_PYFRAME_ENTRY	0x80000000u	/* the eval loop was entered here: the
+						 * frames up to here are one native frame's */
+
+/* After the Python frames of a sample: their count and the eval loop's code. */
+struct fr_pytail {
+	__u64 eval[4];
+	__u32 pn;
+	__u32 pad;
+};
+#define FR_PY_SEC_MAX	(FR_PY_MAX_FRAMES * sizeof(struct fr_pyframe) + sizeof(struct fr_pytail))
+
+/*
+ * A code object's fingerprint: a fold of six 32-bit fields of it (3.11:
+ * co_argcount .. co_nlocalsplus), read by the BPF side at the sample and by
+ * the daemon when it reads the object. A code object freed and another made
+ * at its address keep their names apart unless all six agree.
+ */
+static inline __u32 fr_pyprint(const __u32 w[6])
+{
+	__u32 h = 0x9e3779b9u;
+
+	for (int i = 0; i < 6; i++) {
+		h ^= w[i];
+		h *= 0x01000193u;
+		h ^= h >> 15;
+	}
+	return h;
+}
+
+/*
  * A process's executable mappings, sorted by begin. Valid while start is
  * the incarnation's, gen equals the process's maps generation (the BPF
  * side bumps it on exec), and exec_vm equals the mm's exec_vm: the pages
@@ -439,6 +515,7 @@ struct fr_uproc {
 	__u32 n;
 	__u32 flags;		/* FR_UPROC_* */
 	__u32 pad;
+	struct fr_pyproc py;	/* its Python interpreter, runtime 0: none */
 	struct fr_umap maps[FR_UMAPS_MAX];
 };
 
@@ -537,7 +614,10 @@ _Static_assert(sizeof(struct fr_urow) == 8, "fr_urow size");
 _Static_assert(sizeof(struct fr_ufile) == 16, "fr_ufile size");
 _Static_assert(sizeof(struct fr_ugen) == 24, "fr_ugen size");
 _Static_assert(sizeof(struct fr_umap) == 32, "fr_umap size");
-_Static_assert(sizeof(struct fr_uproc) == 32 + 32 * FR_UMAPS_MAX, "fr_uproc size");
+_Static_assert(sizeof(struct fr_pyproc) == 80, "fr_pyproc size");
+_Static_assert(sizeof(struct fr_pyframe) == 16, "fr_pyframe size");
+_Static_assert(sizeof(struct fr_pytail) == 40, "fr_pytail size");
+_Static_assert(sizeof(struct fr_uproc) == 32 + 80 + 32 * FR_UMAPS_MAX, "fr_uproc size");
 _Static_assert(sizeof(struct fr_uinode_key) == 24, "fr_uinode_key size");
 _Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS, "fr_uinode size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
@@ -548,6 +628,7 @@ _Static_assert(sizeof(struct fr_rec_maps) == sizeof(struct fr_rec_hdr) + 16 + 64
 	       "fr_rec_maps size");
 _Static_assert(sizeof(struct fr_uread) == 16, "fr_uread size");
 _Static_assert(FR_REC_COPY_MAX_SIZE == FR_STALL_MAX_SIZE + 40 + FR_UCOPY_MAX, "copy record size");
+_Static_assert(FR_PY_SEC_MAX == 808, "Python section size");
 _Static_assert(FR_STALL_MAX_SIZE >= FR_SAMPLE_MAX_SIZE, "stalls are the largest stack records");
 
 #endif /* FR_CONTRACT_H */

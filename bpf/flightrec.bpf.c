@@ -49,12 +49,12 @@ struct {
 } oom_scratch SEC(".maps");
 
 /* Scratch for building one sample, with room for a copy of its user
- * stack; perf_event programs do not nest. */
+ * stack and its Python frames; perf_event programs do not nest. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u8[FR_REC_COPY_MAX_SIZE]);
+	__type(value, __u8[FR_REC_COPY_MAX_SIZE + FR_PY_SEC_MAX]);
 } scratch SEC(".maps");
 
 struct {
@@ -325,6 +325,38 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 }
 
 #include "stall.bpf.h"
+#include "python.bpf.h"
+
+/*
+ * py_append() - after the @size bytes of sample @s, the sampled thread's
+ * Python frames and their tail, when its process's table says where its
+ * interpreter is (@p). Returns the new size; sets FR_SAMPLE_PY (or PYERR).
+ */
+static __always_inline __u32 py_append(struct fr_rec_sample *s, __u32 size,
+				       const struct fr_uproc *p, __u32 *flags)
+{
+	__u32 zero = 0, tid = (__u32)bpf_get_current_pid_tgid();
+	struct fr_pybuf *b;
+	int n;
+
+	if (!p || !p->py.runtime || size > FR_REC_COPY_MAX_SIZE)
+		return size;
+	b = bpf_map_lookup_elem(&pyscratch, &zero);
+	if (!b)
+		return size;
+	n = fr_py_walk(p, b, tid);
+	if (n < 0)
+		*flags |= FR_SAMPLE_PYERR;
+	if (n <= 0 || n > FR_PY_MAX_FRAMES)
+		return size;
+	if (bpf_probe_read_kernel((__u8 *)s + size, n * sizeof(struct fr_pyframe), b->f))
+		return size;
+	if (bpf_probe_read_kernel((__u8 *)s + size + n * sizeof(struct fr_pyframe),
+				  sizeof(struct fr_pytail), &b->tail))
+		return size;
+	*flags |= FR_SAMPLE_PY;
+	return size + n * sizeof(struct fr_pyframe) + sizeof(struct fr_pytail);
+}
 
 /*
  * sample() - record the sample the perf event @ctx fired for: the kernel
@@ -340,7 +372,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	struct fr_rec_sample *s;
 	__u32 zero = 0, size, flags = 0, uend = FR_UEND_NONE;
 	struct fr_ucopy cap = {};
-	struct fr_uproc *p;
+	struct fr_uproc *p = NULL;
 	long kb, ub = 0;
 	__u32 kn, un;
 
@@ -417,6 +449,8 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	}
 	if (size > FR_REC_COPY_MAX_SIZE)
 		return 0;
+	if (walk)
+		size = py_append(s, size, p, &flags);
 	fill_hdr(&s->h, t, FR_REC_SAMPLE, size);
 	s->kn = kn;
 	s->un = un;

@@ -351,6 +351,7 @@ static __noinline int uproc_build(struct task_struct *t, __u64 start)
 	v->pad = 0;		/* VMAs seen */
 	v->exec_vm = 0;		/* code pages seen */
 	v->flags = FR_UPROC_KERNEL;
+	v->py.runtime = 0;	/* the daemon's table says where an interpreter is */
 	if (bpf_iter_task_vma_new(&it, t, 0)) {
 		bpf_iter_task_vma_destroy(&it);
 		count(FR_CNT_UNWIND_KBUSY);
