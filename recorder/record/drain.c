@@ -13,6 +13,7 @@
 
 #include "contract.h"
 #include "drain.h"
+#include "pysplice.h"
 #include "evtype.h"
 #include "idpool.h"
 #include "util.h"
@@ -331,6 +332,50 @@ static int common(struct drain *d, const struct fr_rec_hdr *h, struct fr_event *
 static int hold(struct drain *d, const struct fr_rec_hdr *rh, uint32_t kn, uint32_t un,
 		uint32_t flags, const __u64 *ips, size_t len, const struct fr_event *ev);
 
+/*
+ * python_sample() - the rest of make_sample() for sample @s (@len bytes,
+ * made into @ev) that ends in its thread's Python frames: its user stack
+ * is interned with them put in (pysplice.h). Such a sample is not held
+ * for a walk on from its copy: the frames it has are spliced as they
+ * are. A malformed section is counted and the native frames kept.
+ */
+static int python_sample(struct drain *d, const struct fr_rec_sample *s, size_t len,
+			 struct fr_event *ev)
+{
+	uint64_t ips[2 * FR_MAX_STACK], inserted, eval[4];
+	struct fr_pyframe pf[FR_PY_MAX_FRAMES];
+	const struct fr_pyframe *at;
+	const struct fr_pytail *t;
+	uint32_t un = s->un, pn;
+	bool cut = false;
+	int err;
+
+	memcpy(ips, s->ips, ((size_t)s->kn + s->un) * sizeof(uint64_t));
+	t = fr_pysection(s, len, sizeof(*s) + ((size_t)s->kn + s->un) * sizeof(uint64_t), &at);
+	if (!t) {
+		d->st.py_bad++;
+	} else {
+		/* The record's parts are not all 8-byte aligned: copy them out. */
+		memcpy(&pn, &t->pn, sizeof(pn));
+		memcpy(eval, t->eval, sizeof(eval));
+		memcpy(pf, at, pn * sizeof(pf[0]));
+		un = fr_pysplice((const uint64_t *)s->ips + s->kn, s->un, pf, pn, eval,
+				 ips + s->kn, 2 * FR_MAX_STACK - s->kn, &cut);
+		d->st.py_samples++;
+		d->st.py_frames += pn;
+		if (cut)
+			ev->flags |= FR_DSAMPLE_UTRUNC;
+	}
+	inserted = intern__inserted(d->t.stacks);
+	err = get_stack(d, s->kn, un, ev->proc, ips, &ev->ref);
+	if (err) {
+		put_refs(d, ev);
+		return err;
+	}
+	announce(d, inserted, ev->ref, ev->proc, s->h.tgid, s->h.start, s->h.ts, ips, s->kn, un);
+	return 0;
+}
+
 static int make_sample(struct drain *d, const void *data, size_t len,
 		       struct fr_event *ev)
 {
@@ -352,6 +397,8 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 	/* The dump's sample flags: the five low bits as they are, the end code above. */
 	ev->flags = (s->flags & 0x1f) |
 		    ((s->flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT) << FR_DSAMPLE_UEND_SHIFT;
+	if (s->flags & FR_SAMPLE_PY)
+		return python_sample(d, s, len, ev);
 	inserted = intern__inserted(d->t.stacks);
 	err = get_stack(d, s->kn, s->un, ev->proc, s->ips, &ev->ref);
 	if (err) {

@@ -920,6 +920,7 @@ static int build_elf(Elf *e, struct urows *u)
 
 int urows__build_fd(int fd, struct urows *out)
 {
+	struct pyfile py;
 	Elf *e;
 	int err;
 
@@ -930,6 +931,10 @@ int urows__build_fd(int fd, struct urows *out)
 	if (!e)
 		return -ENOEXEC;
 	err = build_elf(e, out);
+	/* Rows or not, the same open file says whether it is an interpreter. */
+	if (pydetect__elf(e, &py) <= 0)
+		memset(&py, 0, sizeof(py));
+	out->py = py;
 	elf_end(e);
 	return err;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "contract.h"
+#include "pydetect.h"
 
 #define FR_UROWS_LOADS	16	/* executable PT_LOAD segments remembered per file */
 
@@ -36,6 +37,7 @@ struct urows {
 	struct urows_load load[FR_UROWS_LOADS];
 	uint32_t nload;
 	struct urows_stats st;
+	struct pyfile py;	/* the file's CPython interpreter, if it is one */
 };
 
 /*

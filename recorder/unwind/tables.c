@@ -82,6 +82,7 @@ struct ufile {
 	struct ukey keys[1];
 	struct urows_load load[FR_UROWS_LOADS];
 	uint32_t nload;
+	struct pyfile py;		/* the CPython interpreter it is, runtime 0: none */
 };
 
 /* An exited incarnation's code mapping: where, and which file. */
@@ -102,6 +103,7 @@ struct uproc_rec {
 	uint32_t gen;
 	uint32_t nfiles;
 	struct ufile **files;
+	struct fr_pyproc py;		/* its interpreter, as in its table */
 };
 
 struct extent {
@@ -833,6 +835,7 @@ static struct ufile *file_add(struct unwinder *u, const struct ukey *fk, uid_t o
 	}
 	memcpy(f->load, r->load, sizeof(f->load));
 	f->nload = r->nload;
+	f->py = r->py;
 	u->st.built++;
 	err = file_publish(u, f, r);
 	if (!err)
@@ -1186,8 +1189,12 @@ static int fill_table(struct unwinder *u, uint32_t pid, uint64_t start, const ch
 		if (!f)
 			continue;
 		rec->files[rec->nfiles++] = f;
-		if (f->slot == FR_UFILE_NONE ||
-		    fr_load_bias(f->load, f->nload, m->start, m->pgoff, &bias))
+		if (fr_load_bias(f->load, f->nload, m->start, m->pgoff, &bias))
+			continue;
+		/* The interpreter's state, in the first file that has one. */
+		if (f->py.runtime && !v->py.runtime)
+			pydetect__proc(&f->py, bias, &v->py);
+		if (f->slot == FR_UFILE_NONE)
 			continue;
 		um->bias = bias;
 		um->file = f->slot;
@@ -1289,6 +1296,7 @@ int unwinder__attach(struct unwinder *u, uint32_t pid, uint64_t start, uint32_t 
 	at = attaching_add(u, pid);
 	pthread_mutex_unlock(&u->lock);
 	err = fill_table(u, pid, start, procdir, pm, yield, v, rec, &over);
+	rec->py = v->py;
 	pthread_mutex_lock(&u->lock);
 	attaching_del(u, at);
 	u->st.maps_over += over;
@@ -1305,6 +1313,26 @@ out:
 		free(rec);
 	}
 	free(v);
+	return err;
+}
+
+/*
+ * unwinder__python() - the interpreter of incarnation (@pid, @start) as its
+ * table says, into *@out. Returns 0, or -ENOENT when it has no table or
+ * no interpreter in it.
+ */
+int unwinder__python(struct unwinder *u, uint32_t pid, uint64_t start, struct fr_pyproc *out)
+{
+	struct uproc_rec **r;
+	int err = -ENOENT;
+
+	pthread_mutex_lock(&u->lock);
+	r = fr_hashmap__find(&u->procs, &pid);
+	if (r && (*r)->start == start && (*r)->py.runtime) {
+		*out = (*r)->py;
+		err = 0;
+	}
+	pthread_mutex_unlock(&u->lock);
 	return err;
 }
 

@@ -175,4 +175,10 @@ int unwinder__finish(struct unwinder *u, uint32_t pid, uint64_t start,
 
 void unwinder__stats(struct unwinder *u, struct unwinder_stats *st);
 
+/*
+ * unwinder__python() - the interpreter of incarnation (@pid, @start) as its
+ * table says (pydetect.h). Returns 0 or -ENOENT.
+ */
+int unwinder__python(struct unwinder *u, uint32_t pid, uint64_t start, struct fr_pyproc *out);
+
 #endif /* FR_UNWIND_TABLES_H */
