@@ -557,6 +557,9 @@ struct fr_uinode {
 	__u32 nload;
 	__u32 pad;
 	struct fr_uload load[FR_ULOADS];
+	struct fr_pyproc py;	/* the interpreter the file is, in its own addresses;
+				 * runtime 0: none (a table built here gets it from the
+				 * first file that is one, at the process's exec) */
 };
 
 /*
@@ -619,7 +622,7 @@ _Static_assert(sizeof(struct fr_pyframe) == 16, "fr_pyframe size");
 _Static_assert(sizeof(struct fr_pytail) == 40, "fr_pytail size");
 _Static_assert(sizeof(struct fr_uproc) == 32 + 80 + 32 * FR_UMAPS_MAX, "fr_uproc size");
 _Static_assert(sizeof(struct fr_uinode_key) == 24, "fr_uinode_key size");
-_Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS, "fr_uinode size");
+_Static_assert(sizeof(struct fr_uinode) == 16 + 24 * FR_ULOADS + 80, "fr_uinode size");
 _Static_assert(sizeof(struct fr_uproc) + 64 <= 4096, "fr_uproc fits a page");
 _Static_assert(FR_SAMPLE_MAX_SIZE == 56 + 254 * 8, "sample max size");
 _Static_assert(sizeof(struct fr_ucopy) == 40, "fr_ucopy size");

@@ -373,6 +373,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 	__u32 zero = 0, size, flags = 0, uend = FR_UEND_NONE;
 	struct fr_ucopy cap = {};
 	struct fr_uproc *p = NULL;
+	bool young_py = false;
 	long kb, ub = 0;
 	__u32 kn, un;
 
@@ -451,13 +452,19 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, const bool wa
 		return 0;
 	if (walk)
 		size = py_append(s, size, p, &flags);
+	/*
+	 * A young process's Python frames (its table is the one built here at
+	 * its exec): wake the drain, as an exec does, so that the daemon reads
+	 * their code objects while a short script still lives.
+	 */
+	young_py = (flags & FR_SAMPLE_PY) && p && (p->flags & FR_UPROC_KERNEL);
 	fill_hdr(&s->h, t, FR_REC_SAMPLE, size);
 	s->kn = kn;
 	s->un = un;
 	s->flags = flags;
 	/* Stamp last: the watermark relies on a short stamp-to-commit gap. */
 	s->h.ts = bpf_ktime_get_boot_ns();
-	if (bpf_ringbuf_output(&events, s, size, wakeup_flag()))
+	if (bpf_ringbuf_output(&events, s, size, young_py ? exec_wakeup(s->h.ts) : wakeup_flag()))
 		count(FR_CNT_RESERVE);
 	return 0;
 }

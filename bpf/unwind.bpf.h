@@ -273,7 +273,20 @@ static __always_inline __u64 user_dev(__u32 kdev)
  * its file's rows if the daemon has some (uinodes), else frame pointers.
  * Returns false for a file without rows.
  */
-static __always_inline bool umap_fill(struct fr_umap *um, struct vm_area_struct *vma, __u64 vdso)
+/* @py gets the interpreter file @f is, loaded at @bias, unless it has one already. */
+static __always_inline void py_fill(struct fr_pyproc *py, const struct fr_uinode *f, __u64 bias)
+{
+	if (py->runtime || !f->py.runtime)
+		return;
+	__builtin_memcpy(py, &f->py, sizeof(*py));
+	py->runtime += bias;
+	for (int i = 0; i < 4; i++)
+		if (py->eval[i])
+			py->eval[i] += bias;
+}
+
+static __always_inline bool umap_fill(struct fr_umap *um, struct vm_area_struct *vma, __u64 vdso,
+				      struct fr_pyproc *py)
 {
 	struct fr_uinode_key k = {};
 	struct file *file = BPF_CORE_READ(vma, vm_file);
@@ -307,6 +320,7 @@ static __always_inline bool umap_fill(struct fr_umap *um, struct vm_area_struct 
 			um->bias = um->begin - pgoff + l->offset - l->vaddr;
 			um->file = f->file;
 			um->file_gen = f->file_gen;
+			py_fill(py, f, um->bias);
 			return true;
 		}
 	}
@@ -371,7 +385,7 @@ static __noinline int uproc_build(struct task_struct *t, __u64 start)
 			v->exec_vm += (BPF_CORE_READ(vma, vm_end) - BPF_CORE_READ(vma, vm_start)) >> 12;
 		if (n >= FR_UMAPS_MAX)
 			continue;
-		if (!umap_fill(&v->maps[n], vma, vdso))
+		if (!umap_fill(&v->maps[n], vma, vdso, &v->py))
 			v->flags |= FR_UPROC_MISSING;
 		v->n = n + 1;
 	}

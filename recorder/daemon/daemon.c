@@ -34,6 +34,8 @@
 #include "log.h"
 #include "outdir.h"
 #include "privs.h"
+#include "pycode.h"
+#include "pysplice.h"
 #include "util.h"
 #include "worker.h"
 
@@ -187,6 +189,13 @@ static int setup_unwinder(struct daemon *dm)
 		return e;
 	}
 	procinfo__set_unwinder(dm->procinfo, dm->unwinder);
+	/* Python frames are walked in processes with a table: their names need it too. */
+	dm->pycache = pycache__new(dm->unwinder, FR_PYCACHE_BUDGET);
+	if (!dm->pycache) {
+		e = -errno;
+		fr_err("failed to set up the Python code cache: %s", strerror(-e));
+		return e;
+	}
 	dm->attacher = attacher__new(dm->unwinder);
 	if (!dm->attacher) {
 		e = -errno;
@@ -267,13 +276,19 @@ static void hook_stack(void *ctx, const struct drain_stack *s)
 {
 	struct daemon *dm = ctx;
 	uint64_t ips[FR_INFO_USER_IPS];
-	unsigned n = FR_MIN(s->un, (unsigned)FR_INFO_USER_IPS);
+	unsigned n = 0;
 
 	/* Its names, prepared on the namer thread before a dump needs them. */
 	dumper__announce(dm->dumper, s);
+	/* Native addresses only: a Python frame's two words are no address. */
+	for (uint32_t i = s->kn; i < s->kn + s->un && n < FR_INFO_USER_IPS; i++) {
+		if (fr_pyw_is(s->ips[i]))
+			i++;
+		else
+			ips[n++] = s->ips[i];
+	}
 	if (!n)
 		return;
-	memcpy(ips, s->ips + s->kn, n * sizeof(ips[0]));
 	procinfo__request(dm->procinfo, FR_INFO_CHECK, s->slot, s->pid, s->start, ips, n);
 }
 
@@ -569,8 +584,10 @@ int daemon__init(struct daemon *dm, const struct daemon_opts *o, struct fr_confi
 		.finish = hook_finish, .exit_maps = hook_exit_maps });
 	dm->rb = ringbuf__new(sampler__ring_fd(dm->sampler));
 	dm->dumper = dm->rb ? dumper__new(dm->drain, dm->sampler, dm->symcache, dm->procinfo) : NULL;
-	if (dm->dumper)
+	if (dm->dumper) {
 		dumper__set_names_budget(dm->dumper, dm->cfg->memory_bytes / FR_NAMES_SHARE);
+		dumper__set_python(dm->dumper, dm->pycache);
+	}
 	if (!dm->rb || !dm->dumper) {
 		e = -errno;
 		fr_err("failed to set up the ring buffer consumer: %s", strerror(-e));
@@ -641,6 +658,7 @@ void daemon__fini(struct daemon *dm)
 	/* The worker uses the unwinder, which uses the sampler's maps. */
 	procinfo__free(dm->procinfo);
 	attacher__free(dm->attacher);
+	pycache__free(dm->pycache);
 	unwinder__free(dm->unwinder);
 	sampler__close(dm->sampler);
 	control__free(dm->control);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pycode.h"
 #include "dumpmeta.h"
 #include "symbols.h"
 #include "tables.h"
@@ -51,6 +52,27 @@ static int add_unwind_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= add_cpu_counter(dm, m, "unwind_stack_copies", FR_CNT_UCOPY);
 	err |= kvlist__add_u64(m, "unwind_copies_finished", drain__stats(dm->drain)->ucopy_finished);
 	err |= kvlist__add_u64(m, "unwind_copies_finished_after_exit", us.finished_after_exit);
+	return err;
+}
+
+/* Python frames (issue 27): samples that had them, and their code objects' reads. */
+static int add_python_meta(struct daemon *dm, struct fr_kvlist *m)
+{
+	const struct drain_stats *ds = drain__stats(dm->drain);
+	struct pycache_stats ps = { 0 };
+	int err = 0;
+
+	if (dm->pycache)
+		pycache__stats(dm->pycache, &ps);
+	err |= kvlist__add_u64(m, "python_samples", ds->py_samples);
+	err |= kvlist__add_u64(m, "python_frames", ds->py_frames);
+	err |= kvlist__add_u64(m, "python_sections_bad", ds->py_bad);
+	err |= kvlist__add_u64(m, "python_code_read", ps.read);
+	err |= kvlist__add_u64(m, "python_code_refused", ps.refused);
+	err |= kvlist__add_u64(m, "python_code_stale", ps.stale);
+	err |= kvlist__add_u64(m, "python_code_gone", ps.gone);
+	err |= kvlist__add_u64(m, "python_cache_bytes", ps.bytes);
+	err |= kvlist__add_u64(m, "python_cache_resets", ps.resets);
 	return err;
 }
 
@@ -142,6 +164,7 @@ static int add_table_stats(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "exit_maps_named", is.exit_maps);
 	err |= kvlist__add_u64(m, "exit_maps_current", is.exit_maps_current);
 	err |= kvlist__add_u64(m, "exit_maps_unnamed_files", is.exit_maps_unnamed);
+	err |= add_python_meta(dm, m);
 	err |= add_unwind_meta(dm, m);
 	err |= add_lines_meta(m);
 	err |= add_cache_meta(dm, m);

@@ -95,6 +95,7 @@ struct daemon {
 	struct procinfo *procinfo;
 	struct unwinder *unwinder;	/* NULL: unwind_memory = 0 */
 	struct attacher *attacher;	/* first tables; NULL with unwinder */
+	struct pycache *pycache;	/* Python code objects' names; NULL with unwinder */
 	struct dumper *dumper;
 	struct control *control;
 	int oom_score_adj;		/* our own, in effect since start or the last reload */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pycode.h"
 #include "attacher.h"
 #include "evtype.h"
 #include "json.h"
@@ -304,6 +305,29 @@ static void json_exit_maps(struct daemon *dm, const struct unwinder_stats *us,
 	json__end_obj(j);
 }
 
+/* Python frames: samples with them, and the code objects read for their names. */
+static void json_python(struct daemon *dm, struct json *j)
+{
+	const struct drain_stats *ds = drain__stats(dm->drain);
+	struct pycache_stats ps = { 0 };
+
+	if (dm->pycache)
+		pycache__stats(dm->pycache, &ps);
+	json__obj(j, "python");
+	json__u64(j, "samples", ds->py_samples);
+	json__u64(j, "frames", ds->py_frames);
+	json__u64(j, "sections_bad", ds->py_bad);
+	json__u64(j, "code_read", ps.read);
+	json__u64(j, "code_refused", ps.refused);
+	json__u64(j, "code_stale", ps.stale);
+	json__u64(j, "code_gone", ps.gone);
+	json__u64(j, "cache_entries", ps.entries);
+	json__u64(j, "cache_bytes", ps.bytes);
+	json__u64(j, "cache_budget", ps.budget);
+	json__u64(j, "cache_resets", ps.resets);
+	json__end_obj(j);
+}
+
 static void json_unwind(struct daemon *dm, struct json *j)
 {
 	struct unwinder_stats us = { 0 };
@@ -339,6 +363,7 @@ static void json_unwind(struct daemon *dm, struct json *j)
 	json__u64(j, "kernel_tables_kept", us.kernel_tables);
 	json_copies(dm, &us, j);
 	json_exit_maps(dm, &us, j);
+	json_python(dm, j);
 	if (dm->attacher) {
 		struct attacher_stats as;
 

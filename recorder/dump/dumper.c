@@ -27,6 +27,8 @@
 #include "namer.h"
 #include "outdir.h"
 #include "procinfo.h"
+#include "pycode.h"
+#include "pysplice.h"
 #include "spscq.h"
 #include "util.h"
 #include "worker.h"
@@ -49,6 +51,16 @@
  */
 #define FR_NAME_AFTER_NS	(300 * 1000 * 1000ULL)
 
+/* The Python code objects to read at first sight (bytes of queue: ~8000 of them). */
+#define FR_PYQ_BYTES		(256u << 10)
+#define FR_PY_SEEN		1024	/* a power of two */
+
+/* A code object to read while its process lives: pycache__name() will find it. */
+struct pyreq {
+	uint64_t start, code;
+	uint32_t pid, print;
+};
+
 /* A stack announced by the drain, queued for naming ahead of a dump (or its end: gone). */
 struct announced {
 	uint32_t id, tag, serial, slot, pid, kn, un, gone;
@@ -66,6 +78,9 @@ struct dumper {
 	int efd;
 	bool busy;			/* main thread: a request is out */
 	struct spscq *announced;	/* main thread -> namer thread: stacks to name */
+	struct spscq *pyq;		/* main thread -> namer thread: struct pyreq */
+	struct pyreq py_seen[FR_PY_SEEN];	/* main thread: the last queued, by hash */
+	_Atomic uint64_t py_queued, py_dropped;
 	struct dumpbufs *bufs;		/* dump thread: write buffers and ring; NULL: per dump */
 	struct lz4out *lz;		/* dump thread: the compressor; NULL: per dump */
 	uint32_t self;			/* the daemon's own pid: its stacks are left to dumps */
@@ -133,12 +148,13 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 	dp->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	dp->sym = symbolizer__new(sc);
 	dp->announced = spscq__new(FR_ANNOUNCE_QUEUE);
+	dp->pyq = spscq__new(FR_PYQ_BYTES);
 	/* Without them (no memory now), each dump allocates its own. */
 	dp->bufs = dumpbufs__new(0);
 	dp->lz = lz4out__alloc();
 	dp->self = (uint32_t)getpid();
 	pthread_mutex_init(&dp->names_lock, NULL);
-	if (dp->efd < 0 || !dp->sym || !dp->announced || (errno = -worker__init(&dp->w)) ||
+	if (dp->efd < 0 || !dp->sym || !dp->announced || !dp->pyq || (errno = -worker__init(&dp->w)) ||
 	    (errno = -worker__init(&dp->nw)) || (errno = -start_thread(dp)) ||
 	    (errno = -worker__start(&dp->nw, "fr-namer", namer_thread, dp))) {
 		int e = errno;
@@ -148,6 +164,17 @@ struct dumper *dumper__new(struct drain *d, struct sampler *s, struct symcache *
 		return NULL;
 	}
 	return dp;
+}
+
+/*
+ * dumper__set_python() - where Python frames get their names (NULL:
+ * none); before the first dump is started.
+ */
+void dumper__set_python(struct dumper *dp, struct pycache *py)
+{
+	pthread_mutex_lock(&dp->names_lock);
+	symbolizer__set_python(dp->sym, py);
+	pthread_mutex_unlock(&dp->names_lock);
 }
 
 /*
@@ -187,11 +214,62 @@ void dumper__free(struct dumper *dp)
 	dump_request__free(&dp->req);
 	symbolizer__free(dp->sym);
 	spscq__free(dp->announced);
+	spscq__free(dp->pyq);
 	lz4out__free(dp->lz);
 	dumpbufs__free(dp->bufs);
 	if (dp->efd >= 0)
 		close(dp->efd);
 	free(dp);
+}
+
+/*
+ * queue_python() - main thread: the code objects of @a's Python frames not
+ * queued lately, for the namer to read at once (a short script is gone
+ * long before its stacks' turn). Whether any was queued. A full queue
+ * drops them (counted): their frames are named by address if the process
+ * is gone by the dump.
+ */
+static bool queue_python(struct dumper *dp, const struct announced *a)
+{
+	bool queued = false;
+
+	for (uint32_t i = a->kn; i + 1 < a->kn + a->un; i++) {
+		struct pyreq r, *seen;
+
+		if (!fr_pyw_is(a->ips[i]))
+			continue;
+		r = (struct pyreq){ .start = a->start, .code = a->ips[i + 1], .pid = a->pid,
+				    .print = fr_pyw_print(a->ips[i]) };
+		i++;
+		seen = &dp->py_seen[fr_hash64(&r, sizeof(r), 0) & (FR_PY_SEEN - 1)];
+		if (!memcmp(seen, &r, sizeof(r)))
+			continue;
+		*seen = r;
+		if (spscq__push(dp->pyq, &r, sizeof(r))) {
+			atomic_fetch_add(&dp->py_dropped, 1);
+			continue;
+		}
+		atomic_fetch_add(&dp->py_queued, 1);
+		queued = true;
+	}
+	return queued;
+}
+
+/*
+ * read_python() - the namer thread: read the code objects queued, while
+ * their processes live, into the cache the names come from.
+ */
+static void read_python(struct dumper *dp)
+{
+	struct pycache *py = symbolizer__python(dp->sym);
+	char func[FR_PY_NAME_MAX], file[FR_PY_FILE_MAX];
+	struct pyreq r;
+	int line;
+
+	while (spscq__pop(dp->pyq, &r, sizeof(r)) > 0)
+		if (py)
+			pycache__name(py, r.pid, r.start, r.code, r.print, 0, true, func,
+				      sizeof(func), file, sizeof(file), &line);
 }
 
 /*
@@ -225,7 +303,7 @@ void dumper__announce(struct dumper *dp, const struct drain_stack *s)
 		atomic_fetch_add(&dp->ndropped, 1);
 		return;
 	}
-	if (spscq__used(dp->announced) > spscq__size(dp->announced) / 4)
+	if (queue_python(dp, &a) || spscq__used(dp->announced) > spscq__size(dp->announced) / 4)
 		dumper__tick(dp);
 }
 
@@ -325,11 +403,24 @@ static int name_one(struct namer *n, struct announced *a)
 }
 
 /*
+ * Does announced stack @a hold Python frames? Their code objects are read
+ * at first sight, not FR_NAME_AFTER_NS later: a short script may be gone
+ * by then, and its names with it.
+ */
+static bool has_python(const struct announced *a)
+{
+	for (uint32_t i = a->kn; i < a->kn + a->un; i++)
+		if (fr_pyw_is(a->ips[i]))
+			return true;
+	return false;
+}
+
+/*
  * name_ahead() - the namer thread, under the names lock: name the stacks
  * the drain announced, oldest first, until the queue is empty, a dump
  * waits for the lock, FR_NAME_AHEAD_SLICE_NS has passed, or the oldest is
- * younger than FR_NAME_AFTER_NS (*@wait_until: when it no longer is; 0
- * otherwise). Whether stacks are left.
+ * younger than FR_NAME_AFTER_NS and holds no Python frame (*@wait_until:
+ * when it no longer is; 0 otherwise). Whether stacks are left.
  */
 static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 {
@@ -344,6 +435,7 @@ static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 
 	namer__init(&n, drain__tables(dp->drain), cache, symbolizer__ksyms(dp->sym), nm,
 		    FR_META_NO_CMDLINE);
+	n.py = symbolizer__python(dp->sym);
 	n.deadline = end;
 	/*
 	 * No lines hold: a slice is not a dump. Handles it closes for the
@@ -363,7 +455,7 @@ static bool name_ahead(struct dumper *dp, uint64_t *wait_until)
 			left = false;
 			break;
 		}
-		if (!a.gone && a.ts + FR_NAME_AFTER_NS > now) {
+		if (!a.gone && a.ts + FR_NAME_AFTER_NS > now && !has_python(&a)) {
 			*wait_until = a.ts + FR_NAME_AFTER_NS;
 			break;
 		}
@@ -634,6 +726,7 @@ static void *namer_thread(void *arg)
 			break;
 		dp->kicked = false;
 		worker__unlock(&dp->nw);
+		read_python(dp);
 		pthread_mutex_lock(&dp->names_lock);
 		if (symbolizer__warm_done(dp->sym)) {
 			left = name_ahead(dp, &until);

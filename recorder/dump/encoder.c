@@ -97,6 +97,17 @@ struct names *symbolizer__names(struct symbolizer *s, bool *compacted)
 }
 
 /* symbolizer__store() - the names kept, as they are: a dump never compacts them. */
+/* symbolizer__set_python() - the names of Python frames come from @py (NULL: none). */
+void symbolizer__set_python(struct symbolizer *s, struct pycache *py)
+{
+	s->py = py;
+}
+
+struct pycache *symbolizer__python(const struct symbolizer *s)
+{
+	return s->py;
+}
+
 struct names *symbolizer__store(struct symbolizer *s)
 {
 	return s->names;
@@ -425,6 +436,7 @@ int encoder__prepare(struct encoder *e)
 	e->ksyms = kernel_symbols(e->in.sym);
 	e->names = symbolizer__store(e->in.sym);
 	namer__init(&e->nmr, e->in.t, e->in.sym->cache, e->ksyms, e->names, e->in.meta_what);
+	e->nmr.py = e->in.sym->py;
 	/* Reading what processes own starts here: perf maps, fresh maps and binaries. */
 	if (e->in.resolve_timeout_ns)
 		e->deadline = fr_boottime_ns() + e->in.resolve_timeout_ns;

@@ -72,6 +72,7 @@ struct symbolizer {
 	bool loaded;
 	struct symcache *cache;		/* shared with the procinfo worker */
 	struct names *names;		/* kept between dumps */
+	struct pycache *py;		/* Python frames' names; NULL: none */
 };
 
 /* A string of the dump's table, by its bytes: a key of str_of. */

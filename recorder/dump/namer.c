@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 #include "namer.h"
 #include "perfmap.h"
 #include "procinfo.h"
+#include "procstat.h"
+#include "pycode.h"
+#include "pysplice.h"
 #include "untrusted.h"
 #include "util.h"
 
@@ -430,6 +434,53 @@ static int user_frame(struct namer *n, struct space *sp, uint64_t addr, uint32_t
 }
 
 /*
+ * python_frame() - the name of the Python frame whose two words are @w
+ * (FR_PYW_MARK, its instruction and fingerprint) and @code, seen in space
+ * @sp: "qualname (file:line)", with the function, file and line as its
+ * source position. Its code object comes from the cache, or is read now
+ * while the process lives and the session may read. One that cannot be
+ * read is named by its address, for good once the process is gone.
+ */
+static int python_frame(struct namer *n, struct space *sp, uint64_t w, uint64_t code,
+			uint32_t *idx, bool *final)
+{
+	char func[FR_PY_NAME_MAX], file[FR_PY_FILE_MAX], name[FR_PY_NAME_MAX + FR_PY_FILE_MAX + 16];
+	struct fr_dump_frame f = { .addr = code, .kind = FR_FRAME_PYTHON };
+	struct fr_dump_line lv = {};
+	bool created, may_read = sp && !sp->exited;
+	int line = -1, err = -ENOENT;
+
+	n->st.py_frames++;
+	if (n->py && sp)
+		err = pycache__name(n->py, sp->pid, sp->start, code, fr_pyw_print(w),
+				    fr_pyw_lasti(w), may_read && !past_deadline(n), func, sizeof(func),
+				    file, sizeof(file), &line);
+	/* Not read, and its process still there: a later session may read it. */
+	*final = err != -ENOENT || !may_read || fr_procstat__gone(sp->pid, sp->start);
+	if (err) {
+		n->st.py_unnamed++;
+		snprintf(name, sizeof(name), "[python code 0x%" PRIx64 "]", code);
+		err = names__str(n->nm, name, &f.sym);
+		return err ? err : names__frame(n->nm, &f, 0, FR_NAMED_NO_SYMBOLS, idx, &created);
+	}
+	if (line >= 0)
+		snprintf(name, sizeof(name), "%s (%s:%d)", func, file, line);
+	else
+		snprintf(name, sizeof(name), "%s (%s)", func, file);
+	err = names__str(n->nm, name, &f.sym);
+	if (!err)
+		err = names__str(n->nm, func, &lv.func);
+	if (!err)
+		err = names__str(n->nm, file, &lv.file);
+	if (!err)
+		err = names__frame(n->nm, &f, 0, FR_NAMED_OK, idx, &created);
+	if (err || !created)
+		return err;
+	lv.line = line > 0 ? (uint32_t)line : 0;
+	return names__set_lines(n->nm, *idx, &lv, 1);
+}
+
+/*
  * How many of the @kn leading kernel frames named @frames are flightrec's
  * own BPF program and the tracepoint glue that called it (a stall's or an
  * OOM invoker's stack is taken inside the tracepoint): they say nothing of
@@ -514,11 +565,27 @@ int namer__stack(struct namer *n, uint32_t id, uint32_t tag, const uint64_t *ips
 	skip = instrumentation_frames(n, frames, s.kn);
 	memmove(frames, frames + skip, (s.kn - skip) * sizeof(frames[0]));
 	s.kn -= skip;
-	for (uint32_t i = s.kn; i < s.kn + s.un; i++) {
+	/* i: the frame; w: its word (a Python frame takes two). */
+	for (uint32_t i = s.kn, w = s.kn + skip, un = s.un; i < s.kn + un; i++, w++) {
 		bool final;
 		uint32_t pos = i - s.kn;
 
-		err = frame_at(n, sp, true, ips[i + skip], pos, &frames[i], &final);
+		if (w >= cnt) {
+			s.un = (uint16_t)pos;
+			break;
+		}
+		if (fr_pyw_is(ips[w])) {
+			err = w + 1 < cnt ? python_frame(n, sp, ips[w], ips[w + 1], &frames[i], &final)
+					  : -EBADMSG;
+			w++;
+			un--;	/* two words, one frame */
+			if (err == -EBADMSG) {
+				s.un = (uint16_t)pos;
+				break;
+			}
+		} else {
+			err = frame_at(n, sp, true, ips[w], pos, &frames[i], &final);
+		}
 		if (err)
 			return err;
 		s.complete &= final;
@@ -528,6 +595,7 @@ int namer__stack(struct namer *n, uint32_t id, uint32_t tag, const uint64_t *ips
 			s.bogus = 1;
 			break;
 		}
+		s.un = (uint16_t)(pos + 1);
 	}
 	return names__set_stack(n->nm, id, &s, frames);
 }

@@ -49,6 +49,8 @@ struct namer_stats {
 	uint64_t lines_resolved;	/* frames given a source position */
 	uint64_t lines_failed;		/* lookups of one that failed */
 	uint64_t stacks;		/* stacks named */
+	uint64_t py_frames;		/* Python frames named */
+	uint64_t py_unnamed;		/* ... whose code object could not be read */
 	uint64_t frames;		/* addresses looked up (not found in the store) */
 };
 
@@ -64,6 +66,7 @@ struct namer {
 	struct space *spaces;
 	uint32_t nspaces, space_cap;
 	struct fr_hashmap space_of;	/* struct space_key -> spaces[] */
+	struct pycache *py;		/* Python code objects' names; NULL: none */
 	struct namer_stats st;
 };
 

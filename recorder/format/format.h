@@ -25,7 +25,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		6
+#define FR_DUMP_MINOR		7
 #define FR_DUMP_HDR_SIZE	32
 #define FR_MAX_STR		(1u << 20)	/* longest string a dump may hold */
 #define FR_SECTION_HDR_SIZE	16
@@ -45,6 +45,7 @@ enum fr_section {
 	FR_SEC_FRAM	= FR_TAG('F', 'R', 'A', 'M'),	/* symbolized frames */
 	FR_SEC_FSYS	= FR_TAG('F', 'S', 'Y', 'S'),	/* frames' mangled names (1.3) */
 	FR_SEC_LINE	= FR_TAG('L', 'I', 'N', 'E'),	/* frames' source lines and inlining (1.3) */
+	FR_SEC_PYFR	= FR_TAG('P', 'Y', 'F', 'R'),	/* frames that are Python functions (1.7) */
 	FR_SEC_STAK	= FR_TAG('S', 'T', 'A', 'K'),	/* stacks of frame indexes */
 	FR_SEC_THRD	= FR_TAG('T', 'H', 'R', 'D'),	/* threads: tid -> name (1.1) */
 	FR_SEC_EVNT	= FR_TAG('E', 'V', 'N', 'T'),	/* events, time ordered */
@@ -119,6 +120,13 @@ struct fr_dump_bin {
 enum fr_frame_kind {
 	FR_FRAME_KERNEL = 0,
 	FR_FRAME_USER	= 1,
+	/*
+	 * (1.7) A Python function: sym is "qualname (file:line)", its one
+	 * LINE level the function, file and line, addr its code object's.
+	 * Written as a user frame and listed in PYFR, so that a 1.6 reader
+	 * shows it as a user frame named so.
+	 */
+	FR_FRAME_PYTHON	= 2,
 };
 
 /* Most LINE entries of one frame the reader accepts (the writer emits at most 16). */

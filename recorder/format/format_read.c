@@ -387,6 +387,14 @@ static int parse_item(struct parse *ps, struct rd *r)
 	}
 	case FR_SEC_LINE:
 		return parse_lines(ps, r);
+	case FR_SEC_PYFR: {
+		uint32_t f = get_u32v(r);
+
+		if (r->bad || f >= d->nframe || d->frame[f].kind != FR_FRAME_USER)
+			return -EBADMSG;	/* PYFR follows FRAM, and names user frames */
+		d->frame[f].kind = FR_FRAME_PYTHON;
+		return 0;
+	}
 	case FR_SEC_STAK: {
 		struct fr_dump_stack *s = &d->stack[d->nstack++];
 		uint64_t n;
@@ -701,7 +709,7 @@ static bool known_tag(uint32_t tag)
 	case FR_SEC_META: case FR_SEC_TRIG: case FR_SEC_WIND: case FR_SEC_LOSS:
 	case FR_SEC_STRS: case FR_SEC_PROC: case FR_SEC_BINS: case FR_SEC_FRAM:
 	case FR_SEC_STAK: case FR_SEC_EVNT: case FR_SEC_END: case FR_SEC_THRD:
-	case FR_SEC_FSYS: case FR_SEC_LINE:
+	case FR_SEC_FSYS: case FR_SEC_LINE: case FR_SEC_PYFR:
 		return true;
 	}
 	return false;
@@ -733,7 +741,7 @@ static int check_refs(struct parse *ps)
 			return fail(ps, off, "binary %u names string out of range", i);
 	for (uint32_t i = 0; i < d->nframe; i++)
 		if (d->frame[i].sym >= d->nstr || d->frame[i].bin > d->nbin ||
-		    d->frame[i].kind > FR_FRAME_USER || d->frame[i].system_name >= d->nstr)
+		    d->frame[i].kind > FR_FRAME_PYTHON || d->frame[i].system_name >= d->nstr)
 			return fail(ps, off, "frame %u refers out of range", i);
 	for (uint32_t i = 0; i < d->nline; i++)
 		if (d->line[i].func >= d->nstr || d->line[i].file >= d->nstr)

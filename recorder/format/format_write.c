@@ -319,10 +319,11 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 	begin(w, FR_SEC_FRAM);
 	for (uint32_t i = 0; i < d->nframe; i++) {
 		const struct fr_dump_frame *f = &d->frame[i];
+		uint8_t kind = f->kind == FR_FRAME_PYTHON ? FR_FRAME_USER : f->kind;	/* + PYFR */
 		struct buf *b = item_begin(w);
 
 		put_varint(w, b, f->addr);
-		put_bytes(w, b, &f->kind, 1);
+		put_bytes(w, b, &kind, 1);
 		put_varint(w, b, f->sym);
 		put_varint(w, b, f->sym_off);
 		put_varint(w, b, f->bin);
@@ -364,6 +365,19 @@ static void write_tables(struct wr *w, const struct fr_dump *d)
 			put_varint(w, b, l->line);
 			put_varint(w, b, l->col);
 		}
+		item_end(w);
+	}
+	end(w);
+
+	/* Python frames apart, so that a 1.6 reader shows them as user frames. */
+	begin(w, FR_SEC_PYFR);
+	for (uint32_t i = 0; i < d->nframe; i++) {
+		struct buf *b;
+
+		if (d->frame[i].kind != FR_FRAME_PYTHON)
+			continue;
+		b = item_begin(w);
+		put_varint(w, b, i);
 		item_end(w);
 	}
 	end(w);

@@ -302,27 +302,46 @@ static size_t entry_bytes(const struct pycode *pc)
 	return offsetof(struct pycode, linetable) + pc->ltlen;
 }
 
-/* Read (@pid, @start)'s object @code into a new entry. Unlocked. NULL and -errno in *@err. */
+/*
+ * read_entry() - read (@pid, @start)'s code object @code into a new entry.
+ * Unlocked. The layout is its interpreter's version's, when its table
+ * says which; a process walked with a table the kernel built (a short
+ * one) has none in the daemon, so each known layout is tried, and the one
+ * whose fingerprint is the sample's @print wins (another object there
+ * gives -ESTALE). NULL and -errno in *@err.
+ */
 static struct pycode *read_entry(struct pycache *c, uint32_t pid, uint64_t start, uint64_t code,
-				 int *err)
+				 uint32_t print, int *err)
 {
-	struct vmread r = { .pid = pid };
-	const struct pylayout *l;
+	const struct pylayout *known = NULL;
 	struct fr_pyproc py;
 	struct pycode *pc, *small;
 
-	if (!c->uw || unwinder__python(c->uw, pid, start, &py) || !(l = pylayout__of(py.version))) {
-		*err = -ENOENT;
-		return NULL;
-	}
+	if (c->uw && !unwinder__python(c->uw, pid, start, &py))
+		known = pylayout__of(py.version);
 	pc = malloc(sizeof(*pc));
 	if (!pc) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	*err = pycode__read(l, vm_read, &r, code, pc);
+	*err = -EBADMSG;
+	for (size_t i = 0; i < FR_ARRAY_SIZE(layouts); i++) {
+		const struct pylayout *l = known ? known : &layouts[i];
+		struct vmread r = { .pid = pid };
+		int e = pycode__read(l, vm_read, &r, code, pc);
+
+		if (!e && pc->print != print)
+			e = -ESTALE;
+		/* A read that failed outright fails for every layout. */
+		if (!e || e == -ESRCH || e == -EPERM || e == -EFAULT || known) {
+			*err = e;
+			break;
+		}
+		if (e == -ESTALE)
+			*err = e;
+	}
 	/* Read while (pid, start) lived? After the reads, so a reuse in between shows. */
-	if (!*err && fr_procstat__gone(pid, start))
+	if ((!*err || *err == -ESTALE) && fr_procstat__gone(pid, start))
 		*err = -ESRCH;
 	if (*err) {
 		free(pc);
@@ -347,21 +366,16 @@ int pycache__name(struct pycache *c, uint32_t pid, uint64_t start, uint64_t code
 	if (!pc) {
 		if (!may_read)
 			return -ENOENT;
-		pc = read_entry(c, pid, start, code, &err);
+		pc = read_entry(c, pid, start, code, print, &err);
 		pthread_mutex_lock(&c->lock);
 		if (!pc) {
-			c->st.gone += err == -ESRCH || err == -ENOENT;
-			c->st.refused += err != -ESRCH && err != -ENOENT;
+			c->st.gone += err == -ESRCH;
+			c->st.stale += err == -ESTALE;
+			c->st.refused += err != -ESRCH && err != -ESTALE;
 			pthread_mutex_unlock(&c->lock);
 			return err == -ESRCH ? -ENOENT : err;
 		}
 		c->st.read++;
-		if (pc->print != print) {
-			c->st.stale++;
-			pthread_mutex_unlock(&c->lock);
-			free(pc);
-			return -ESTALE;
-		}
 		if (c->st.bytes + entry_bytes(pc) > c->st.budget) {
 			clear(c);
 			c->st.resets++;

@@ -83,8 +83,9 @@ void pycache__free(struct pycache *c);
 /*
  * pycache__name() - the name of the Python frame (@code, @print, @lasti)
  * of incarnation (@pid, @start): its code object from the cache, or read
- * now when @may_read and the incarnation lives (its interpreter's version
- * from its unwind table). @func gets the qualified name, @file the file,
+ * now when @may_read and the incarnation lives (in its interpreter's
+ * version's layout when its unwind table says which, else in the one whose
+ * fingerprint agrees). @func gets the qualified name, @file the file,
  * *@line the line (-1: unknown). Returns 0, or -ENOENT when the object
  * is neither cached nor readable, -ESTALE when the object at @code has
  * another fingerprint, -errno otherwise. Thread-safe.

@@ -13,6 +13,7 @@
 #define FR_PYSPLICE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "contract.h"

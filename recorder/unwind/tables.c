@@ -400,6 +400,8 @@ static void inode_publish(struct unwinder *u, const struct ufile *f, const struc
 	for (uint32_t i = 0; i < f->nload; i++)
 		v.load[i] = (struct fr_uload){ f->load[i].offset, f->load[i].vaddr,
 					       f->load[i].filesz };
+	/* An interpreter: a table built in the kernel walks its Python frames too. */
+	pydetect__proc(&f->py, 0, &v.py);
 	bpf_map_update_elem(u->inodes_fd, &bk, &v, BPF_ANY);
 }
 

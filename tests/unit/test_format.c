@@ -337,6 +337,37 @@ out:
 	dump__free(&in);
 }
 
+/*
+ * (1.7) A Python frame is written as a user frame listed in PYFR, and read
+ * back as a Python frame; the other frames keep their kinds.
+ */
+static void test_python_frames(void)
+{
+	struct fr_dump in, out;
+	struct mem m;
+	uint64_t n;
+	char err[512];
+	int e;
+
+	build_model(&in);
+	in.frame[1].kind = FR_FRAME_PYTHON;
+	e = encode(&in, NEV, &m, &n);
+	if (!is_int(e, 0, "python frames: written"))
+		goto out;
+	e = dump__parse(&out, m.p, m.len, err, sizeof(err));
+	if (!is_int(e, 0, "python frames: parsed")) {
+		tap_diag("%s", err);
+		dump__free(&out);
+		goto out;
+	}
+	ok(out.frame[1].kind == FR_FRAME_PYTHON && out.frame[0].kind == FR_FRAME_KERNEL &&
+	   out.frame[2].kind == FR_FRAME_USER && out.frame[1].sym == in.frame[1].sym,
+	   "python frames: read back as Python frames, the others as they were");
+	dump__free(&out);
+out:
+	dump__free(&in);
+}
+
 static void test_memory_types(void)
 {
 	struct fr_dump_event ev[6];
@@ -1007,6 +1038,7 @@ int main(void)
 	test_evtypes();
 	test_round_trip();
 	test_item_lengths();
+	test_python_frames();
 	test_memory_types();
 	test_stall_types();
 	test_unwound();
