@@ -50,6 +50,8 @@ struct pylayout {
 
 /* pylayout__of() - the layout of CPython @version (Py_Version); NULL: none. */
 const struct pylayout *pylayout__of(uint32_t version);
+/* pylayout__at() - the @i-th layout known; NULL past the last. */
+const struct pylayout *pylayout__at(size_t i);
 
 /*
  * pycode__read() - read code object @addr of process @pid with layout @l
@@ -68,6 +70,7 @@ int pycode__read(const struct pylayout *l, pyread_fn readfn, void *ctx, uint64_t
  */
 int pycode__line(const struct pycode *c, uint32_t lasti);
 
+/* The cache (pycache.c). */
 struct pycache_stats {
 	uint64_t entries, bytes, budget;
 	uint64_t read;		/* code objects read */

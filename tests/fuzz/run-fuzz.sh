@@ -21,7 +21,7 @@ cd "$top" || exit 1
 B=${1:-build-fuzz}
 secs=${FR_FUZZ_SECONDS:-30}
 cc=${CLANG:-clang}
-fuzzers="fuzz_dump fuzz_config fuzz_elf fuzz_perfmap fuzz_cfi"
+fuzzers="fuzz_dump fuzz_config fuzz_elf fuzz_perfmap fuzz_cfi fuzz_pycode"
 
 mkdir -p "$B" || exit 1
 B=$(cd "$B" && pwd)
@@ -79,7 +79,9 @@ sym_src="recorder/symbols/symbols.c recorder/symbols/strpool.c recorder/symbols/
 	recorder/symbols/srcline.c recorder/symbols/untrusted.c recorder/common/hashmap.c"
 src_fuzz_elf=$sym_src
 src_fuzz_perfmap=$sym_src
-src_fuzz_cfi="recorder/unwind/rows.c"
+src_fuzz_cfi="recorder/unwind/rows.c recorder/unwind/pydetect.c"
+# The code-object reader, without its cache (pycache.c, which needs the unwinder).
+src_fuzz_pycode="recorder/proc/pycode.c"
 
 # shellcheck disable=SC2086
 set -- $fuzzers
@@ -107,7 +109,7 @@ wait
 # A fresh working copy of the corpus, never the committed one.
 rm -rf "$B/corpus" "$B/crashes"
 mkdir -p "$B/crashes" "$B/corpus"
-for c in dump config elf perfmap; do
+for c in dump config elf perfmap pycode; do
 	cp -R "tests/fuzz/corpus/$c" "$B/corpus/$c" || exit 1
 done
 # Real binaries next to the crafted ones (tests/fuzz/make_elf_seeds.py).
