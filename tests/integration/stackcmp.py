@@ -121,6 +121,28 @@ class Maps:
         return None
 
 
+# A Python function in our stacks (issue 27): "qualname (file:line)", "qualname
+# (file)", or one whose code object could not be read.
+PYTHON_FRAME = re.compile(r"^(.+ \(.+(:\d+)?\)|\[python code 0x[0-9a-f]+\])$")
+
+
+def python_as_eval(user):
+    """Our user frames (leaf first) as perf sees them: each run of Python
+    functions stands where one native frame of the interpreter's eval loop
+    was, so it becomes that frame."""
+    out = []
+    for f in user:
+        if PYTHON_FRAME.match(f):
+            if not out or out[-1] is not EVAL_LOOP:
+                out.append(EVAL_LOOP)
+            continue
+        out.append(f)
+    return [f if f is not EVAL_LOOP else "_PyEval_EvalFrameDefault" for f in out]
+
+
+EVAL_LOOP = object()
+
+
 def our_frame(s, maps):
     m = re.fullmatch(r"(.+)\+0x([0-9a-f]+)", s)
     if m and "(" not in m.group(1):

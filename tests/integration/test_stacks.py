@@ -53,7 +53,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import FLIGHTREC, Daemon, Tap, require_root_bpf, FRCXX, FRMIX  # noqa: E402
-from stackcmp import (NAME_MAX_OURS, Maps, Sample, our_frame,  # noqa: E402
+from stackcmp import (NAME_MAX_OURS, Maps, Sample, our_frame, python_as_eval,  # noqa: E402
                       perf_samples, reaches_entry)
 
 FREQ = 499
@@ -112,7 +112,7 @@ def our_samples(dump, pid, maps):
         if e.get("type") != "sample" or e.get("pid") != pid:
             continue
         start = e["start"] if start is None else min(start, e["start"])
-        user = e["stack"][e.get("kernel_frames", 0):]
+        user = python_as_eval(e["stack"][e.get("kernel_frames", 0):])
         cut.update(f for f in user if len(f.encode()) >= NAME_MAX_OURS)
         frames = [our_frame(s, maps) for s in user]
         if "user_stack_end" in e:
