@@ -18,7 +18,7 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: flightrec folded [--offcpu] [--pid[=PID,...]] [--from=SEC] [--to=SEC] DUMP\n"
+		"Usage: flightrec folded [--offcpu] [--python] [--pid[=PID,...]] [--from=SEC] [--to=SEC] DUMP\n"
 		"\n"
 		"Print the window's CPU samples as collapsed stacks, root first:\n"
 		"  comm;root;...;leaf COUNT\n"
@@ -27,6 +27,9 @@ static void usage(FILE *f)
 		"  --offcpu    the time threads were blocked off the CPU instead, each\n"
 		"              stack weighted by its nanoseconds blocked (the recorded\n"
 		"              offcpu events: blocks of [stalls] min_block or more)\n"
+		"  --python    in stacks with Python functions, the interpreter's own\n"
+		"              native frames folded away: the Python functions, and\n"
+		"              the native and kernel frames the innermost one called\n"
 		"  --pid       prefix each stack with comm-PID instead of comm;\n"
 		"  --pid=PID   and keep only the samples of these PIDs\n"
 		"  --cgroup=PATH  only the samples of processes in cgroup PATH or below\n"
@@ -46,8 +49,22 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct line *)a)->text, ((const struct line *)b)->text);
 }
 
+/*
+ * With --python: the frame of @s from which native user frames are kept,
+ * the innermost Python function's (those below it, what it called, stay;
+ * the interpreter's frames around the Python ones go); kn + un when the
+ * stack has no Python frame (all stay).
+ */
+static uint32_t python_from(const struct fr_dump *d, const struct fr_dump_stack *s)
+{
+	for (uint32_t k = s->kn; k < s->kn + s->un; k++)
+		if (s->frames[k] < d->nframe && d->frame[s->frames[k]].kind == FR_FRAME_PYTHON)
+			return k;
+	return s->kn + s->un;
+}
+
 /* "comm[-pid];root;...;leaf" for one sample, malloc'd. */
-static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool pid)
+static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool pid, bool py)
 {
 	const struct fr_dump_proc *p = &d->proc[e->proc];
 	char *out = NULL, name[600], comm[80];
@@ -69,9 +86,14 @@ static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool p
 		fputs(";[no_stack]", f);
 	} else {
 		const struct fr_dump_stack *s = &d->stack[e->stack - 1];
+		uint32_t from = py ? python_from(d, s) : s->kn + s->un;
 
-		for (uint32_t k = s->kn + s->un; k-- > 0;)
+		for (uint32_t k = s->kn + s->un; k-- > 0;) {
+			if (k > from && s->frames[k] < d->nframe &&
+			    d->frame[s->frames[k]].kind != FR_FRAME_PYTHON)
+				continue;
 			fprintf(f, ";%s", view_folded_frame(d, s->frames[k], name, sizeof(name)));
+		}
 	}
 	if (fclose(f)) {
 		free(out);
@@ -87,7 +109,8 @@ static char *fold(const struct fr_dump *d, const struct fr_dump_event *e, bool p
  * Fold every sample (with @offcpu: every block off the CPU, weighted by
  * its nanoseconds), sort, and print each distinct line with its count.
  */
-static int print_folded(const struct fr_dump *d, bool pid, bool offcpu, const struct filter *flt)
+static int print_folded(const struct fr_dump *d, bool pid, bool offcpu, bool py,
+			const struct filter *flt)
 {
 	unsigned type = offcpu ? FR_DEV_OFFCPU : FR_DEV_SAMPLE;
 	struct line *lines = calloc(d->nev + 1, sizeof(*lines));
@@ -101,7 +124,7 @@ static int print_folded(const struct fr_dump *d, bool pid, bool offcpu, const st
 
 		if (e->type != type || !filter__match(flt, d, e))
 			continue;
-		lines[n].text = fold(d, e, pid);
+		lines[n].text = fold(d, e, pid, py);
 		if (!lines[n].text) {
 			rc = FR_EXIT_FAIL;
 			goto out;
@@ -131,6 +154,7 @@ int cmd_folded(int argc, char **argv)
 		/* --pid takes no PID here too: a frame per process (see usage). */
 		{ "pid", optional_argument, NULL, FR_OPT_PID },
 		{ "offcpu", no_argument, NULL, 'o' },
+		{ "python", no_argument, NULL, 'y' },
 		{ "cgroup", required_argument, NULL, FR_OPT_CGROUP },
 		FR_FILTER_WHEN_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
@@ -138,7 +162,7 @@ int cmd_folded(int argc, char **argv)
 		{}
 	};
 	struct filter flt = {};
-	bool pid = false, offcpu = false;
+	bool pid = false, offcpu = false, py = false;
 	struct fr_dump d;
 	int c, rc;
 
@@ -148,6 +172,9 @@ int cmd_folded(int argc, char **argv)
 		switch (c) {
 		case 'o':
 			offcpu = true;
+			break;
+		case 'y':
+			py = true;
 			break;
 		FR_FILTER_CASES:
 			pid |= c == FR_OPT_PID;
@@ -161,7 +188,7 @@ int cmd_folded(int argc, char **argv)
 	rc = cli_open_dump("folded", argc, argv, optind, &d);
 	if (rc)
 		return rc;
-	rc = print_folded(&d, pid, offcpu, &flt);
+	rc = print_folded(&d, pid, offcpu, py, &flt);
 	if (rc)
 		fprintf(stderr, "flightrec: out of memory\n");
 	dump__free(&d);

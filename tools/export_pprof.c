@@ -326,7 +326,8 @@ static int frame_lines(struct pprof *p, uint32_t frame, const char *name, struct
 		return 0;
 	for (uint32_t k = 0; k < n; k++) {
 		const struct fr_dump_line *l = &d->line[fr->line + k];
-		bool own = k == n - 1;
+		/* A Python function is named by its level: its frame's name has the line too. */
+		bool own = k == n - 1 && fr->kind != FR_FRAME_PYTHON;
 		const char *fname = own ? name : l->func ? dump__str(d, l->func) : "??";
 		const char *sys = own && fr->system_name ? dump__str(d, fr->system_name) : NULL;
 		int64_t fn = function_id(p, fname, sys, dump__str(d, l->file));

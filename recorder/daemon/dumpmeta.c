@@ -73,6 +73,7 @@ static int add_python_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "python_code_gone", ps.gone);
 	err |= kvlist__add_u64(m, "python_cache_bytes", ps.bytes);
 	err |= kvlist__add_u64(m, "python_cache_resets", ps.resets);
+	err |= kvlist__add_u64(m, "python_code_given_up", ps.given_up);
 	return err;
 }
 

@@ -325,6 +325,7 @@ static void json_python(struct daemon *dm, struct json *j)
 	json__u64(j, "cache_bytes", ps.bytes);
 	json__u64(j, "cache_budget", ps.budget);
 	json__u64(j, "cache_resets", ps.resets);
+	json__u64(j, "code_given_up", ps.given_up);
 	json__end_obj(j);
 }
 

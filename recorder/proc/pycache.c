@@ -21,10 +21,25 @@ struct pykey {
 	uint32_t pid, print;
 };
 
+/*
+ * An incarnation whose code objects fail to read this many times is read
+ * no more: a forger rewrites garbage as it runs, and each new stack of it
+ * would cost the namer its reads again. Counted per incarnation in a map
+ * emptied when it holds FR_PYCACHE_BAD_MAX of them.
+ */
+#define FR_PYCACHE_REFUSALS	64
+#define FR_PYCACHE_BAD_MAX	4096
+
+struct pybad {
+	uint64_t start;
+	uint32_t pid, pad;
+};
+
 struct pycache {
 	pthread_mutex_t lock;
 	struct unwinder *uw;
 	struct fr_hashmap map;		/* struct pykey -> struct pycode * */
+	struct fr_hashmap bad;		/* struct pybad -> uint32_t refusals */
 	struct pycache_stats st;
 };
 
@@ -38,6 +53,7 @@ struct pycache *pycache__new(struct unwinder *uw, size_t budget)
 	c->uw = uw;
 	c->st.budget = budget;
 	fr_hashmap__init(&c->map, sizeof(struct pykey), sizeof(struct pycode *), NULL, NULL, NULL);
+	fr_hashmap__init(&c->bad, sizeof(struct pybad), sizeof(uint32_t), NULL, NULL, NULL);
 	return c;
 }
 
@@ -61,6 +77,7 @@ void pycache__free(struct pycache *c)
 		return;
 	clear(c);
 	fr_hashmap__fini(&c->map);
+	fr_hashmap__fini(&c->bad);
 	pthread_mutex_destroy(&c->lock);
 	free(c);
 }
@@ -142,6 +159,22 @@ static struct pycode *read_entry(struct pycache *c, uint32_t pid, uint64_t start
 	return small ? small : pc;
 }
 
+/* Under the lock: one more failed read of incarnation @b's code objects. */
+static void note_refusal(struct pycache *c, const struct pybad *b)
+{
+	uint32_t *n = fr_hashmap__find(&c->bad, b), one = 1;
+
+	if (n) {
+		(*n)++;
+		return;
+	}
+	if (fr_hashmap__size(&c->bad) >= FR_PYCACHE_BAD_MAX) {
+		fr_hashmap__fini(&c->bad);
+		fr_hashmap__init(&c->bad, sizeof(struct pybad), sizeof(uint32_t), NULL, NULL, NULL);
+	}
+	fr_hashmap__insert(&c->bad, b, &one);	/* without memory: counted next time */
+}
+
 int pycache__name(struct pycache *c, uint32_t pid, uint64_t start, uint64_t code, uint32_t print,
 		  uint32_t lasti, bool may_read, char *func, size_t func_len, char *file,
 		  size_t file_len, int *line)
@@ -155,14 +188,27 @@ int pycache__name(struct pycache *c, uint32_t pid, uint64_t start, uint64_t code
 	pc = found ? *found : NULL;
 	pthread_mutex_unlock(&c->lock);
 	if (!pc) {
+		struct pybad b = { .start = start, .pid = pid };
+		uint32_t *nbad;
+
 		if (!may_read)
 			return -ENOENT;
+		pthread_mutex_lock(&c->lock);
+		nbad = fr_hashmap__find(&c->bad, &b);
+		if (nbad && *nbad >= FR_PYCACHE_REFUSALS) {
+			c->st.given_up++;
+			pthread_mutex_unlock(&c->lock);
+			return -EACCES;
+		}
+		pthread_mutex_unlock(&c->lock);
 		pc = read_entry(c, pid, start, code, print, &err);
 		pthread_mutex_lock(&c->lock);
 		if (!pc) {
 			c->st.gone += err == -ESRCH;
 			c->st.stale += err == -ESTALE;
 			c->st.refused += err != -ESRCH && err != -ESTALE;
+			if (err != -ESRCH)
+				note_refusal(c, &b);
 			pthread_mutex_unlock(&c->lock);
 			return err == -ESRCH ? -ENOENT : err;
 		}

@@ -78,6 +78,7 @@ struct pycache_stats {
 	uint64_t stale;		/* read, but another fingerprint: the object was replaced */
 	uint64_t gone;		/* not read: the incarnation had exited */
 	uint64_t resets;	/* emptied whole for the budget */
+	uint64_t given_up;	/* not read: their incarnation failed 64 reads already */
 };
 
 struct pycache *pycache__new(struct unwinder *uw, size_t budget);
@@ -91,7 +92,8 @@ void pycache__free(struct pycache *c);
  * fingerprint agrees). @func gets the qualified name, @file the file,
  * *@line the line (-1: unknown). Returns 0, or -ENOENT when the object
  * is neither cached nor readable, -ESTALE when the object at @code has
- * another fingerprint, -errno otherwise. Thread-safe.
+ * another fingerprint, -EACCES when its incarnation's reads failed too
+ * often to try again, -errno otherwise. Thread-safe.
  */
 int pycache__name(struct pycache *c, uint32_t pid, uint64_t start, uint64_t code, uint32_t print,
 		  uint32_t lasti, bool may_read, char *func, size_t func_len, char *file,

@@ -14,7 +14,7 @@ _flightrec_opts()
 	case $1 in
 	show)		echo "--json --top --help --version" ;;
 	events)		echo "--json --type --pid= --cgroup= --from= --to= --help --version" ;;
-	folded)		echo "--offcpu --pid --pid= --cgroup= --from= --to= --help --version" ;;
+	folded)		echo "--offcpu --python --pid --pid= --cgroup= --from= --to= --help --version" ;;
 	processes)	echo "--json --pid= --cgroup= --help --version" ;;
 	memory)		echo "--json --top= --help --version" ;;
 	stalls)		echo "--json --top= --kind= --pid= --cgroup= --from= --to= --help --version" ;;
