@@ -172,6 +172,8 @@ static void on_late_bpf(struct daemon *dm)
 		fr_info("all BPF programs attached (the unwinder %" PRIu64 " ms, the stalls, blocks "
 			"and OOM victims %" PRIu64 " ms after the sampler's load began)",
 			sampler__unwinder_ns(dm->sampler) / FR_NSEC_PER_MSEC, ns / FR_NSEC_PER_MSEC);
+	/* The kernel symbols were read before those programs were: their JIT code too. */
+	dumper__ksyms_stale(dm->dumper);
 }
 
 /* The unwind tables' owner, when the sampler loaded a row pool. */

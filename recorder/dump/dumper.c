@@ -99,6 +99,7 @@ struct dumper {
 	bool kicked;			/* stacks wait to be named */
 	struct worker w;		/* the dump thread; its lock guards what follows */
 	bool pending;			/* req is for the thread */
+	bool ksyms_stale;		/* read the kernel symbols again when idle */
 	struct dump_request req;
 	struct dump_result res;
 };
@@ -667,6 +668,39 @@ out:
 }
 
 /*
+ * reread_ksyms() - the dump thread, idle: read the kernel symbols again,
+ * outside the names lock, and put them in place under it; the names kept
+ * are dropped with the old ones (a kernel address named without a symbol
+ * was final).
+ */
+static void reread_ksyms(struct dumper *dp)
+{
+	struct ksyms_warm w;
+
+	symbolizer__warm_read(&w);
+	pthread_mutex_lock(&dp->names_lock);
+	symbolizer__warm_replace(dp->sym, &w);
+	pthread_mutex_unlock(&dp->names_lock);
+	malloc_trim(0);
+}
+
+/*
+ * dumper__ksyms_stale() - main thread: kernel code was loaded since the
+ * kernel symbols were read (BPF programs: the sampler's late ones, which a
+ * sample of the loading thread lands in); the dump thread reads them again
+ * when it has no dump to write. Never waits.
+ */
+void dumper__ksyms_stale(struct dumper *dp)
+{
+	if (!dp)
+		return;
+	worker__lock(&dp->w);
+	dp->ksyms_stale = true;
+	worker__wake(&dp->w);
+	worker__unlock(&dp->w);
+}
+
+/*
  * The dump thread: load kernel symbols first (the first dump should not
  * pay for parsing /proc/kallsyms), then write each request handed over,
  * a finished one announced on the eventfd. A dump in progress is finished
@@ -685,8 +719,15 @@ static void *dump_thread(void *arg)
 	malloc_trim(0);		/* the parse's scratch is locked memory: give it back */
 	worker__lock(&dp->w);
 	for (;;) {
-		while (!dp->pending && !worker__stopping(&dp->w))
+		while (!dp->pending && !dp->ksyms_stale && !worker__stopping(&dp->w))
 			worker__wait(&dp->w, UINT64_MAX);
+		if (dp->ksyms_stale && !dp->pending && !worker__stopping(&dp->w)) {
+			dp->ksyms_stale = false;
+			worker__unlock(&dp->w);
+			reread_ksyms(dp);
+			worker__lock(&dp->w);
+			continue;
+		}
 		if (!dp->pending)
 			break;
 		worker__unlock(&dp->w);

@@ -100,6 +100,7 @@ int dumper__fd(const struct dumper *dp);
 int dumper__nice_error(const struct dumper *dp);
 struct pycache;
 void dumper__set_python(struct dumper *dp, struct pycache *py);
+void dumper__ksyms_stale(struct dumper *dp);
 void dumper__set_names_budget(struct dumper *dp, uint64_t bytes);
 void dumper__announce(struct dumper *dp, const struct drain_stack *s);
 void dumper__forget(struct dumper *dp, uint32_t id, uint32_t serial);

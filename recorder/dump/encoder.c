@@ -187,6 +187,23 @@ void symbolizer__warm_adopt(struct symbolizer *s, struct ksyms_warm *w)
 	w->ksyms = NULL;
 }
 
+/*
+ * symbolizer__warm_replace() - under the names lock: @s takes the symbols
+ * @w read in place of its own, and forgets the names kept (of the old ones).
+ */
+void symbolizer__warm_replace(struct symbolizer *s, struct ksyms_warm *w)
+{
+	if (!w->ksyms)
+		return;		/* unreadable now: keep what it has */
+	if (s->loaded)
+		names__reset(s->names);
+	kallsyms__free(s->ksyms);
+	s->ksyms = w->ksyms;
+	s->modules_hash = w->hash;
+	s->loaded = true;
+	w->ksyms = NULL;
+}
+
 /* symbolizer__ksyms() - the kernel symbols as last loaded (no check of the modules). */
 const struct kallsyms *symbolizer__ksyms(const struct symbolizer *s)
 {

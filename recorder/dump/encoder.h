@@ -31,6 +31,7 @@ struct ksyms_warm {
 	uint64_t hash;		/* of /proc/modules when read */
 };
 void symbolizer__warm_read(struct ksyms_warm *w);
+void symbolizer__warm_replace(struct symbolizer *s, struct ksyms_warm *w);
 void symbolizer__warm_adopt(struct symbolizer *s, struct ksyms_warm *w);
 bool symbolizer__warm_done(const struct symbolizer *s);
 struct names *symbolizer__names(struct symbolizer *s, bool *compacted);
