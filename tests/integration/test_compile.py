@@ -151,6 +151,7 @@ def test_compile(d, tmp):
     warm = ours_by_command(evs, JUDGED + SAID, lambda e: t1 < e["ts"] <= t2)
     ours = ours_by_command(evs, JUDGED + SAID, lambda e: e["pid"] in pids)
     cold = ours_by_command(evs, JUDGED + SAID, lambda e: e["ts"] <= t1)
+    warm_on = ours_by_command(evs, SAID, lambda e: e["ts"] > t1)
     for cmd in JUDGED + SAID:
         c = cold.get(cmd, collections.Counter())
         tap.diag(f"{cmd}, cold: outermost in {c['outermost'] / max(1, c['n']):.1%} of {c['n']}; "
@@ -168,10 +169,14 @@ def test_compile(d, tmp):
         line = (f"{cmd}: outermost frame in {our_share:.1%} of our {o['n']} samples, "
                 f"perf {perf_share:.1%} of {len(t)}")
         if cmd in SAID:
+            # The driver is sampled a few times a run (3-6 of perf's processes in CI):
+            # judged on all its samples once warm, the loop run twice.
+            a = warm_on.get(cmd, collections.Counter())
             tap.diag(f"{line}; ours ended {ends(o)}")
-            tap.ok(o["n"] >= 20 and o["end:no_table"] <= 0.1 * o["n"],
-                   f"{cmd}: {o['end:no_table']} of {o['n']} samples without a table (<= 10 %: its "
-                   "vfork children walk with its table, and execve has no user stack)")
+            tap.ok(a["n"] >= 10 and a["end:no_table"] <= 0.1 * a["n"],
+                   f"{cmd}: {a['end:no_table']} of {a['n']} samples without a table once warm "
+                   "(<= 10 %: its vfork children walk with its table, and execve has no user "
+                   "stack)")
             continue
         if not tap.ok(len(t) >= 50 and o["n"] >= 50, f"{cmd}: both sampled it (ours {o['n']}, "
                       f"perf {len(t)})"):

@@ -10,10 +10,10 @@ pointers, its eval loop split in two). The daemon is ready before it
 starts, nothing waits for the daemon after that, and the dump is taken
 after the script has exited: the names must outlive the process.
 
-Checked: at most 10 % of the script's samples come before its first one
-with Python frames (python3.11's rows are built as it starts, by a daemon
-that never saw it: 1 % here, 7 % under ASan); over the samples from that
-one on (both threads):
+Checked: at most 10 % of the script's samples (20 % under ASan) come
+before its first one with Python frames (python3.11's rows are built as
+it starts, by a daemon that never saw it: 1 % here, 7-12 % under ASan);
+over the samples from that one on (both threads):
   - >= 90 % show the chain root to leaf, each frame "qualname
     (file:line)" with the script's file and the line of the call (the
     loop's lines for leaf());
@@ -52,7 +52,8 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from harness import FRSPIN, Daemon, Tap, control, events, require_root_bpf  # noqa: E402
+from harness import (FRSPIN, Daemon, Tap, control, daemon_asan, events,  # noqa: E402
+                     require_root_bpf)
 
 FRFAKEPY = os.environ["FRFAKEPY"]
 
@@ -146,8 +147,11 @@ def main():
         # script starts: 6.8 MB, seconds under ASan), its table names no interpreter.
         first_py = min((e["ts"] for e in mine if py_frames(e["stack"])), default=None)
         cold = sum(1 for e in mine if first_py is None or e["ts"] < first_py)
-        tap.ok(cold <= 0.1 * len(mine), f"{cold} of {len(mine)} samples came before the first "
-               "one with Python frames (<= 10 %: python3.11's rows built as the script starts)")
+        # The ASan daemon builds the 6.8 MB file's rows 3-5 times slower.
+        cold_max = 0.2 if daemon_asan() else 0.1
+        tap.ok(cold <= cold_max * len(mine), f"{cold} of {len(mine)} samples came before the "
+               f"first one with Python frames (<= {cold_max:.0%}: python3.11's rows built as the "
+               "script starts)")
         warm = [e for e in mine if first_py is not None and e["ts"] >= first_py]
         chain = main_ok = thread_ok = native = evalloop = 0
         for e in warm:
