@@ -67,6 +67,7 @@ static int add_python_meta(struct daemon *dm, struct fr_kvlist *m)
 	err |= kvlist__add_u64(m, "python_samples", ds->py_samples);
 	err |= kvlist__add_u64(m, "python_frames", ds->py_frames);
 	err |= kvlist__add_u64(m, "python_sections_bad", ds->py_bad);
+	err |= kvlist__add_u64(m, "python_unreadable", ds->py_unreadable);
 	err |= kvlist__add_u64(m, "python_code_read", ps.read);
 	err |= kvlist__add_u64(m, "python_code_refused", ps.refused);
 	err |= kvlist__add_u64(m, "python_code_stale", ps.stale);

@@ -317,6 +317,7 @@ static void json_python(struct daemon *dm, struct json *j)
 	json__u64(j, "samples", ds->py_samples);
 	json__u64(j, "frames", ds->py_frames);
 	json__u64(j, "sections_bad", ds->py_bad);
+	json__u64(j, "unreadable", ds->py_unreadable);
 	json__u64(j, "code_read", ps.read);
 	json__u64(j, "code_refused", ps.refused);
 	json__u64(j, "code_stale", ps.stale);

@@ -397,6 +397,7 @@ static int make_sample(struct drain *d, const void *data, size_t len,
 	/* The dump's sample flags: the five low bits as they are, the end code above. */
 	ev->flags = (s->flags & 0x1f) |
 		    ((s->flags & FR_SAMPLE_UEND_MASK) >> FR_SAMPLE_UEND_SHIFT) << FR_DSAMPLE_UEND_SHIFT;
+	d->st.py_unreadable += !!(s->flags & FR_SAMPLE_PYERR);
 	if (s->flags & FR_SAMPLE_PY)
 		return python_sample(d, s, len, ev);
 	inserted = intern__inserted(d->t.stacks);

@@ -111,6 +111,7 @@ struct drain_stats {
 	uint64_t py_samples;		/* samples with Python frames spliced in */
 	uint64_t py_frames;		/* those frames */
 	uint64_t py_bad;		/* samples whose Python section was malformed (ignored) */
+	uint64_t py_unreadable;		/* samples of an interpreter whose frame chain was unreadable */
 	uint64_t ucopy_expired;	/* no rows in time, or never: released as the kernel walked them */
 	uint64_t ucopy_gave_up_full;	/* given up early: staging half full behind them */
 	uint64_t ucopy_gave_up_dump;	/* given up early: a dump came first */
