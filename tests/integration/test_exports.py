@@ -116,14 +116,27 @@ class Profile:
             self.samples.append({"locs": x.get("location_id", []), "value": x.get("value", []),
                                  "labels": labels})
 
+    def own(self, loc):
+        """The name of @loc's own frame as the dump's text spells it: its last
+        line's function; a Python frame (a location in no mapping, whose
+        function has a file) reads "qualname (file:line)" there."""
+        lines = loc.get("line", [])
+        if not lines:
+            return None
+        fid = one(lines[-1], "function_id")
+        name = self.functions.get(fid, "?")
+        if not loc.get("mapping_id") and self.func_files.get(fid):
+            return f"{name} ({self.func_files[fid]}:{one(lines[-1], 'line')})"
+        return name
+
     def names(self, sample):
-        """The function names of @sample's locations (their frames' own:
-        the last line, into which the others were inlined), leaf first."""
+        """The names of @sample's locations (their frames' own: the last
+        line, into which the others were inlined), leaf first."""
         out = []
         for lid in sample["locs"]:
-            lines = self.locations.get(lid, {}).get("line", [])
-            if lines:
-                out.append(self.functions.get(one(lines[-1], "function_id"), "?"))
+            name = self.own(self.locations.get(lid, {}))
+            if name is not None:
+                out.append(name)
         return out
 
     def levels(self, loc):
@@ -507,7 +520,7 @@ def check_pprof(path, tmp, spin_pid, reuse_pid, evs, summary):  # noqa: C901
                isinstance(s["labels"]["pid"], int) and isinstance(s["labels"]["comm"], str) and
                s["labels"]["start_unit"] == "nanoseconds" for s in prof.samples),
            "pprof: labels pid, start (numbers, start in ns) and comm, thread (strings)", prof.samples[:1])
-    fn = {prof.functions.get(one(x["line"][-1], "function_id")) for x in prof.locations.values() if x.get("line")}
+    fn = {prof.own(x) for x in prof.locations.values() if x.get("line")}
     named = {f for e in evs if e["type"] in ("sample", "offcpu") for f in e["stack"] if not unresolved(f)}
     if any(e["type"] in ("sample", "offcpu") and not e["stack"] for e in evs):
         named.add("[no_stack]")
