@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 DEPS="gcc libc6-dev make pkg-config meson ninja-build python3 clang bpftool
 libbpf-dev liburing-dev liblz4-dev lz4 libinih-dev libelf-dev zlib1g-dev
 libdw-dev liblzma-dev libiberty-dev libc6-dbg elfutils xz-utils binutils g++ perl gzip bzip2
+python3-pygments
 libclang-rt-14-dev
 chromium fonts-dejavu-core
 protobuf-c-compiler libprotobuf-c-dev protobuf-compiler
