@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	11
+#define FR_CONTRACT_VERSION	12
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -223,8 +223,9 @@ struct fr_rec_oom {
 	__u64 memcg_limit;	/* bytes */
 	__u16 kn;		/* the invoker's kernel frames in ips[0..kn) */
 	__u16 un;		/* and user frames in ips[FR_MAX_STACK..+un) */
-	__u32 flags;		/* FR_SAMPLE_* truncation and error bits */
+	__u32 flags;		/* FR_SAMPLE_* truncation and error bits; FR_SAMPLE_PY */
 	__u64 ips[2 * FR_MAX_STACK];
+	/* contract 12: a struct fr_pybuf follows, the invoker's Python frames */
 };
 
 /*
@@ -484,6 +485,17 @@ struct fr_pytail {
 #define FR_PY_SEC_MAX	(FR_PY_MAX_FRAMES * sizeof(struct fr_pyframe) + sizeof(struct fr_pytail))
 
 /*
+ * A thread's Python frames as the BPF side walks them: tail.pn of the
+ * slots used, leaf first. A sample sends the used slots and the tail
+ * (FR_PY_SEC_MAX at most); an OOM record is followed by the invoker's,
+ * whole, when its flags have FR_SAMPLE_PY (contract 12).
+ */
+struct fr_pybuf {
+	struct fr_pyframe f[FR_PY_MAX_FRAMES];
+	struct fr_pytail tail;
+};
+
+/*
  * A code object's fingerprint: a fold of six 32-bit fields of it (3.11:
  * co_argcount .. co_nlocalsplus), read by the BPF side at the sample and by
  * the daemon when it reads the object. A code object freed and another made
@@ -632,6 +644,7 @@ _Static_assert(sizeof(struct fr_rec_maps) == sizeof(struct fr_rec_hdr) + 16 + 64
 _Static_assert(sizeof(struct fr_uread) == 16, "fr_uread size");
 _Static_assert(FR_REC_COPY_MAX_SIZE == FR_STALL_MAX_SIZE + 40 + FR_UCOPY_MAX, "copy record size");
 _Static_assert(FR_PY_SEC_MAX == 808, "Python section size");
+_Static_assert(sizeof(struct fr_pybuf) == FR_PY_SEC_MAX, "Python buffer size");
 _Static_assert(FR_STALL_MAX_SIZE >= FR_SAMPLE_MAX_SIZE, "stalls are the largest stack records");
 
 #endif /* FR_CONTRACT_H */

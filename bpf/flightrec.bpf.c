@@ -711,6 +711,29 @@ static __always_inline void oom_user_stack(void *ctx, struct task_struct *cur, s
 	o->flags |= flags;
 }
 
+/*
+ * The OOM invoker's Python frames into the section after @o, walked there
+ * (not in pyscratch, which a sample taken in an NMI on this CPU may be
+ * filling meanwhile). FR_SAMPLE_PY in o->flags when there are some.
+ */
+static __always_inline void oom_python(struct task_struct *cur, struct fr_rec_oom *o)
+{
+	struct fr_pybuf *b = (struct fr_pybuf *)(o + 1);
+	__u32 flags = 0;
+	struct fr_uproc *p;
+	int n;
+
+	b->tail.pn = 0;
+	p = uproc_for(cur, &flags);
+	if (!p || !p->py.runtime)
+		return;
+	n = fr_py_walk(p, b, cur->pid);
+	if (n < 0)
+		o->flags |= FR_SAMPLE_PYERR;
+	if (n > 0 && n <= FR_PY_MAX_FRAMES)
+		o->flags |= FR_SAMPLE_PY;
+}
+
 SEC("tp_btf/mark_victim")
 int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 {
@@ -719,7 +742,8 @@ int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 	struct fr_rec_oom *o;
 	long kb;
 
-	o = bpf_ringbuf_reserve(&events, sizeof(*o), 0);
+	/* The record, then the invoker's Python section (contract.h). */
+	o = bpf_ringbuf_reserve(&events, sizeof(*o) + sizeof(struct fr_pybuf), 0);
 	if (!o) {
 		count(FR_CNT_RESERVE);
 		return 0;
@@ -756,8 +780,11 @@ int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 	if (o->kn == FR_MAX_STACK)
 		o->flags |= FR_SAMPLE_KTRUNC;
 	o->un = 0;
-	if (!(cur->flags & PF_KTHREAD))
+	((struct fr_pybuf *)(o + 1))->tail.pn = 0;
+	if (!(cur->flags & PF_KTHREAD)) {
 		oom_user_stack(ctx, cur, o);
+		oom_python(cur, o);
+	}
 	o->h.ts = bpf_ktime_get_boot_ns();
 	bpf_ringbuf_submit(o, BPF_RB_FORCE_WAKEUP);
 	return 0;

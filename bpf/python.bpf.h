@@ -15,12 +15,6 @@
 #ifndef FR_PYTHON_BPF_H
 #define FR_PYTHON_BPF_H
 
-/* A sample's Python section, built here and copied after the record's other parts. */
-struct fr_pybuf {
-	struct fr_pyframe f[FR_PY_MAX_FRAMES];
-	struct fr_pytail tail;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);

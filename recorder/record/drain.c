@@ -722,12 +722,45 @@ static int make_exec(struct drain *d, const void *data, size_t len,
 }
 
 /*
- * The OOM invoker's incarnation and stack: @ev's arg and tid (window.h).
- * What cannot be had is left 0; only a full table fails.
+ * The OOM invoker's user frames (@un at @ips + @kn) with its Python frames
+ * put in, from the section after record @o (@len bytes): the new count of
+ * user frames. A malformed section is counted and the native frames kept.
  */
-static int oom_invoker(struct drain *d, const struct fr_rec_oom *o, struct fr_event *ev)
+static uint32_t oom_python(struct drain *d, const struct fr_rec_oom *o, size_t len,
+			   uint64_t *ips, uint32_t kn, uint32_t un)
 {
-	uint64_t ips[2 * FR_MAX_STACK];
+	uint64_t native[FR_MAX_STACK], eval[4];
+	struct fr_pybuf py;
+	bool cut = false;
+
+	d->st.py_unreadable += !!(o->flags & FR_SAMPLE_PYERR);
+	if (!(o->flags & FR_SAMPLE_PY))
+		return un;
+	if (len < sizeof(*o) + sizeof(py)) {
+		d->st.py_bad++;
+		return un;
+	}
+	memcpy(&py, o + 1, sizeof(py));
+	if (!py.tail.pn || py.tail.pn > FR_PY_MAX_FRAMES) {
+		d->st.py_bad++;
+		return un;
+	}
+	memcpy(native, ips + kn, un * sizeof(native[0]));
+	memcpy(eval, py.tail.eval, sizeof(eval));
+	d->st.py_frames += py.tail.pn;
+	return fr_pysplice(native, un, py.f, py.tail.pn, eval, ips + kn, 2 * FR_MAX_STACK - kn,
+			   &cut);
+}
+
+/*
+ * The OOM invoker's incarnation and stack, its Python frames put in: @ev's
+ * arg and tid (window.h). What cannot be had is left 0; only a full table
+ * fails.
+ */
+static int oom_invoker(struct drain *d, const struct fr_rec_oom *o, size_t len,
+		       struct fr_event *ev)
+{
+	uint64_t ips[2 * FR_MAX_STACK], inserted;
 	uint32_t kn = FR_MIN(o->kn, FR_MAX_STACK), un = FR_MIN(o->un, FR_MAX_STACK);
 	uint32_t slot = 0;
 	int err;
@@ -744,7 +777,14 @@ static int oom_invoker(struct drain *d, const struct fr_rec_oom *o, struct fr_ev
 		un = 0;	/* user addresses mean nothing without their process */
 	memcpy(ips, o->ips, kn * sizeof(ips[0]));
 	memcpy(ips + kn, o->ips + FR_MAX_STACK, un * sizeof(ips[0]));
-	return get_stack(d, kn, un, slot, ips, &ev->tid);
+	if (un)
+		un = oom_python(d, o, len, ips, kn, un);
+	inserted = intern__inserted(d->t.stacks);
+	err = get_stack(d, kn, un, slot, ips, &ev->tid);
+	/* Named ahead, and its Python code objects read while the process may still live. */
+	if (!err && slot)
+		announce(d, inserted, ev->tid, slot, o->inv_tgid, o->inv_start, o->h.ts, ips, kn, un);
+	return err;
 }
 
 static int make_oom(struct drain *d, const void *data, size_t len,
@@ -771,7 +811,7 @@ static int make_oom(struct drain *d, const void *data, size_t len,
 	};
 	if (o->memcg_id && d->hooks.memcg_path)
 		d->hooks.memcg_path(d->hooks.ctx, o->memcg_id, info.memcg, sizeof(info.memcg));
-	err = oom_invoker(d, o, ev);
+	err = oom_invoker(d, o, len, ev);
 	if (!err)
 		err = get_str(d, FR_TAG_OOM, &info,
 			      offsetof(struct fr_oom_info, memcg) + strnlen(info.memcg, sizeof(info.memcg)),

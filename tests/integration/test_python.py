@@ -43,6 +43,11 @@ here names Python functions: perf shows the eval loop):
     in >= 80 % of its samples from its first with Python frames on, and
     the parent, which only waits, never does.
 
+Memory: a script that grows in grow() until its memory cgroup's OOM killer
+takes it. The OOM event's invoker stack reads grow() <- <module> at the
+script's lines, under the fault's native frames (the BPF side walks the
+invoker's Python frames at the kill, into the record itself).
+
 Hostile: a forged interpreter (frfakepy, run as nobody) exports the
 symbols of python3.11 and lays garbage where they point: a frame chain
 that loops, code objects that claim the type "code" with strings of 2^40
@@ -67,7 +72,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(__file__))
 from harness import (FRSPIN, Daemon, Tap, control, daemon_asan, events,  # noqa: E402
-                     require_root_bpf)
+                     memory_cgroup, remove_cgroup, require_root_bpf)
 
 FRFAKEPY = os.environ["FRFAKEPY"]
 
@@ -224,6 +229,7 @@ def main():
                f"frspin's {len(others)} samples have no Python frame")
         stock_tool(tap, d, work)
         pool(tap, d, work)
+        oom_in_python(tap, d, work)
         hostile(tap, d, script)
     finally:
         d.cleanup()
@@ -416,6 +422,61 @@ def pool(tap, d, work):
     tap.ok(not any(x[0] == "crunch" for e in parent for x in py_frames(e["stack"])),
            f"Pool: the parent, which only waits, never shows crunch() ({len(parent)} samples "
            "of it)")
+
+
+GROW = """\
+import os, sys
+
+
+def grow(chunks):
+    while True:
+        chunks.append(bytearray(8 << 20))
+
+
+with open(sys.argv[1], "w") as f:
+    f.write(str(os.getpid()))
+grow([])
+"""
+
+
+def oom_in_python(tap, d, work):
+    """A script that grows in grow() until its memory cgroup's OOM killer
+    takes it: the OOM event's invoker stack names grow() and <module> at
+    the script's lines, under the native frames of the fault."""
+    script = os.path.join(work, "grow.py")
+    with open(script, "w") as f:
+        f.write(GROW)
+    lines = GROW.splitlines()
+    grow_at = [i for i, ln in enumerate(lines, 1) if "bytearray(8 << 20)" in ln][0]
+    module_at = [i for i, ln in enumerate(lines, 1) if ln == "grow([])"][0]
+    cg = memory_cgroup(64 << 20, prefix="fr-py")
+    if not tap.ok(cg is not None, "a memory cgroup for the Python OOM (no memory controller)"):
+        return
+    cgdir, procs = cg
+    try:
+        p = subprocess.Popen([PYTHON, script, procs], stderr=subprocess.DEVNULL)
+        rc = p.wait(60)
+        tap.ok(rc == -9, f"the script growing in grow() was OOM-killed in its cgroup (rc {rc})")
+        dump = d.dump()
+        ooms = [e for e in (events(dump) if dump else []) if e["type"] == "oom" and
+                e["pid"] == p.pid]
+        if not tap.ok(len(ooms) == 1, f"one OOM event for it ({len(ooms)})"):
+            return
+        o = ooms[0]
+        stack = o.get("invoker_stack", [])
+        py = py_frames(stack)
+        user = [f for f in stack if PYFRAME.match(f)]
+        tap.ok(o.get("invoker_pid") == p.pid and py[:2] == [("grow", script, grow_at),
+                                                           ("<module>", script, module_at)],
+               f"its OOM invoker's stack: grow() at line {grow_at} <- <module> at line "
+               f"{module_at}", stack[:40])
+        at = stack.index(user[0]) if user else 0
+        tap.ok(user and any("fault" in f for f in stack[:at]) and
+               not any(f.startswith("_PyEval_EvalFrameDefault") for f in stack),
+               "with the page fault's native frames above it, and the eval loop's frame "
+               "turned into the Python functions", stack[:40])
+    finally:
+        remove_cgroup(cgdir)
 
 
 def as_nobody():
