@@ -19,6 +19,8 @@ over the samples from that one on (both threads):
     loop's lines for leaf());
   - the main thread's samples have <module> under outer(), the second
     thread's Thread.run (threading.py) under it;
+  - the Chrome export's samples and the report's flame graph name them
+    as the dump's text does;
   - `flightrec folded --python` folds the interpreter's frames away:
     >= 90 % of the samples read root first as Python functions only, down
     to leaf();
@@ -62,6 +64,7 @@ named as above.
 """
 import ast
 import gzip
+import html
 import json
 import os
 import pwd
@@ -224,6 +227,9 @@ def main():
                f"folded --python: {clean} of {total} samples ({cold} before the first with Python "
                "frames) read root first as Python functions only, down to leaf()")
         pprof_functions(tap, dump, script)
+        chrome_and_report(tap, dump, p.pid, [{f"leaf ({script}:{n})" for n in want_leaf},
+                                             {f"Worker.middle ({script}:{want_middle})"},
+                                             {f"outer ({script}:{want_outer})"}])
         others = [e for e in evs if e["comm"] == "frspin"]
         tap.ok(others and not any(py_frames(e["stack"]) for e in others),
                f"frspin's {len(others)} samples have no Python frame")
@@ -257,6 +263,35 @@ def pprof_functions(tap, dump, script):
     want = {(q, script) for q in ("leaf", "Worker.middle", "outer", "<module>")}
     tap.ok(want <= fns, "pprof: Function name and filename of each Python function "
            f"({len(want & fns)} of 4)")
+
+
+def chrome_and_report(tap, dump, pid, want):
+    """The Chrome export's samples of @pid and the report's flame graph read
+    the Python frames @want (leaf first, each a set of spellings: a frame
+    on one of its lines) as the dump's text does."""
+    fr = os.environ["FLIGHTREC"]
+    r = subprocess.run([fr, "export", "--format", "chrome", dump], capture_output=True,
+                       text=True)
+    trace = json.loads(r.stdout) if r.returncode == 0 else {}
+    te = trace.get("traceEvents", [])
+    tracks = {e["pid"] for e in te if e["ph"] == "M" and e["name"] == "process_name" and
+              e["args"].get("pid") == pid}	# one synthetic track per incarnation
+    stacks = [e["args"]["stack"] for e in te
+              if e.get("ph") == "i" and e["pid"] in tracks and "stack" in e.get("args", {})]
+    def chain(st):
+        at = [next((i for i, f in enumerate(st) if f in w), None) for w in want]
+        return None not in at and at == sorted(at)
+    full = sum(1 for st in stacks if chain(st))
+    tap.ok(stacks and full >= 0.9 * len(stacks),
+           f"chrome: {full} of the script's {len(stacks)} samples hold leaf() <- "
+           "Worker.middle() <- outer() at the script's lines, leaf first, in args.stack")
+    out = dump + ".html"
+    r = subprocess.run([fr, "report", "-o", out, f"--pid={pid}", dump], capture_output=True,
+                       text=True)
+    page = html.unescape(open(out).read()) if r.returncode == 0 and os.path.exists(out) else ""
+    found = sum(any(x in page for x in w) for w in want)
+    tap.ok(found == len(want), "report: its flame graph names the script's Python functions "
+           f"as the dump does ({found} of {len(want)})", r.stderr[-300:])
 
 
 def source_functions(path, cache={}):
