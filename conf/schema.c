@@ -98,6 +98,10 @@ const struct conf_key conf_keys[] = {
 		    unwind_kernel_tables,
 		    "build new processes' unwind tables in the kernel, and send exiting ones' mappings (Linux 6.7+); false: wait for the daemon's /proc read, as older kernels do",
 		    FR_CONF_NAMES(conf_bool_names)),
+	[CONF_RECORDER_PYTHON] =
+	FR_CONF_KEY("recorder", "python", CONF_BOOL, 0, 1, "true", python,
+		    "walk the Python frames of CPython 3.11 processes at each sample and name them qualname (file:line); false: the interpreter's native frames only",
+		    FR_CONF_NAMES(conf_bool_names)),
 	[CONF_RECORDER_CACHE_MEMORY] =
 	FR_CONF_KEY("recorder", "cache_memory", CONF_SIZE,
 		    8 * FR_CONF_MIB, 4 * FR_CONF_GIB, "64M", cache_bytes,

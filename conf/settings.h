@@ -67,6 +67,7 @@ struct fr_config {
 	uint64_t ring_bytes;	/* 'ring', BPF ring buffer size, default 0 = automatic (from frequency and CPUs); else a power of two, 16K..1G */
 	int32_t oom_score_adj;	/* 'oom_score_adj', the daemon's own, set at start; default -900; -1000..1000 */
 	bool unwind_kernel_tables;	/* 'unwind_kernel_tables', default true: tables built in the kernel (6.7+) */
+	bool python;		/* 'python', default true: Python frames walked and named */
 	uint64_t unwind_bytes;	/* 'unwind_memory', kernel memory for unwind rows, default 40M; 0 = off (frame pointers only), else 1M..1G */
 	uint64_t cache_bytes;	/* 'cache_memory', the symbol cache's, images' and line handles' budget, default 64M; 8M..4G */
 	/* [output] */

@@ -190,6 +190,7 @@ static int setup_unwinder(struct daemon *dm)
 		fr_err("failed to map %u unwind rows: %s", m.nrows, strerror(-e));
 		return e;
 	}
+	unwinder__set_python(dm->unwinder, dm->cfg->python);
 	procinfo__set_unwinder(dm->procinfo, dm->unwinder);
 	/* Python frames are walked in processes with a table: their names need it too. */
 	dm->pycache = pycache__new(dm->unwinder, FR_PYCACHE_BUDGET);
@@ -794,6 +795,10 @@ static void reload(struct daemon *dm)
 		fr_warn("unwind_memory = %" PRIu64 " needs a restart; keeping the running rows, ignoring",
 			n->unwind_bytes);
 		n->unwind_bytes = dm->cfg->unwind_bytes;
+	}
+	if (n->python != dm->cfg->python) {
+		fr_warn("python needs a restart; keeping the running setting, ignoring");
+		n->python = dm->cfg->python;
 	}
 	if (n->unwind_kernel_tables != dm->cfg->unwind_kernel_tables) {
 		fr_warn("unwind_kernel_tables needs a restart; keeping the running programs, ignoring");

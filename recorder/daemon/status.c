@@ -314,6 +314,7 @@ static void json_python(struct daemon *dm, struct json *j)
 	if (dm->pycache)
 		pycache__stats(dm->pycache, &ps);
 	json__obj(j, "python");
+	json__bool(j, "enabled", dm->cfg->python && dm->unwinder);
 	json__u64(j, "samples", ds->py_samples);
 	json__u64(j, "frames", ds->py_frames);
 	json__u64(j, "sections_bad", ds->py_bad);

@@ -118,6 +118,7 @@ struct cold_cand {
 
 struct unwinder {
 	pthread_mutex_t lock;
+	bool no_python;			/* unwinder__set_python(false) */
 	int rows_fd, files_fd, procs_fd, gen_fd, inodes_fd, read_fd;
 	struct fr_urow *pool;		/* the mmap'd row array */
 	size_t pool_len;
@@ -238,6 +239,11 @@ static int pool_free(struct unwinder *u, uint32_t start, uint32_t n)
 	u->free_ext[i] = (struct extent){ start, n };
 	u->nfree++;
 	return 0;
+}
+
+void unwinder__set_python(struct unwinder *u, bool on)
+{
+	u->no_python = !on;
 }
 
 struct unwinder *unwinder__new(const struct sampler_unwind_maps *m)
@@ -837,7 +843,7 @@ static struct ufile *file_add(struct unwinder *u, const struct ukey *fk, uid_t o
 	}
 	memcpy(f->load, r->load, sizeof(f->load));
 	f->nload = r->nload;
-	f->py = r->py;
+	f->py = u->no_python ? (struct pyfile){ 0 } : r->py;
 	u->st.built++;
 	err = file_publish(u, f, r);
 	if (!err)

@@ -67,6 +67,13 @@ struct unwinder;
  */
 struct unwinder *unwinder__new(const struct sampler_unwind_maps *m);
 
+/*
+ * unwinder__set_python() - whether files built from now on are searched
+ * for an interpreter (pydetect.h): without, no table says where one is,
+ * and the BPF side walks no Python frame. Before the first build.
+ */
+void unwinder__set_python(struct unwinder *u, bool on);
+
 /* unwinder__free() - release everything; accepts NULL. */
 void unwinder__free(struct unwinder *u);
 

@@ -45,6 +45,9 @@ here names Python functions: perf shows the eval loop):
     in >= 80 % of its samples from its first with Python frames on, and
     the parent, which only waits, never does.
 
+With `[recorder] python = false` the same script's samples have no Python
+frame, and its eval loop's native frames stay.
+
 Memory: a script that grows in grow() until its memory cgroup's OOM killer
 takes it. The OOM event's invoker stack reads grow() <- <module> at the
 script's lines, under the fault's native frames (the BPF side walks the
@@ -239,7 +242,30 @@ def main():
         hostile(tap, d, script)
     finally:
         d.cleanup()
+    python_off(tap, script)
     return tap.done()
+
+
+def python_off(tap, script):
+    """[recorder] python = false: the interpreter's native frames only."""
+    d = Daemon(tap, frequency=499, recorder_extra="python = false\n")
+    try:
+        if not tap.ok(d.ready(), "daemon with python = false ready"):
+            return
+        p = subprocess.Popen([PYTHON, script, "1"])
+        p.wait()
+        st = json.loads(control(d.socket, "status json"))["unwind"]["python"]
+        dump = d.dump()
+        mine = [e for e in (events(dump) if dump else []) if e["type"] == "sample" and
+                e["pid"] == p.pid]
+        evalloop = sum(1 for e in mine if any(f.startswith("_PyEval_EvalFrameDefault")
+                                              for f in e["stack"]))
+        tap.ok(len(mine) > 200 and not any(py_frames(e["stack"]) for e in mine) and
+               evalloop >= 0.5 * len(mine) and not st.get("samples"),
+               f"python = false: none of the script's {len(mine)} samples has a Python frame; "
+               f"{evalloop} show the eval loop", st)
+    finally:
+        d.cleanup()
 
 
 def pprof_functions(tap, dump, script):
