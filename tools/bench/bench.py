@@ -306,7 +306,7 @@ LIVE = set()
 
 class Daemon(LineProc):
     def __init__(self, b, workdir, name, frequency, window="30s", memory="256M", unwind=None,
-                 extra=""):
+                 extra="", python=True):
         self.dir = os.path.join(workdir, name)
         os.makedirs(self.dir, exist_ok=True)
         self.out = os.path.join(self.dir, "dumps")
@@ -319,6 +319,7 @@ class Daemon(LineProc):
             f.write(f"[recorder]\nwindow = {window}\nmemory = {memory}\n"
                     f"frequency = {frequency}\n" +
                     (f"unwind_memory = {unwind}\n" if unwind is not None else "") +
+                    ("" if python else "python = false\n") +
                     f"\n[output]\ndirectory = {self.out}\n"
                     f"max_dumps = 0\nmax_bytes = 0\n\n[control]\nsocket = {self.socket}\n"
                     f"{extra}")
@@ -2630,14 +2631,17 @@ def stacks_profile_fr(b, o, w, secs, warm):
     """@w on every CPU under two flightrecd at once at STACKS_HZ, one with rows and one
     with frame pointers only (so that both are timed over the same interval, under the
     same conditions): BPF time per program, the unwind tables, a dump before and one
-    after the interval, and the workload's samples in the second."""
+    after the interval, and the workload's samples in the second. For python3 a third
+    runs beside them, with rows and python = false: the Python walk's own cost."""
     ds = {}
     procs = []
-    out = {"rows": {}, "fp": {}}
+    tags = ("rows", "fp", "nopy") if w.name == "python3" else ("rows", "fp")
+    out = {tag: {} for tag in tags}
     try:
-        for tag in ("rows", "fp"):
+        for tag in tags:
             ds[tag] = Daemon(b, o.workdir, f"stacks-{w.name}-{tag}", STACKS_HZ,
-                             unwind=STACKS_UNWIND if tag == "rows" else "0")
+                             unwind="0" if tag == "fp" else STACKS_UNWIND,
+                             python=tag != "nopy")
         for tag, d in ds.items():
             d.ready()
         for tag, d in ds.items():
@@ -2919,6 +2923,19 @@ def stacks_report(o, res, works, prof, configs, runs, extra, rounds, run_s, secs
                 f"ours with unwind rows vs perf --call-graph dwarf (ours with unwind_memory=0: "
                 f"{pc(fp['complete'] or 0)}; perf fp: {pc(pfp['complete'] or 0)})",
                 rows["complete"], pdw["complete"], "(report)", "—", pc)
+        if "nopy" in p:
+            npy = p["nopy"]
+            rn, nn = rows["ns_per_sample"], npy["ns_per_sample"]
+            nums.update({f"stacks_{n}_bpf_ns_nopy": nn,
+                         f"stacks_{n}_python_samples": rows["unwind"].get("python", {}).get(
+                             "samples", 0)})
+            ok = None if not rn or not nn else rn <= 2 * nn
+            res.row(f"8. Stacks, {w.label}: BPF on_sample time per sample with its Python "
+                    f"frames walked (the same daemon with python = false, beside it: "
+                    f"{us(nn or 0)}, so {(rn / nn) if rn and nn else float('nan'):.2f}×; "
+                    f"{rows['unwind'].get('python', {}).get('samples', 0)} samples carried "
+                    "Python frames)", rn, None, f"≤ 2 × python = false = {us(2 * (nn or 0))}",
+                    verdict(ok, o.quick), us, ratio=False)
         rn, fn = rows["ns_per_sample"], fp["ns_per_sample"]
         ok = None if rn is None or fn is None else rn <= 2 * fn
         res.row(f"8. Stacks, {w.label}: BPF on_sample time per sample with rows (frame "
@@ -3539,7 +3556,8 @@ def markdown(res, o, mach, started, elapsed, nums=None):
            "non-inlined levels). *Profiles*, one process per CPU, at "
            f"{STACKS_HZ} Hz: two flightrecd at once, one with rows (unwind_memory = "
            f"{STACKS_UNWIND}) and one with unwind_memory = 0 (frame pointers only: the "
-           "old behaviour), then perf record -a --call-graph fp and --call-graph dwarf,16384 "
+           "old behaviour), for python3 a third with rows and python = false (the Python "
+           "walk's own cost, judged ≤ 2×), then perf record -a --call-graph fp and --call-graph dwarf,16384 "
            "together. Completeness = the share of the workload's samples whose root-most "
            "user frame is an entry point (see the details); BPF time per sample = "
            "run_time_ns / run_cnt of on_sample over the interval (kernel.bpf_stats_enabled "
