@@ -40,14 +40,20 @@ static int read_u64(pyread_fn fn, void *ctx, uint64_t addr, uint64_t *v)
 	return fn(ctx, addr, v, sizeof(*v));
 }
 
+/* Is @cp a character no identifier holds: a control, a surrogate, beyond Unicode? */
+static bool cp_control(uint32_t cp)
+{
+	return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp > 0x10ffff ||
+	       (cp >= 0xd800 && cp < 0xe000);
+}
+
 /* Append code point @cp to @out (@len used of @cap) as UTF-8; control characters as '?'. */
 static size_t put_cp(char *out, size_t len, size_t cap, uint32_t cp)
 {
 	char b[4];
 	size_t n;
 
-	if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp < 0xa0) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp < 0xe000))
+	if (cp_control(cp))
 		cp = '?';
 	if (cp < 0x80) {
 		b[0] = (char)cp;
@@ -77,10 +83,14 @@ static size_t put_cp(char *out, size_t len, size_t cap, uint32_t cp)
 /*
  * read_str() - the text of str object @addr into @out (@cap bytes, NUL
  * ended): a compact string of kind 1, 2 or 4 (what the compiler makes
- * of names and file names), cut at @cap. -EBADMSG for anything else.
+ * of names and file names), cut at @cap. -EBADMSG for anything else, and
+ * with @name for an empty one or one with a control character: a
+ * qualified name is identifiers, dots and "<...>", so such a read is of
+ * an object freed since the sample (pygmentize's encodings module read
+ * as "\x01" once), not a name.
  */
 static int read_str(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t addr,
-		    char *out, size_t cap)
+		    char *out, size_t cap, bool name)
 {
 	uint8_t raw[FR_PY_FILE_MAX * 4];
 	uint64_t len;
@@ -98,7 +108,8 @@ static int read_str(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t 
 	if (err)
 		return err;
 	kind = (state >> 2) & 7;
-	if (!(state & 0x20) || (kind != 1 && kind != 2 && kind != 4) || len > (1u << 30))
+	if (!(state & 0x20) || (kind != 1 && kind != 2 && kind != 4) || len > (1u << 30) ||
+	    (name && !len))
 		return -EBADMSG;	/* not compact, or not a kind a str has */
 	chars = FR_MIN((size_t)len, cap - 1);
 	chars = FR_MIN(chars, sizeof(raw) / kind);
@@ -114,22 +125,24 @@ static int read_str(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t 
 			      (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 | raw[4 * i + 2] << 16 |
 					 (uint32_t)raw[4 * i + 3] << 24);
 
+		if (name && cp_control(cp)) {
+			out[0] = 0;
+			return -EBADMSG;
+		}
 		n = put_cp(out, n, cap, cp);
 	}
 	out[n] = 0;
 	return 0;
 }
 
-/* Is the object at @addr of the type named "code"? Its type's name is read, bounded. */
-static int is_code(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t addr)
+/* Is type @type named "code"? Its name is read, bounded. */
+static int is_code(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t type)
 {
-	uint64_t type, name;
+	uint64_t name;
 	char buf[8];
 	int err;
 
-	err = read_u64(fn, ctx, addr + l->type, &type);
-	if (!err)
-		err = read_u64(fn, ctx, type + l->tp_name, &name);
+	err = read_u64(fn, ctx, type + l->tp_name, &name);
 	if (!err)
 		err = fn(ctx, name, buf, 5);
 	if (err)
@@ -137,41 +150,86 @@ static int is_code(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t a
 	return memcmp(buf, "code", 5) ? -EBADMSG : 0;
 }
 
+/* Room for the head of a code object up to the last field read (3.11: 144 bytes). */
+#define FR_PYCODE_HEAD	256
+
+/* A field of the head @h: @off is the layout's, within FR_PYCODE_HEAD. */
+static uint64_t head_u64(const uint8_t *h, uint16_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, h + off, sizeof(v));
+	return v;
+}
+
+/* The head's length for layout @l: up to its last field read. */
+static size_t head_len(const struct pylayout *l)
+{
+	size_t n = FR_MAX(l->print + 24u, l->firstlineno + 4u);
+
+	n = FR_MAX(n, FR_MAX(l->type + 8u, l->filename + 8u));
+	return FR_MAX(n, FR_MAX(l->qualname + 8u, l->linetable + 8u));
+}
+
+/*
+ * Do heads @a and @b agree on what was read: the type, the fingerprint,
+ * the first line and the names' and table's pointers? (Not the reference
+ * count, the warm-up counter nor the lazily made caches: those move.)
+ */
+static bool same_head(const struct pylayout *l, const uint8_t *a, const uint8_t *b)
+{
+	return !memcmp(a + l->type, b + l->type, 8) && !memcmp(a + l->print, b + l->print, 24) &&
+	       !memcmp(a + l->firstlineno, b + l->firstlineno, 4) &&
+	       !memcmp(a + l->filename, b + l->filename, 8) &&
+	       !memcmp(a + l->qualname, b + l->qualname, 8) &&
+	       !memcmp(a + l->linetable, b + l->linetable, 8);
+}
+
+/*
+ * pycode__read() reads the object's head in one read, so that its fields
+ * are of one moment, then its strings and line table, then the head again:
+ * an object freed and made anew while it was read (an import's churn
+ * reuses them within microseconds) gives -ESTALE, not a name of one
+ * object with the file of another.
+ */
 int pycode__read(const struct pylayout *l, pyread_fn fn, void *ctx, uint64_t addr,
 		 struct pycode *out)
 {
-	uint64_t qual, file, lt, ltlen;
+	uint8_t head[FR_PYCODE_HEAD], again[FR_PYCODE_HEAD];
+	size_t hl = head_len(l);
+	uint64_t lt, ltlen;
 	uint32_t w[6];
 	int32_t first;
 	int err;
 
 	memset(out, 0, offsetof(struct pycode, linetable));
-	if (!addr || (addr & 7))
+	if (!addr || (addr & 7) || hl > sizeof(head))
 		return -EBADMSG;
-	err = is_code(l, fn, ctx, addr);
+	err = fn(ctx, addr, head, hl);
 	if (!err)
-		err = fn(ctx, addr + l->print, w, sizeof(w));
-	if (!err)
-		err = fn(ctx, addr + l->firstlineno, &first, sizeof(first));
-	if (!err)
-		err = read_u64(fn, ctx, addr + l->qualname, &qual);
-	if (!err)
-		err = read_u64(fn, ctx, addr + l->filename, &file);
-	if (!err)
-		err = read_u64(fn, ctx, addr + l->linetable, &lt);
+		err = is_code(l, fn, ctx, head_u64(head, l->type));
 	if (err)
 		return err;
+	memcpy(w, head + l->print, sizeof(w));
+	memcpy(&first, head + l->firstlineno, sizeof(first));
 	out->print = fr_pyprint(w);
 	out->firstlineno = first;
-	err = read_str(l, fn, ctx, qual, out->qualname, sizeof(out->qualname));
+	err = read_str(l, fn, ctx, head_u64(head, l->qualname), out->qualname,
+		       sizeof(out->qualname), true);
 	if (!err)
-		err = read_str(l, fn, ctx, file, out->file, sizeof(out->file));
+		err = read_str(l, fn, ctx, head_u64(head, l->filename), out->file, sizeof(out->file),
+			       false);
 	if (err)
 		return err;
 	/* The location table is a bytes object: kept whole, or not at all. */
+	lt = head_u64(head, l->linetable);
 	if (lt && !read_u64(fn, ctx, lt + l->bytes_size, &ltlen) && ltlen <= FR_PY_LINETABLE_MAX &&
 	    !fn(ctx, lt + l->bytes_data, out->linetable, (size_t)ltlen))
 		out->ltlen = (uint32_t)ltlen;
+	if (fn(ctx, addr, again, hl) || !same_head(l, head, again)) {
+		out->ltlen = 0;
+		return -ESTALE;
+	}
 	return 0;
 }
 

@@ -369,6 +369,109 @@ static void test_hostile(void)
 	is_int(weird_lines, 0, "and a line is a line or -1");
 }
 
+/* A compact ASCII str at @at of @m holding @text. */
+static void fake_str(const struct pylayout *l, struct fakemem *m, uint64_t at, const char *text)
+{
+	uint32_t st = 0x20 | 0x40 | 1u << 2;
+	uint64_t len = strlen(text);
+
+	memcpy(m->bytes + at + l->str_state, &st, 4);
+	memcpy(m->bytes + at + l->str_length, &len, 8);
+	memcpy(m->bytes + at + l->str_ascii_data, text, len);
+}
+
+/*
+ * A qualified name is identifiers, dots and "<...>": one with a control
+ * character, or empty, is an object freed since the sample, and refused; a
+ * file name is any text, its control characters shown as '?'.
+ */
+static void test_names(void)
+{
+	const struct pylayout *l = pylayout__of(0x030b02f0);
+	static const struct {
+		const char *qual, *file, *want_file;
+		int err;
+	} cases[] = {
+		{ "Worker.middle", "/tmp/t.py", "/tmp/t.py", 0 },
+		{ "outer.<locals>.<listcomp>", "<frozen os>", "<frozen os>", 0 },
+		{ "\001", "/tmp/t.py", NULL, -EBADMSG },
+		{ "grow\x7f", "/tmp/t.py", NULL, -EBADMSG },
+		{ "", "/tmp/t.py", NULL, -EBADMSG },
+		{ "grow", "/tmp/a\001b.py", "/tmp/a?b.py", 0 },
+	};
+	static struct fakemem m = { .base = 0x100000 };
+
+	for (size_t i = 0; i < FR_ARRAY_SIZE(cases); i++) {
+		uint64_t type = m.base + 1024, name = m.base + 2048, q = m.base + 3072,
+			 f = m.base + 4096;
+		struct pycode c;
+		int err;
+
+		memset(m.bytes, 0, sizeof(m.bytes));
+		memcpy(m.bytes + 8, &type, 8);
+		memcpy(m.bytes + 1024 + 24, &name, 8);
+		memcpy(m.bytes + 2048, "code", 5);
+		memcpy(m.bytes + l->qualname, &q, 8);
+		memcpy(m.bytes + l->filename, &f, 8);
+		fake_str(l, &m, 3072, cases[i].qual);
+		fake_str(l, &m, 4096, cases[i].file);
+		err = pycode__read(l, fake_read, &m, m.base, &c);
+		/* Printed as read: what the reader returns is text (the case's own may not be). */
+		ok(err == cases[i].err && (err || (!strcmp(c.qualname, cases[i].qual) &&
+						   !strcmp(c.file, cases[i].want_file))),
+		   "name case %zu %s (%d; qualname '%s', file '%s')", i,
+		   cases[i].err ? "refused" : "read", err, err ? "" : c.qualname, err ? "" : c.file);
+	}
+}
+
+/* A reader that makes the object anew after its head was first read: a free and a reuse. */
+struct tearmem {
+	struct fakemem *m;
+	int reads;
+	uint64_t new_qual;
+	uint16_t at;
+};
+
+static int tear_read(void *ctx, uint64_t addr, void *buf, size_t len)
+{
+	struct tearmem *t = ctx;
+	int err = fake_read(t->m, addr, buf, len);
+
+	if (++t->reads == 1)
+		memcpy(t->m->bytes + t->at, &t->new_qual, 8);
+	return err;
+}
+
+/*
+ * The head is read in one read and checked again after the strings: an
+ * object made anew meanwhile (its qualname pointer moved to another str)
+ * is -ESTALE, not one object's file with another's name.
+ */
+static void test_torn(void)
+{
+	const struct pylayout *l = pylayout__of(0x030b02f0);
+	static struct fakemem m = { .base = 0x100000 };
+	uint64_t type = m.base + 1024, name = m.base + 2048, q = m.base + 3072, f = m.base + 4096;
+	struct tearmem t = { .m = &m, .new_qual = m.base + 5120, .at = l->qualname };
+	struct pycode c;
+	int err;
+
+	memset(m.bytes, 0, sizeof(m.bytes));
+	memcpy(m.bytes + 8, &type, 8);
+	memcpy(m.bytes + 1024 + 24, &name, 8);
+	memcpy(m.bytes + 2048, "code", 5);
+	memcpy(m.bytes + l->qualname, &q, 8);
+	memcpy(m.bytes + l->filename, &f, 8);
+	fake_str(l, &m, 3072, "<module>");
+	fake_str(l, &m, 4096, "/usr/lib/python3.11/email/_policybase.py");
+	fake_str(l, &m, 5120, "email");
+	err = pycode__read(l, fake_read, &m, m.base, &c);
+	ok(!err && !strcmp(c.qualname, "<module>"), "an object left alone reads whole (%d, '%s')",
+	   err, c.qualname);
+	err = pycode__read(l, tear_read, &t, m.base, &c);
+	is_int(err, -ESTALE, "one made anew while it was read is stale");
+}
+
 int main(void)
 {
 	test_detect();
@@ -376,5 +479,7 @@ int main(void)
 	test_read_live();
 	test_splice();
 	test_hostile();
+	test_names();
+	test_torn();
 	return tap_done_testing();
 }
