@@ -19,7 +19,7 @@
 #include <linux/types.h>
 #endif
 
-#define FR_CONTRACT_VERSION	12
+#define FR_CONTRACT_VERSION	13
 
 #define FR_COMM_LEN		16
 #define FR_MAX_STACK		127	/* kernel.perf_event_max_stack default */
@@ -37,6 +37,7 @@ enum fr_rec_type {
 	FR_REC_STALL	= 9,	/* a reclaim, compaction or throttle stall ended */
 	FR_REC_OFFCPU	= 10,	/* a blocked thread is back on a CPU */
 	FR_REC_MAPS	= 11,	/* an exiting process's code mappings (struct fr_rec_maps) */
+	FR_REC_RSS_SITE	= 12,	/* contract 13: where a thread's own growth logged a step */
 };
 
 /* Sample flags. */
@@ -496,6 +497,27 @@ struct fr_pybuf {
 };
 
 /*
+ * Where the RSS grew (contract 13): when the ledger logs a step up of the
+ * anonymous or shared memory that the owner's own thread made (a fault of
+ * its own), the ledger's program loaded after "ready" (on_rss_full, which
+ * replaces on_rss) walks that thread's user stack, with its Python frames,
+ * at that moment. The ledger's entry comes first; this names the code
+ * that made it.
+ */
+struct fr_rec_rss_site {
+	struct fr_rec_hdr h;	/* tgid, start, comm: the owner; tid: its thread */
+	__u64 value;		/* bytes: the entry's value */
+	__u64 grown;		/* bytes since the value logged before it */
+	__u8 member;		/* enum fr_rss_member: FR_RSS_ANON or FR_RSS_SHMEM */
+	__u8 pad;
+	__u16 un;		/* user frames in ips[0..un) */
+	__u32 flags;		/* FR_SAMPLE_* user bits; FR_SAMPLE_PY: py holds frames */
+	__u64 ips[FR_MAX_STACK];
+	struct fr_pybuf py;
+};
+
+
+/*
  * A code object's fingerprint: a fold of six 32-bit fields of it (3.11:
  * co_argcount .. co_nlocalsplus), read by the BPF side at the sample and by
  * the daemon when it reads the object. A code object freed and another made
@@ -617,6 +639,8 @@ _Static_assert(sizeof(struct fr_rec_fork) == 64, "fr_rec_fork size");
 _Static_assert(sizeof(struct fr_rec_exec) == 56 + FR_PATH_LEN, "fr_rec_exec size");
 _Static_assert(sizeof(struct fr_rec_oom) == 168 + 2 * FR_MAX_STACK * 8, "fr_rec_oom size");
 _Static_assert(sizeof(struct fr_rec_rss) == 72, "fr_rec_rss size");
+_Static_assert(sizeof(struct fr_rec_rss_site) == 72 + FR_MAX_STACK * 8 + FR_PY_SEC_MAX,
+	       "fr_rec_rss_site size");
 _Static_assert(sizeof(struct fr_rec_oomadj) == 56, "fr_rec_oomadj size");
 _Static_assert(sizeof(struct fr_rec_task) == 120, "fr_rec_task size");
 _Static_assert(sizeof(struct fr_rec_stall) == 88, "fr_rec_stall size");

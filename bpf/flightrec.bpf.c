@@ -192,7 +192,6 @@ static __always_inline __u64 mm_pages(struct mm_struct *mm, int member)
 	return v > 0 ? (__u64)v << page_shift : 0;
 }
 
-#include "memory.bpf.h"
 
 /* A record being built with room for a copy after its stack; the copy's bytes. */
 struct fr_copy_buf {
@@ -324,7 +323,6 @@ static __always_inline __u32 user_stack_now(void *ctx, struct task_struct *t,
 	return n;
 }
 
-#include "stall.bpf.h"
 #include "python.bpf.h"
 
 /*
@@ -357,6 +355,41 @@ static __always_inline __u32 py_append(struct fr_rec_sample *s, __u32 size,
 	*flags |= FR_SAMPLE_PY;
 	return size + n * sizeof(struct fr_pyframe) + sizeof(struct fr_pytail);
 }
+
+/*
+ * @cur's Python frames into @b, walked there (not in pyscratch, which a
+ * sample taken in an NMI on this CPU may be filling meanwhile): an OOM
+ * record's section, or an RSS site's. FR_SAMPLE_PY (or PYERR) into
+ * *@flags.
+ */
+static __always_inline void python_into(struct task_struct *cur, struct fr_pybuf *b,
+					__u32 *flags)
+{
+	__u32 f = 0;
+	struct fr_uproc *p;
+	int n;
+
+	b->tail.pn = 0;
+	p = uproc_for(cur, &f);
+	if (!p || !p->py.runtime)
+		return;
+	n = fr_py_walk(p, b, cur->pid);
+	if (n < 0)
+		*flags |= FR_SAMPLE_PYERR;
+	if (n > 0 && n <= FR_PY_MAX_FRAMES)
+		*flags |= FR_SAMPLE_PY;
+}
+
+/* The RSS ledger's scratch for a user stack walk (where the memory grew). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u8[FR_SAMPLE_MAX_SIZE]);
+} site_scratch SEC(".maps");
+
+#include "memory.bpf.h"
+#include "stall.bpf.h"
 
 /*
  * sample() - record the sample the perf event @ctx fired for: the kernel
@@ -711,29 +744,6 @@ static __always_inline void oom_user_stack(void *ctx, struct task_struct *cur, s
 	o->flags |= flags;
 }
 
-/*
- * The OOM invoker's Python frames into the section after @o, walked there
- * (not in pyscratch, which a sample taken in an NMI on this CPU may be
- * filling meanwhile). FR_SAMPLE_PY in o->flags when there are some.
- */
-static __always_inline void oom_python(struct task_struct *cur, struct fr_rec_oom *o)
-{
-	struct fr_pybuf *b = (struct fr_pybuf *)(o + 1);
-	__u32 flags = 0;
-	struct fr_uproc *p;
-	int n;
-
-	b->tail.pn = 0;
-	p = uproc_for(cur, &flags);
-	if (!p || !p->py.runtime)
-		return;
-	n = fr_py_walk(p, b, cur->pid);
-	if (n < 0)
-		o->flags |= FR_SAMPLE_PYERR;
-	if (n > 0 && n <= FR_PY_MAX_FRAMES)
-		o->flags |= FR_SAMPLE_PY;
-}
-
 SEC("tp_btf/mark_victim")
 int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 {
@@ -783,7 +793,7 @@ int BPF_PROG(on_oom, struct task_struct *victim, __u32 uid)
 	((struct fr_pybuf *)(o + 1))->tail.pn = 0;
 	if (!(cur->flags & PF_KTHREAD)) {
 		oom_user_stack(ctx, cur, o);
-		oom_python(cur, o);
+		python_into(cur, (struct fr_pybuf *)(o + 1), &o->flags);
 	}
 	o->h.ts = bpf_ktime_get_boot_ns();
 	bpf_ringbuf_submit(o, BPF_RB_FORCE_WAKEUP);

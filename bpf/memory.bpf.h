@@ -238,8 +238,55 @@ static __always_inline void rss_forget(__u64 key)
  * ledger's lookup and a compare; one in (step / 4 KiB) of a steadily
  * faulting process writes a record.
  */
-SEC("tp_btf/rss_stat")
-int BPF_PROG(on_rss, struct mm_struct *mm, int member)
+/*
+ * Where the memory grew (contract 13): the user stack of @cur, the owner's
+ * thread whose own fault made ledger entry @v's step up of member @m to
+ * @val, and its Python frames, sent after the entry.
+ */
+static __always_inline void rss_site(void *ctx, struct task_struct *cur, struct mm_led *v,
+				     __u32 m, __u64 val, __u64 grown)
+{
+	struct fr_rec_rss_site *r;
+	struct fr_rec_sample *w;
+	__u32 zero = 0, flags = 0, n;
+
+	w = bpf_map_lookup_elem(&site_scratch, &zero);
+	if (!w)
+		return;
+	r = bpf_ringbuf_reserve(&events, sizeof(*r), 0);
+	if (!r) {
+		count(FR_CNT_RESERVE);
+		return;
+	}
+	r->h.start = v->start;
+	r->h.tgid = v->tgid;
+	r->h.tid = cur->pid;
+	r->h.type = FR_REC_RSS_SITE;
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->h.size = sizeof(*r);
+	__builtin_memcpy(r->h.comm, v->comm, FR_COMM_LEN);
+	r->value = val;
+	r->grown = grown;
+	r->member = (__u8)m;
+	r->pad = 0;
+	n = user_stack_now(ctx, cur, w, &flags, NULL);
+	if (n > FR_MAX_STACK)
+		n = FR_MAX_STACK;
+	if (n)
+		bpf_probe_read_kernel(r->ips, n * sizeof(__u64), w->ips);
+	r->un = (__u16)n;
+	python_into(cur, &r->py, &flags);
+	r->flags = flags;
+	r->h.ts = bpf_ktime_get_boot_ns();
+	bpf_ringbuf_submit(r, wakeup_flag());
+}
+
+/*
+ * The ledger, from on_rss (live at "ready", quick to verify) or, once it
+ * is loaded, from on_rss_full (@walk: where the memory grew, a user stack
+ * walk the verifier takes a while over), which then replaces it.
+ */
+static __always_inline int rss_ledger(void *ctx, struct mm_struct *mm, int member, const bool walk)
 {
 	struct task_struct *cur, *own;
 	__u64 key = (__u64)mm, now, val, old, d, step, *logged, *pend;
@@ -296,6 +343,9 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 		if (__sync_val_compare_and_swap(logged, old, val) == old) {
 			*pend = 0;
 			led_emit(v, tid, by, m, d >= step ? FR_RSS_STEP : FR_RSS_AGE, val, now);
+			if (walk && d >= step && tid && val > old &&
+			    (m == FR_RSS_ANON || m == FR_RSS_SHMEM))
+				rss_site(ctx, cur, v, m, val, val - old);
 		}
 		return 0;
 	}
@@ -311,6 +361,20 @@ int BPF_PROG(on_rss, struct mm_struct *mm, int member)
 	}
 	return 0;
 }
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(on_rss, struct mm_struct *mm, int member)
+{
+	return rss_ledger(ctx, mm, member, false);
+}
+
+/* Loaded after "ready"; the sampler detaches on_rss once it is attached. */
+SEC("tp_btf/rss_stat")
+int BPF_PROG(on_rss_full, struct mm_struct *mm, int member)
+{
+	return rss_ledger(ctx, mm, member, true);
+}
+
 
 /*
  * The group of @p died: log what waits, at the values the exit record

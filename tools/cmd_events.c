@@ -227,6 +227,17 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	case FR_DEV_OOMADJ:
 		printf(" oom_score_adj=%d by pid %u", e->oomadj.value, e->oomadj.by);
 		break;
+	case FR_DEV_RSS_SITE:
+		printf(" %s +%s", dump__rss_member_name(e->site.member),
+		       view_bytes(e->site.grown, b2, sizeof(b2)));
+		if (!e->stack) {
+			printf(" (no stack)");
+			break;
+		}
+		for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
+			printf("%s%s", k ? " <- " : " in ",
+			       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
+		break;
 	case FR_DEV_STALL:
 	case FR_DEV_OFFCPU:
 		text_stall(d, e);

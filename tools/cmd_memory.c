@@ -118,6 +118,30 @@ static uint32_t *candidates(const struct fr_dump *d, const struct fr_dump_event 
 	return c;
 }
 
+#define FR_MEM_SITES		3	/* growth sites per grower in the text view */
+#define FR_MEM_SITE_FRAMES	8	/* their frames shown, leaf first */
+
+/* Where @proc's own threads grew its memory (1.8 dumps): a line a stack. */
+static void text_sites(const struct fr_dump *d, uint32_t proc)
+{
+	struct memview_site s[FR_MEM_SITES];
+	uint32_t n = memview__sites(d, proc, s, FR_MEM_SITES);
+	char b[32], buf[FR_VIEW_TEXT_MAX];
+
+	for (uint32_t k = 0; k < n; k++) {
+		const struct fr_dump_stack *st = s[k].stack ? &d->stack[s[k].stack - 1] : NULL;
+		uint32_t nf = st ? st->kn + st->un : 0;
+
+		printf("      grew %s in %u step%s in ", view_bytes(s[k].grown, b, sizeof(b)),
+		       s[k].steps, s[k].steps == 1 ? "" : "s");
+		if (!nf)
+			printf("(no stack)");
+		for (uint32_t f = 0; f < nf && f < FR_MEM_SITE_FRAMES; f++)
+			printf("%s%s", f ? " <- " : "", view_frame_text(d, st->frames[f], buf, sizeof(buf)));
+		printf("%s\n", nf > FR_MEM_SITE_FRAMES ? " <- ..." : "");
+	}
+}
+
 static void text_growers(const struct fr_dump *d, const struct memview *mv, uint32_t top)
 {
 	char b[5][32], comm[80];
@@ -145,6 +169,7 @@ static void text_growers(const struct fr_dump *d, const struct memview *mv, uint
 		else
 			printf("-");
 		printf("%s\n", p->flags & FR_DPROC_EXITED ? "  (exited)" : "");
+		text_sites(d, mp->proc);
 	}
 }
 
@@ -251,6 +276,23 @@ static void text_system(const struct fr_dump *d, const struct memview *mv)
 	putchar('\n');
 }
 
+/* Where @proc's own threads grew its memory: the 64 stacks with the most bytes, most first. */
+static void json_sites(struct json *j, const struct fr_dump *d, uint32_t proc)
+{
+	struct memview_site s[64];
+	uint32_t n = memview__sites(d, proc, s, FR_ARRAY_SIZE(s));
+
+	json__arr(j, "sites");
+	for (uint32_t k = 0; k < n; k++) {
+		json__obj(j, NULL);
+		json__u64(j, "grown", s[k].grown);
+		json__u64(j, "steps", s[k].steps);
+		view_stack_json(j, d, "stack", s[k].stack);
+		json__end_obj(j);
+	}
+	json__end_arr(j);
+}
+
 static void json_procs(struct json *j, const struct fr_dump *d, const struct memview *mv)
 {
 	json__arr(j, "growers");
@@ -278,6 +320,7 @@ static void json_procs(struct json *j, const struct fr_dump *d, const struct mem
 		json__u64(j, "rise_to_ts", mp->rise_to);
 		json__f64(j, "rise_from_s", mp->rise ? rel_s(mv, mp->rise_from) : 0);
 		json__f64(j, "rise_to_s", mp->rise ? rel_s(mv, mp->rise_to) : 0);
+		json_sites(j, d, mp->proc);
 		json__end_obj(j);
 	}
 	json__end_arr(j);

@@ -283,7 +283,7 @@ static void write_sample(struct chrome *c, const struct fr_dump_event *e)
 	end_event(c);
 }
 
-/* exit, fork, exec, oom: an instant on the thread's track. */
+/* exit, fork, exec, oom, where the RSS grew: an instant on the thread's track. */
 static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 {
 	const struct fr_dump *d = c->d;
@@ -306,6 +306,10 @@ static void write_lifecycle(struct chrome *c, const struct fr_dump_event *e)
 		break;
 	case FR_DEV_OOM:
 		snprintf(name, sizeof(name), "oom kill: pid %u", d->proc[e->proc].pid);
+		break;
+	case FR_DEV_RSS_SITE:
+		snprintf(name, sizeof(name), "rss grew: %s +%" PRIu64 " KiB",
+			 dump__rss_member_name(e->site.member), e->site.grown >> 10);
 		break;
 	case FR_DEV_SAMPLE:
 	case FR_DEV_PRESSURE:

@@ -266,3 +266,47 @@ void memview__curve(const struct fr_dump *d, uint32_t proc,
 		fn(ctx, e->rss.changed, total);
 	}
 }
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct memview_site *x = a, *y = b;
+
+	return x->grown != y->grown ? (x->grown < y->grown ? 1 : -1) :
+	       x->stack < y->stack ? -1 : x->stack > y->stack;
+}
+
+uint32_t memview__sites(const struct fr_dump *d, uint32_t proc, struct memview_site *out,
+			uint32_t max)
+{
+	struct memview_site *all = NULL;
+	uint32_t n = 0, cap = 0, k;
+
+	for (uint32_t i = 0; i < d->nev; i++) {
+		const struct fr_dump_event *e = &d->ev[i];
+
+		if (e->type != FR_DEV_RSS_SITE || e->proc != proc)
+			continue;
+		for (k = 0; k < n && all[k].stack != e->stack; k++)
+			;
+		if (k == n) {
+			if (n == cap) {
+				struct memview_site *m = realloc(all, (cap ? 2 * cap : 16) * sizeof(*m));
+
+				if (!m)
+					break;	/* what was summed so far */
+				all = m;
+				cap = cap ? 2 * cap : 16;
+			}
+			all[n++] = (struct memview_site){ e->stack, 0, 0 };
+		}
+		all[k].steps++;
+		all[k].grown += e->site.grown;
+	}
+	if (n)
+		qsort(all, n, sizeof(*all), cmp_site);
+	n = n < max ? n : max;
+	if (n)
+		memcpy(out, all, n * sizeof(*out));
+	free(all);
+	return n;
+}

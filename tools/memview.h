@@ -56,4 +56,18 @@ bool memview__near_limit(const struct memview_cgroup *c);
 void memview__curve(const struct fr_dump *d, uint32_t proc,
 		    void (*fn)(void *ctx, uint64_t ts, uint64_t rss), void *ctx);
 
+/* Where an incarnation's memory grew (1.8): one stack and what grew there. */
+struct memview_site {
+	uint32_t stack;		/* stack index + 1 (0: the growth had no stack) */
+	uint32_t steps;		/* rss_site events */
+	uint64_t grown;		/* bytes they add up to */
+};
+
+/*
+ * memview__sites() - the stacks where process @proc's own threads grew
+ * its memory, most bytes first, at most @max into @out. Returns how many.
+ */
+uint32_t memview__sites(const struct fr_dump *d, uint32_t proc, struct memview_site *out,
+			uint32_t max);
+
 #endif /* FR_MEMVIEW_H */

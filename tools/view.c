@@ -229,7 +229,7 @@ const char *view_folded_frame(const struct fr_dump *d, uint32_t frame, char *buf
 
 /*
  * view_event_json() - the fields of process event @e that its type adds
- * (exit, fork, exec, oom), as JSON members of the object open in @j: the
+ * (exit, fork, exec, oom, rss, rss_site, ...), as JSON members of the object open in @j: the
  * one spelling of each key, with the unit in its name where it has one
  * (_ns), for `events --json` and the Chrome export's args alike. Samples
  * and pressure readings have views of their own.
@@ -292,6 +292,11 @@ void view_event_json(struct json *j, const struct fr_dump *d, const struct fr_du
 	case FR_DEV_OOMADJ:
 		json__i64(j, "oom_score_adj", e->oomadj.value);
 		json__u64(j, "by_pid", e->oomadj.by);
+		break;
+	case FR_DEV_RSS_SITE:
+		json__str(j, "member", dump__rss_member_name(e->site.member));
+		json__u64(j, "grown", e->site.grown);
+		view_stack_json(j, d, "stack", e->stack);
 		break;
 	case FR_DEV_STALL:
 		json__str(j, "kind", dump__stall_kind_name(e->stall.kind));

@@ -341,6 +341,8 @@ static int collect_one(struct encoder *e, const struct fr_event *ev)
 		return collect_stall(e, ev);
 	case FR_EV_OFFCPU:
 		return ev->arg ? encoder__stack_of(e, ev->arg, ev->ts, false, &tmp) : 0;
+	case FR_EV_RSS_SITE:
+		return ev->ref ? encoder__stack_of(e, ev->ref, ev->ts, false, &tmp) : 0;
 	case FR_EV_RSS:
 	case FR_EV_OOMADJ:
 	case FR_EV_STALLSUM:
@@ -633,6 +635,17 @@ static int translate(struct encoder *e, const struct fr_event *ev,
 		return 0;
 	case FR_EV_OOMADJ:
 		out->oomadj = (struct fr_dump_oomadj){ .value = (int32_t)ev->arg, .by = ev->ref };
+		return 0;
+	case FR_EV_RSS_SITE:
+		out->flags = 0;
+		out->site = (struct fr_dump_rss_site){
+			.member = ev->flags, .grown = (uint64_t)ev->arg << e->page_shift,
+		};
+		if (ev->ref) {
+			if (!map_get(&e->stack_of_id, ev->ref, &out->stack))
+				return -ENOENT;
+			out->stack++;
+		}
 		return 0;
 	case FR_EV_STALL:
 		return translate_stall(e, ev, out);

@@ -41,6 +41,9 @@ static const struct fr_evtype evtypes[FR_DEV_NTYPES] = {
 			    .arg = FR_EVREF_STACK, .tid = FR_EVREF_THREAD },
 	[FR_DEV_STALLSUM] = { "stallsum", "stall_sums", "stall sums", true,
 			      .ref = FR_EVREF_STR, .tid = FR_EVREF_THREAD },
+	/* arg: pages grown; flags: the member. */
+	[FR_DEV_RSS_SITE] = { "rss_site", "rss_sites", "RSS growth sites", true,
+			      .ref = FR_EVREF_STACK, .tid = FR_EVREF_THREAD },
 };
 
 /*
@@ -64,6 +67,7 @@ const struct fr_evtype *fr_evtype(unsigned type)
 	case FR_DEV_STALL:
 	case FR_DEV_OFFCPU:
 	case FR_DEV_STALLSUM:
+	case FR_DEV_RSS_SITE:
 		return evtypes[type].name ? &evtypes[type] : NULL;
 	case FR_DEV_NTYPES:
 		break;

@@ -25,7 +25,7 @@
 
 #define FR_DUMP_MAGIC		"FLTRDUMP"
 #define FR_DUMP_MAJOR		1
-#define FR_DUMP_MINOR		7
+#define FR_DUMP_MINOR		8
 #define FR_DUMP_HDR_SIZE	32
 #define FR_MAX_STR		(1u << 20)	/* longest string a dump may hold */
 #define FR_SECTION_HDR_SIZE	16
@@ -275,6 +275,16 @@ struct fr_dump_stall {
 };
 
 /* A block off the CPU (1.5): the event's ts is when the thread ran again. */
+/*
+ * Where the RSS grew (1.8): the user stack (with its Python frames) of the
+ * owner's thread whose own fault made a ledger entry's step up, in the
+ * common stack field.
+ */
+struct fr_dump_rss_site {
+	uint8_t member;		/* FR_DRSS_ANON or FR_DRSS_SHMEM */
+	uint64_t grown;		/* bytes since the value logged before */
+};
+
 struct fr_dump_offcpu {
 	uint8_t kind;		/* FR_DSTALL_BLOCKED or FR_DSTALL_SLEEP */
 	uint64_t begin;		/* ns: when it left the CPU */
@@ -321,6 +331,7 @@ enum fr_dump_event_type {
 	FR_DEV_STALL	= 11,	/* a reclaim, compaction or throttle stall, with its stack (1.5) */
 	FR_DEV_OFFCPU	= 12,	/* a thread blocked off the CPU, with its stack (1.5) */
 	FR_DEV_STALLSUM	= 13,	/* stalls of one kind summed over about a second (1.5) */
+	FR_DEV_RSS_SITE	= 14,	/* where a thread's own RSS growth was logged, with its stack (1.8) */
 	FR_DEV_NTYPES		/* one past the last type this version knows */
 };
 
@@ -361,7 +372,7 @@ struct fr_dump_event {
 	uint32_t cpu;
 	uint8_t type;		/* enum fr_dump_event_type */
 	uint8_t flags;
-	uint32_t stack;		/* sample, oom (the invoker's), stall, offcpu: stack index + 1, 0: none */
+	uint32_t stack;		/* sample, oom (the invoker's), stall, offcpu, rss_site: stack index + 1, 0: none */
 	uint8_t unwound;	/* sample, stall, offcpu (1.6): FR_DUNWOUND_* */
 	uint32_t child;		/* fork: process index of the child */
 	uint32_t filename;	/* exec: string index */
@@ -376,6 +387,7 @@ struct fr_dump_event {
 		struct fr_dump_stall stall;
 		struct fr_dump_offcpu off;
 		struct fr_dump_stallsum ssum;
+		struct fr_dump_rss_site site;
 	};
 };
 

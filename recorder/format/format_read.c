@@ -561,6 +561,13 @@ static int parse_event(struct parse *ps, struct rd *r, uint64_t *prev)
 		e->off.begin = e->ts - dur;
 		break;
 	}
+	case FR_DEV_RSS_SITE:
+		e->site.member = get_u8(r);
+		e->site.grown = get_varint(r);
+		e->stack = get_u32v(r);
+		if (e->site.member >= FR_DRSS_NMEMBERS)
+			return -EBADMSG;
+		break;
 	case FR_DEV_STALLSUM:
 		e->ssum.kind = get_u8(r);
 		e->ssum.n_short = get_varint(r);
@@ -755,7 +762,7 @@ static int check_refs(struct parse *ps)
 
 		if ((dump__event_has_proc(e->type) && e->proc >= d->nproc) || e->comm >= d->nstr ||
 		    ((e->type == FR_DEV_SAMPLE || e->type == FR_DEV_OOM || e->type == FR_DEV_STALL ||
-		      e->type == FR_DEV_OFFCPU) && e->stack > d->nstack) ||
+		      e->type == FR_DEV_OFFCPU || e->type == FR_DEV_RSS_SITE) && e->stack > d->nstack) ||
 		    (e->type == FR_DEV_STALL && e->stall.memcg >= d->nstr) ||
 		    (e->type == FR_DEV_OOM && (e->oom.invoker > d->nproc || e->oom.memcg >= d->nstr)) ||
 		    (e->type == FR_DEV_FORK && e->child >= d->nproc) ||

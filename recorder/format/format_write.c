@@ -503,6 +503,11 @@ static void put_event(struct wr *w, const struct fr_dump_event *e, uint64_t prev
 		put_varint(w, b, e->stack);
 		put_unwound(w, b, e);
 		break;
+	case FR_DEV_RSS_SITE:
+		put_bytes(w, b, &e->site.member, 1);
+		put_varint(w, b, e->site.grown);
+		put_varint(w, b, e->stack);
+		break;
 	case FR_DEV_STALLSUM:
 		put_bytes(w, b, &e->ssum.kind, 1);
 		put_varint(w, b, e->ssum.n_short);

@@ -852,6 +852,52 @@ static int make_rss(struct drain *d, const void *data, size_t len,
 	return 0;
 }
 
+/*
+ * Where the RSS grew: the thread's user stack, with its Python frames put
+ * in (as a sample's), interned and announced (named ahead, its code
+ * objects read while the process lives).
+ */
+static int make_rss_site(struct drain *d, const void *data, size_t len,
+			 struct fr_event *ev)
+{
+	const struct fr_rec_rss_site *r = data;
+	uint64_t ips[2 * FR_MAX_STACK], inserted, eval[4], pages;
+	uint32_t un = r->un;
+	bool cut = false;
+	int err;
+
+	if (len < sizeof(*r) || r->un > FR_MAX_STACK ||
+	    (r->member != FR_RSS_ANON && r->member != FR_RSS_SHMEM))
+		return -EBADMSG;
+	err = common(d, &r->h, ev);
+	if (err)
+		return err;
+	ev->type = FR_EV_RSS_SITE;
+	ev->flags = r->member;
+	pages = r->grown >> d->page_shift;
+	ev->arg = (uint32_t)FR_MIN(pages, (uint64_t)UINT32_MAX);
+	memcpy(ips, r->ips, un * sizeof(ips[0]));
+	d->st.py_unreadable += !!(r->flags & FR_SAMPLE_PYERR);
+	if ((r->flags & FR_SAMPLE_PY) && un) {
+		if (!r->py.tail.pn || r->py.tail.pn > FR_PY_MAX_FRAMES) {
+			d->st.py_bad++;
+		} else {
+			memcpy(eval, r->py.tail.eval, sizeof(eval));
+			un = fr_pysplice((const uint64_t *)r->ips, r->un, r->py.f, r->py.tail.pn, eval,
+					 ips, 2 * FR_MAX_STACK, &cut);
+			d->st.py_frames += r->py.tail.pn;
+		}
+	}
+	inserted = intern__inserted(d->t.stacks);
+	err = get_stack(d, 0, un, ev->proc, ips, &ev->ref);
+	if (err) {
+		put_refs(d, ev);
+		return err;
+	}
+	announce(d, inserted, ev->ref, ev->proc, r->h.tgid, r->h.start, r->h.ts, ips, 0, un);
+	return 0;
+}
+
 static int make_oomadj(struct drain *d, const void *data, size_t len,
 		       struct fr_event *ev)
 {
@@ -1026,6 +1072,7 @@ static void apply(struct drain *d, const struct fr_event *ev)
 	case FR_EV_STALL:
 	case FR_EV_OFFCPU:
 	case FR_EV_STALLSUM:
+	case FR_EV_RSS_SITE:
 		break;	/* no change to the process's life */
 	}
 }
@@ -1156,6 +1203,9 @@ int drain__record(struct drain *d, const void *data, size_t len)
 		break;
 	case FR_REC_OOMADJ:
 		err = make_oomadj(d, data, len, &ev);
+		break;
+	case FR_REC_RSS_SITE:
+		err = make_rss_site(d, data, len, &ev);
 		break;
 	case FR_REC_STALL:
 		err = make_stall(d, data, len, &ev);

@@ -38,7 +38,10 @@
  * so): first the sampler's unwinder, which is not attached but put in
  * full_sample, the program array that the entry on_sample (in s->skel,
  * with the lifecycle: quick to verify, live at "ready") tail-calls; then
- * the stalls, off-CPU blocks and the OOM victim.
+ * the stalls, off-CPU blocks, the OOM victim and the RSS ledger that also
+ * walks the stack where the memory grew (on_rss_full: once attached, the
+ * entry's on_rss is detached; for the moment both are, the ledger's
+ * compare-and-swap logs each step once).
  */
 static const struct fr_group {
 	const char *progs[2];
@@ -51,6 +54,7 @@ static const struct fr_group {
 	{ { "on_throttled" }, false },
 	{ { "on_switch" }, false },
 	{ { "on_oom" }, false },
+	{ { "on_rss_full" }, false },
 };
 #define FR_NGROUPS	FR_ARRAY_SIZE(fr_groups)
 
@@ -311,6 +315,7 @@ static struct flightrec_bpf *configure(struct sampler *s, const struct sampler_o
 	k->rodata->rss_step_pct = o->rss_step_pct;
 	k->rodata->rss_max_age = o->rss_max_age_ns;
 	bpf_program__set_autoload(k->progs.on_rss, o->rss_ledger);
+	bpf_program__set_autoload(k->progs.on_rss_full, o->rss_ledger);
 	set_stalls(s, k, o);
 	*e = size_unwind(s, k, o);
 	if (*e) {
@@ -543,6 +548,10 @@ static void *late_main(void *arg)
 		if (part_full(s, i) || s->part_err[i])
 			continue;
 		a = flightrec_bpf__attach(s->parts[i]);
+		if (!a && s->parts[i]->links.on_rss_full && s->skel->links.on_rss) {
+			bpf_link__destroy(s->skel->links.on_rss);
+			s->skel->links.on_rss = NULL;
+		}
 		if (a && !e) {
 			e = a;
 			snprintf(s->late_msg, sizeof(s->late_msg), "failed to attach BPF program '%s': %s",

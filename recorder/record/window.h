@@ -40,6 +40,7 @@ enum fr_event_type {
 	FR_EV_STALL	= FR_DEV_STALL,		/* a reclaim, compaction or throttle stall */
 	FR_EV_OFFCPU	= FR_DEV_OFFCPU,	/* a block off the CPU */
 	FR_EV_STALLSUM	= FR_DEV_STALLSUM,	/* a kind of stalls summed, read by the daemon */
+	FR_EV_RSS_SITE	= FR_DEV_RSS_SITE,	/* where a thread's own RSS growth was logged */
 	FR_EV_TYPE_MAX	= FR_DEV_NTYPES - 1,
 };
 
@@ -53,7 +54,7 @@ enum fr_event_type {
  *          process that made the change
  *   comm:  string id of the thread's comm; pressure, memcg: of the source
  *          ("" for /proc/pressure, else the cgroup directory)
- *   ref:   sample: stack id (0: none); exec: filename string id;
+ *   ref:   sample, rss_site: stack id (0: none); exec: filename string id;
  *          exit: string id of the struct fr_exit_stats blob;
  *          fork: process table slot of the child; oom, pressure, memsys,
  *          memcg, stall, stallsum: blob id; rss: the value in pages (no
@@ -63,10 +64,12 @@ enum fr_event_type {
  *   arg:   exit: wait status; fork: child pid; oom: the invoker's process
  *          table slot (a reference, 0: none); rss: microseconds since the
  *          value was reached; oom_score_adj: the value; stall, offcpu:
- *          stack id (0: none); sample: FR_EVSAMPLE_LATER or 0; otherwise 0.
+ *          stack id (0: none); sample: FR_EVSAMPLE_LATER or 0; rss_site:
+ *          the pages grown since the value logged before; otherwise 0.
  *   flags: sample: FR_SAMPLE_* bits; rss: member | why << 2 | FR_EVRSS_OTHER;
  *          stall, offcpu: the kind | the user stack's end code << 5
- *          (offcpu: | FR_EVOFF_KILLABLE, FR_EVOFF_US); stallsum: the kind.
+ *          (offcpu: | FR_EVOFF_KILLABLE, FR_EVOFF_US); stallsum: the kind;
+ *          rss_site: the member.
  */
 #define FR_EVRSS_MEMBER_MASK	0x3
 #define FR_EVRSS_WHY_SHIFT	2

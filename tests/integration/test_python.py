@@ -49,7 +49,10 @@ here names Python functions: perf shows the eval loop):
 With `[recorder] python = false` the same script's samples have no Python
 frame, and its eval loop's native frames stay.
 
-Memory: a script that grows in grow() until its memory cgroup's OOM killer
+Memory: a script allocates 300 MiB in grow(): the RSS ledger's sites (the
+stack of the thread whose own fault logged each step) name grow() <- main()
+for at least 80 % of it, in `memory --json` and in the text view. And a
+script that grows in grow() until its memory cgroup's OOM killer
 takes it. The OOM event's invoker stack reads grow() <- <module> at the
 script's lines, under the fault's native frames (the BPF side walks the
 invoker's Python frames at the kill, into the record itself).
@@ -240,6 +243,7 @@ def main():
         stock_tool(tap, d, work)
         pool(tap, d, work)
         oom_in_python(tap, d, work)
+        rss_sites(tap, d, work)
         hostile(tap, d, script)
     finally:
         d.cleanup()
@@ -549,6 +553,54 @@ def oom_in_python(tap, d, work):
                "turned into the Python functions", stack[:40])
     finally:
         remove_cgroup(cgdir)
+
+
+ALLOC = """\
+def grow(n):
+    chunks = []
+    for _ in range(n):
+        chunks.append(bytearray(10 << 20))
+    return chunks
+
+
+def main():
+    return grow(30)
+
+
+main()
+"""
+
+
+def rss_sites(tap, d, work):
+    """300 MiB allocated in grow(): the RSS ledger's growth names it. Where
+    the owner's own thread grew its memory by a step, its stack (with its
+    Python frames) is in the dump: `memory --json` sums them by stack."""
+    script = os.path.join(work, "alloc.py")
+    with open(script, "w") as f:
+        f.write(ALLOC)
+    lines = ALLOC.splitlines()
+    grow_at = [i for i, ln in enumerate(lines, 1) if "bytearray(10 << 20)" in ln][0]
+    main_at = [i for i, ln in enumerate(lines, 1) if "return grow(30)" in ln][0]
+    p = subprocess.Popen([PYTHON, script])
+    p.wait()
+    dump = d.dump()
+    r = subprocess.run([os.environ["FLIGHTREC"], "memory", "--json", dump], capture_output=True,
+                       text=True)
+    mem = json.loads(r.stdout) if r.returncode == 0 else {}
+    g = next((x for x in mem.get("growers", []) if x["pid"] == p.pid), None)
+    if not tap.ok(g is not None and g.get("sites"), f"the script's RSS grew, with its sites "
+                  f"({len(g.get('sites', [])) if g else 0} stacks)", r.stderr[-300:]):
+        return
+    want = [("grow", script, grow_at), ("main", script, main_at)]
+    named = sum(s["grown"] for s in g["sites"] if py_frames(s["stack"])[:2] == want)
+    tap.ok(named >= 0.8 * (300 << 20) and named <= g["peak"],
+           f"the growth's sites name grow() at line {grow_at} <- main(): {named >> 20} MiB of the "
+           f"300 MiB it allocated (the ledger's peak: {g['peak'] >> 20} MiB)",
+           [(s["grown"], s["stack"][:8]) for s in g["sites"][:3]])
+    r = subprocess.run([os.environ["FLIGHTREC"], "memory", dump], capture_output=True, text=True)
+    line = next((ln for ln in r.stdout.splitlines() if "grew" in ln and
+                 f"grow ({script}:{grow_at})" in ln), None)
+    tap.ok(line is not None, "flightrec memory prints where it grew", r.stdout[-2000:])
 
 
 def as_nobody():

@@ -517,6 +517,55 @@ static void test_stall_types(void)
 	dump__free(&in);
 }
 
+/* 1.8: where the RSS grew round-trips with its stack; a member out of
+ * range and a stack out of range are refused. */
+static void test_rss_sites(void)
+{
+	struct fr_dump_event ev[2];
+	struct fr_dump in, out;
+	struct arrsrc src = { .ev = ev, .n = 2 };
+	struct mem m = {};
+	uint64_t n = 0;
+	char err[512];
+	int e, same = 0;
+
+	build_model(&in);
+	memset(ev, 0, sizeof(ev));
+	ev[0] = (struct fr_dump_event){ .ts = 1000000000ULL, .type = FR_DEV_RSS_SITE, .proc = 0,
+					.tid = 4243, .comm = 1, .stack = 1,
+					.site = { .member = FR_DRSS_ANON, .grown = 8ULL << 20 } };
+	ev[1] = (struct fr_dump_event){ .ts = 1000000001ULL, .type = FR_DEV_RSS_SITE, .proc = 1,
+					.tid = 9, .comm = 1,
+					.site = { .member = FR_DRSS_SHMEM, .grown = 4096 } };
+	is_int(dump__write(&in, next_from_array, &src, mem_sink, &m, &n), 0, "1.8: writing RSS sites");
+	e = dump__parse(&out, m.p, m.len, err, sizeof(err));
+	if (!is_int(e, 0, "1.8: read back"))
+		tap_diag("%s", err);
+	for (uint32_t i = 0; !e && i < out.nev && i < 2; i++)
+		same += !memcmp(&out.ev[i], &ev[i], sizeof(ev[i]));
+	is_int(e ? 0 : same, 2, "1.8: rss_site round-trips, with and without a stack");
+	if (!e)
+		dump__free(&out);
+	for (int k = 0; k < 2; k++) {
+		struct fr_dump_event keep[2];
+		struct mem m2 = {};
+
+		memcpy(keep, ev, sizeof(ev));
+		src.i = 0;
+		if (k == 0)
+			ev[0].site.member = FR_DRSS_NMEMBERS;
+		else
+			ev[0].stack = 99;
+		dump__write(&in, next_from_array, &src, mem_sink, &m2, &n);
+		e = dump__parse(&out, m2.p, m2.len, err, sizeof(err));
+		ok(e == -EBADMSG, "1.8: an rss_site with %s is refused (%s)",
+		   k ? "a stack out of range" : "a member out of range", err);
+		dump__free(&out);	/* owns m2's bytes, whatever the outcome */
+		memcpy(ev, keep, sizeof(ev));
+	}
+	dump__free(&in);
+}
+
 /*
  * 1.6: a sample, stall or block walked on later from a copy carries one
  * byte more, after its stack; the others none, and read back as 0.
@@ -1041,6 +1090,7 @@ int main(void)
 	test_python_frames();
 	test_memory_types();
 	test_stall_types();
+	test_rss_sites();
 	test_unwound();
 	test_order_enforced();
 	test_future_types();
