@@ -232,13 +232,6 @@ static __always_inline void rss_forget(__u64 key)
 }
 
 /*
- * rss_stat fires after every change of an mm's counter (6.2+: each
- * percpu_counter_add). Most calls find the shared count where this CPU saw
- * it last and end there (rss_unmoved); of the others, most end after the
- * ledger's lookup and a compare; one in (step / 4 KiB) of a steadily
- * faulting process writes a record.
- */
-/*
  * Where the memory grew (contract 13): the user stack of @cur, the owner's
  * thread whose own fault made ledger entry @v's step up of member @m to
  * @val, and its Python frames, sent after the entry.
@@ -282,8 +275,14 @@ static __always_inline void rss_site(void *ctx, struct task_struct *cur, struct 
 }
 
 /*
- * The ledger, from on_rss (live at "ready", quick to verify) or, once it
- * is loaded, from on_rss_full (@walk: where the memory grew, a user stack
+ * rss_stat fires after every change of an mm's counter (6.2+: each
+ * percpu_counter_add). Most calls find the shared count where this CPU saw
+ * it last and end there (rss_unmoved); of the others, most end after the
+ * ledger's lookup and a compare; one in (step / 4 KiB) of a steadily
+ * faulting process writes a record.
+ *
+ * The ledger runs in on_rss (live at "ready", quick to verify) or, once it
+ * is loaded, in on_rss_full (@walk: where the memory grew, a user stack
  * walk the verifier takes a while over), which then replaces it.
  */
 static __always_inline int rss_ledger(void *ctx, struct mm_struct *mm, int member, const bool walk)
@@ -374,7 +373,6 @@ int BPF_PROG(on_rss_full, struct mm_struct *mm, int member)
 {
 	return rss_ledger(ctx, mm, member, true);
 }
-
 
 /*
  * The group of @p died: log what waits, at the values the exit record

@@ -722,34 +722,34 @@ static int make_exec(struct drain *d, const void *data, size_t len,
 }
 
 /*
- * The OOM invoker's user frames (@un at @ips + @kn) with its Python frames
- * put in, from the section after record @o (@len bytes): the new count of
- * user frames. A malformed section is counted and the native frames kept.
+ * splice_pybuf() - the @un native user frames at @ips with the Python
+ * frames of whole section @py (an OOM record's, an RSS site's) put in,
+ * when @flags (FR_SAMPLE_*) say it holds some; @ips has room for @cap.
+ * Returns the new count of user frames. A malformed section is counted and
+ * the native frames kept.
  */
-static uint32_t oom_python(struct drain *d, const struct fr_rec_oom *o, size_t len,
-			   uint64_t *ips, uint32_t kn, uint32_t un)
+static uint32_t splice_pybuf(struct drain *d, uint32_t flags, const struct fr_pybuf *py,
+			     uint64_t *ips, uint32_t un, uint32_t cap)
 {
 	uint64_t native[FR_MAX_STACK], eval[4];
-	struct fr_pybuf py;
+	struct fr_pyframe pf[FR_PY_MAX_FRAMES];
+	uint32_t pn;
 	bool cut = false;
 
-	d->st.py_unreadable += !!(o->flags & FR_SAMPLE_PYERR);
-	if (!(o->flags & FR_SAMPLE_PY))
+	d->st.py_unreadable += !!(flags & FR_SAMPLE_PYERR);
+	if (!(flags & FR_SAMPLE_PY) || !un)
 		return un;
-	if (len < sizeof(*o) + sizeof(py)) {
+	memcpy(&pn, &py->tail.pn, sizeof(pn));
+	if (!pn || pn > FR_PY_MAX_FRAMES || un > FR_MAX_STACK) {
 		d->st.py_bad++;
 		return un;
 	}
-	memcpy(&py, o + 1, sizeof(py));
-	if (!py.tail.pn || py.tail.pn > FR_PY_MAX_FRAMES) {
-		d->st.py_bad++;
-		return un;
-	}
-	memcpy(native, ips + kn, un * sizeof(native[0]));
-	memcpy(eval, py.tail.eval, sizeof(eval));
-	d->st.py_frames += py.tail.pn;
-	return fr_pysplice(native, un, py.f, py.tail.pn, eval, ips + kn, 2 * FR_MAX_STACK - kn,
-			   &cut);
+	/* Copied out: the record's parts need not be aligned as these are. */
+	memcpy(pf, py->f, pn * sizeof(pf[0]));
+	memcpy(eval, py->tail.eval, sizeof(eval));
+	memcpy(native, ips, un * sizeof(native[0]));
+	d->st.py_frames += pn;
+	return fr_pysplice(native, un, pf, pn, eval, ips, cap, &cut);
 }
 
 /*
@@ -777,8 +777,10 @@ static int oom_invoker(struct drain *d, const struct fr_rec_oom *o, size_t len,
 		un = 0;	/* user addresses mean nothing without their process */
 	memcpy(ips, o->ips, kn * sizeof(ips[0]));
 	memcpy(ips + kn, o->ips + FR_MAX_STACK, un * sizeof(ips[0]));
-	if (un)
-		un = oom_python(d, o, len, ips, kn, un);
+	/* Since contract 12 the invoker's Python section follows the record. */
+	if (len >= sizeof(*o) + sizeof(struct fr_pybuf))
+		un = splice_pybuf(d, o->flags, (const struct fr_pybuf *)(o + 1), ips + kn, un,
+				  2 * FR_MAX_STACK - kn);
 	inserted = intern__inserted(d->t.stacks);
 	err = get_stack(d, kn, un, slot, ips, &ev->tid);
 	/* Named ahead, and its Python code objects read while the process may still live. */
@@ -861,9 +863,8 @@ static int make_rss_site(struct drain *d, const void *data, size_t len,
 			 struct fr_event *ev)
 {
 	const struct fr_rec_rss_site *r = data;
-	uint64_t ips[2 * FR_MAX_STACK], inserted, eval[4], pages;
-	uint32_t un = r->un;
-	bool cut = false;
+	uint64_t ips[2 * FR_MAX_STACK], inserted, pages;
+	uint32_t un;
 	int err;
 
 	if (len < sizeof(*r) || r->un > FR_MAX_STACK ||
@@ -876,18 +877,8 @@ static int make_rss_site(struct drain *d, const void *data, size_t len,
 	ev->flags = r->member;
 	pages = r->grown >> d->page_shift;
 	ev->arg = (uint32_t)FR_MIN(pages, (uint64_t)UINT32_MAX);
-	memcpy(ips, r->ips, un * sizeof(ips[0]));
-	d->st.py_unreadable += !!(r->flags & FR_SAMPLE_PYERR);
-	if ((r->flags & FR_SAMPLE_PY) && un) {
-		if (!r->py.tail.pn || r->py.tail.pn > FR_PY_MAX_FRAMES) {
-			d->st.py_bad++;
-		} else {
-			memcpy(eval, r->py.tail.eval, sizeof(eval));
-			un = fr_pysplice((const uint64_t *)r->ips, r->un, r->py.f, r->py.tail.pn, eval,
-					 ips, 2 * FR_MAX_STACK, &cut);
-			d->st.py_frames += r->py.tail.pn;
-		}
-	}
+	memcpy(ips, r->ips, (size_t)r->un * sizeof(ips[0]));
+	un = splice_pybuf(d, r->flags, &r->py, ips, r->un, 2 * FR_MAX_STACK);
 	inserted = intern__inserted(d->t.stacks);
 	err = get_stack(d, 0, un, ev->proc, ips, &ev->ref);
 	if (err) {
