@@ -111,6 +111,19 @@ static __always_inline struct task_struct *mm_owner(struct mm_struct *mm)
 	return o;
 }
 
+/* A ledger record's header: the mm's owner @v, its thread @tid (0: none). */
+static __always_inline void led_hdr(struct fr_rec_hdr *h, const struct mm_led *v, __u32 tid,
+				    __u16 type, __u32 size)
+{
+	h->start = v->start;
+	h->tgid = v->tgid;
+	h->tid = tid;
+	h->type = type;
+	h->cpu = bpf_get_smp_processor_id();
+	h->size = size;
+	__builtin_memcpy(h->comm, v->comm, FR_COMM_LEN);
+}
+
 static __always_inline void led_emit(struct mm_led *v, __u32 tid, __u32 by, __u32 member,
 				     __u32 why, __u64 value, __u64 changed)
 {
@@ -120,13 +133,7 @@ static __always_inline void led_emit(struct mm_led *v, __u32 tid, __u32 by, __u3
 		count(FR_CNT_RESERVE);
 		return;
 	}
-	r->h.start = v->start;
-	r->h.tgid = v->tgid;
-	r->h.tid = tid;
-	r->h.type = FR_REC_RSS;
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->h.size = sizeof(*r);
-	__builtin_memcpy(r->h.comm, v->comm, FR_COMM_LEN);
+	led_hdr(&r->h, v, tid, FR_REC_RSS, sizeof(*r));
 	r->value = value;
 	r->changed = changed;
 	r->by_tgid = by;
@@ -251,13 +258,7 @@ static __always_inline void rss_site(void *ctx, struct task_struct *cur, struct 
 		count(FR_CNT_RESERVE);
 		return;
 	}
-	r->h.start = v->start;
-	r->h.tgid = v->tgid;
-	r->h.tid = cur->pid;
-	r->h.type = FR_REC_RSS_SITE;
-	r->h.cpu = bpf_get_smp_processor_id();
-	r->h.size = sizeof(*r);
-	__builtin_memcpy(r->h.comm, v->comm, FR_COMM_LEN);
+	led_hdr(&r->h, v, cur->pid, FR_REC_RSS_SITE, sizeof(*r));
 	r->value = val;
 	r->grown = grown;
 	r->member = (__u8)m;

@@ -381,6 +381,27 @@ static void fake_str(const struct pylayout *l, struct fakemem *m, uint64_t at, c
 }
 
 /*
+ * A code object at @m's base, of a type named "code", whose qualname and
+ * file are compact ASCII strs holding @qual and @file (at base + 3072 and
+ * + 4096); the rest of @m zeroed.
+ */
+static void fake_code(const struct pylayout *l, struct fakemem *m, const char *qual,
+		      const char *file)
+{
+	uint64_t type = m->base + 1024, name = m->base + 2048, q = m->base + 3072,
+		 f = m->base + 4096;
+
+	memset(m->bytes, 0, sizeof(m->bytes));
+	memcpy(m->bytes + 8, &type, 8);
+	memcpy(m->bytes + 1024 + 24, &name, 8);
+	memcpy(m->bytes + 2048, "code", 5);
+	memcpy(m->bytes + l->qualname, &q, 8);
+	memcpy(m->bytes + l->filename, &f, 8);
+	fake_str(l, m, 3072, qual);
+	fake_str(l, m, 4096, file);
+}
+
+/*
  * A qualified name is identifiers, dots and "<...>": one with a control
  * character, or empty, is an object freed since the sample, and refused; a
  * file name is any text, its control characters shown as '?'.
@@ -402,19 +423,10 @@ static void test_names(void)
 	static struct fakemem m = { .base = 0x100000 };
 
 	for (size_t i = 0; i < FR_ARRAY_SIZE(cases); i++) {
-		uint64_t type = m.base + 1024, name = m.base + 2048, q = m.base + 3072,
-			 f = m.base + 4096;
 		struct pycode c;
 		int err;
 
-		memset(m.bytes, 0, sizeof(m.bytes));
-		memcpy(m.bytes + 8, &type, 8);
-		memcpy(m.bytes + 1024 + 24, &name, 8);
-		memcpy(m.bytes + 2048, "code", 5);
-		memcpy(m.bytes + l->qualname, &q, 8);
-		memcpy(m.bytes + l->filename, &f, 8);
-		fake_str(l, &m, 3072, cases[i].qual);
-		fake_str(l, &m, 4096, cases[i].file);
+		fake_code(l, &m, cases[i].qual, cases[i].file);
 		err = pycode__read(l, fake_read, &m, m.base, &c);
 		/* Printed as read: what the reader returns is text (the case's own may not be). */
 		ok(err == cases[i].err && (err || (!strcmp(c.qualname, cases[i].qual) &&
@@ -451,19 +463,11 @@ static void test_torn(void)
 {
 	const struct pylayout *l = pylayout__of(0x030b02f0);
 	static struct fakemem m = { .base = 0x100000 };
-	uint64_t type = m.base + 1024, name = m.base + 2048, q = m.base + 3072, f = m.base + 4096;
 	struct tearmem t = { .m = &m, .new_qual = m.base + 5120, .at = l->qualname };
 	struct pycode c;
 	int err;
 
-	memset(m.bytes, 0, sizeof(m.bytes));
-	memcpy(m.bytes + 8, &type, 8);
-	memcpy(m.bytes + 1024 + 24, &name, 8);
-	memcpy(m.bytes + 2048, "code", 5);
-	memcpy(m.bytes + l->qualname, &q, 8);
-	memcpy(m.bytes + l->filename, &f, 8);
-	fake_str(l, &m, 3072, "<module>");
-	fake_str(l, &m, 4096, "/usr/lib/python3.11/email/_policybase.py");
+	fake_code(l, &m, "<module>", "/usr/lib/python3.11/email/_policybase.py");
 	fake_str(l, &m, 5120, "email");
 	err = pycode__read(l, fake_read, &m, m.base, &c);
 	ok(!err && !strcmp(c.qualname, "<module>"), "an object left alone reads whole (%d, '%s')",
