@@ -113,6 +113,20 @@ static void json_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	putchar('\n');
 }
 
+/* Stack index + 1 @stack of an event, leaf first, after @lead; "(no stack)" for 0. */
+static void text_stack(const struct fr_dump *d, uint32_t stack, const char *lead)
+{
+	char buf[FR_VIEW_TEXT_MAX];
+
+	if (!stack) {
+		printf(" (no stack)");
+		return;
+	}
+	for (uint32_t k = 0; k < d->stack[stack - 1].kn + d->stack[stack - 1].un; k++)
+		printf("%s%s", k ? " <- " : lead,
+		       view_frame_text(d, d->stack[stack - 1].frames[k], buf, sizeof(buf)));
+}
+
 /* A stall or a block: kind, length, details, then its stack. */
 static void text_stall(const struct fr_dump *d, const struct fr_dump_event *e)
 {
@@ -130,13 +144,7 @@ static void text_stall(const struct fr_dump *d, const struct fr_dump_event *e)
 		printf(" gfp=0x%x", e->stall.gfp);
 	if (stall && e->stall.memcg)
 		printf(" memcg=%s", view_str(d, e->stall.memcg, buf, sizeof(buf)));
-	if (!e->stack) {
-		printf(" (no stack)");
-		return;
-	}
-	for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
-		printf("%s%s", k ? " <- " : " ",
-		       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
+	text_stack(d, e->stack, " ");
 }
 
 static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
@@ -182,13 +190,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	/* No default: a type added to enum fr_dump_event_type must be printed. */
 	switch ((enum fr_dump_event_type)e->type) {
 	case FR_DEV_SAMPLE:
-		if (!e->stack) {
-			printf(" (no stack)");
-			break;
-		}
-		for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
-			printf("%s%s", k ? " <- " : " ",
-			       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
+		text_stack(d, e->stack, " ");
 		break;
 	case FR_DEV_EXIT:
 		printf(" %s rss=%s peak=%s user=%.3fs sys=%.3fs", view_status(e->exit.code, buf, sizeof(buf)),
@@ -230,13 +232,7 @@ static void text_event(const struct fr_dump *d, const struct fr_dump_event *e)
 	case FR_DEV_RSS_SITE:
 		printf(" %s +%s", dump__rss_member_name(e->site.member),
 		       view_bytes(e->site.grown, b2, sizeof(b2)));
-		if (!e->stack) {
-			printf(" (no stack)");
-			break;
-		}
-		for (uint32_t k = 0; k < d->stack[e->stack - 1].kn + d->stack[e->stack - 1].un; k++)
-			printf("%s%s", k ? " <- " : " in ",
-			       view_frame_text(d, d->stack[e->stack - 1].frames[k], buf, sizeof(buf)));
+		text_stack(d, e->stack, " in ");
 		break;
 	case FR_DEV_STALL:
 	case FR_DEV_OFFCPU:
