@@ -188,8 +188,8 @@ def symbol_churn():
         dumped = time.monotonic()
         rss = [s[1] for s in samples]
         rise = (max(rss) - base) / 1024
-        last = rss[2 * len(rss) // 3:]
         thirds = [rss[i * len(rss) // 3:(i + 1) * len(rss) // 3] for i in range(3)]
+        last = thirds[2]
         tap.diag("churn: VmRSS by third of the churn (MiB): " +
                  ", ".join(f"{min(t) / 1024:.0f}..{max(t) / 1024:.0f}" for t in thirds if t))
         tap.diag(f"churn: {churn_s:.0f} s; VmRSS peak {max(rss) / 1024:.1f} MiB (+{rise:.1f}), last third "
